@@ -1,0 +1,252 @@
+//! The contract between shader executors (the interpreter, later the JIT) and their callers (the
+//! rasterizer, tests): how a 2x2 quad's registers are laid out, how textures are reached, and what
+//! a program's inputs and outputs mean.
+//!
+//! Lanes: 0 = top-left, 1 = top-right, 2 = bottom-left, 3 = bottom-right. A vertex shader runs
+//! four vertices as the four lanes of one "quad" (derivatives are then meaningless but defined).
+
+use crate::ir::{
+    InterpolateLocation, InterpolateMode, Program, RegisterFile, SemanticName, TextureTarget,
+};
+use thiserror::Error;
+
+/// One vec4 register across a quad: `[channel][lane]`, raw 32-bit lanes.
+pub type QuadVec4 = [[u32; 4]; 4];
+
+/// Default number of instructions one quad may execute before [`ExecError::BudgetExceeded`]:
+/// 2^24, far above any real filter shader (crt-royale's largest pass runs ~10^4 per pixel) and
+/// small enough that an infinite loop ends in well under a second per quad.
+pub const DEFAULT_INSTRUCTION_BUDGET: u64 = 1 << 24;
+
+/// Why a shader could not be executed.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum ExecError {
+    /// The program ran more instructions on one quad than the budget allows (an infinite loop).
+    #[error("instruction budget of {budget} exceeded at instruction {pc} (infinite loop?)")]
+    BudgetExceeded {
+        /// The budget in force.
+        budget: u64,
+        /// The instruction being executed when it ran out.
+        pc: usize,
+    },
+    /// The program cannot be executed (unsupported opcode, bad structure, missing resource).
+    #[error("instruction {pc}: {message}")]
+    Unsupported {
+        /// The offending instruction.
+        pc: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A subroutine call nested deeper than the call stack allows.
+    #[error("call stack overflow at instruction {pc}")]
+    CallStackOverflow {
+        /// The `CAL` that overflowed.
+        pc: usize,
+    },
+}
+
+/// How a texture instruction chooses its level of detail.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LodMode {
+    /// From the quad's coordinate differences (TEX, TXP).
+    Implicit,
+    /// Implicit plus a per-lane bias (TXB, TXB2, SAMPLE_B).
+    Bias([f32; 4]),
+    /// A per-lane explicit level (TXL, TXL2, SAMPLE_L).
+    Explicit([f32; 4]),
+    /// Level 0 (TEX_LZ, SAMPLE_C_LZ).
+    Zero,
+    /// Explicit gradients (TXD, SAMPLE_D): `ddx[component][lane]`, `ddy[component][lane]`.
+    Gradient {
+        /// d(coords)/dx for s, t, r.
+        ddx: [[f32; 4]; 3],
+        /// d(coords)/dy for s, t, r.
+        ddy: [[f32; 4]; 3],
+    },
+}
+
+/// One filtered texture lookup for a whole quad.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SampleRequest {
+    /// The sampler view (texture) unit.
+    pub view: u32,
+    /// The sampler state unit (the same as `view` for TEX-family instructions).
+    pub sampler: u32,
+    /// The target, which says how many coordinate components are used.
+    pub target: TextureTarget,
+    /// Coordinates `[component][lane]`: s, t, r (or the array layer), q. Already divided for TXP.
+    pub coords: [[f32; 4]; 4],
+    /// Depth-compare reference per lane, for shadow targets.
+    pub compare: Option<[f32; 4]>,
+    /// Level-of-detail selection.
+    pub lod: LodMode,
+    /// Constant texel offset (x, y, z).
+    pub offset: [i32; 3],
+}
+
+/// Texture access for executors: the rasterizer's texture units implement this. Results are raw
+/// lane bits (floats for float/normalized formats, integers for integer formats).
+pub trait TextureAccess: Sync {
+    /// Filtered sample (TEX, TXB, TXL, TXD, TXP, SAMPLE…): returns `[channel][lane]`.
+    fn sample(&self, request: &SampleRequest) -> QuadVec4;
+    /// Four-texel gather of `component` (TG4, GATHER4).
+    fn gather(&self, request: &SampleRequest, component: u32) -> QuadVec4;
+    /// Texel fetch (TXF): integer coordinates `[component][lane]`, per-lane level, offset.
+    /// Out-of-range fetches return zero.
+    fn fetch(
+        &self,
+        view: u32,
+        target: TextureTarget,
+        coords: [[i32; 4]; 4],
+        lod: [i32; 4],
+        offset: [i32; 3],
+    ) -> QuadVec4;
+    /// Size query (TXQ, SVIEWINFO): width, height, depth/layers of level `lod`, and the number of
+    /// levels, as integers.
+    fn size(&self, view: u32, target: TextureTarget, lod: i32) -> [u32; 4];
+    /// Level-of-detail query (LODQ): `[0]` the clamped level, `[1]` the unclamped lambda, per lane.
+    fn query_lod(&self, request: &SampleRequest) -> [[f32; 4]; 2];
+}
+
+/// Texture access with nothing bound: every lookup returns zero. For shaders without textures.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTextures;
+
+impl TextureAccess for NoTextures {
+    fn sample(&self, _: &SampleRequest) -> QuadVec4 {
+        [[0; 4]; 4]
+    }
+    fn gather(&self, _: &SampleRequest, _: u32) -> QuadVec4 {
+        [[0; 4]; 4]
+    }
+    fn fetch(&self, _: u32, _: TextureTarget, _: [[i32; 4]; 4], _: [i32; 4], _: [i32; 3]) -> QuadVec4 {
+        [[0; 4]; 4]
+    }
+    fn size(&self, _: u32, _: TextureTarget, _: i32) -> [u32; 4] {
+        [0; 4]
+    }
+    fn query_lod(&self, _: &SampleRequest) -> [[f32; 4]; 2] {
+        [[0.0; 4]; 2]
+    }
+}
+
+/// What a draw binds for a shader: constant buffers and textures.
+#[derive(Clone, Copy)]
+pub struct ShaderResources<'a> {
+    /// `CONST[buffer][index]`: each buffer is a slice of vec4 bit patterns. Reads past the end of
+    /// a buffer (or of a missing buffer) give zero.
+    pub constants: &'a [&'a [[u32; 4]]],
+    /// Texture units for SAMP/SVIEW.
+    pub textures: &'a dyn TextureAccess,
+}
+
+/// The per-quad registers a caller provides and receives.
+pub struct QuadIo<'a> {
+    /// `IN[i]` values (interpolated varyings or vertex attributes), indexed by register.
+    pub inputs: &'a [QuadVec4],
+    /// `SV[i]` values, indexed by register.
+    pub system_values: &'a [QuadVec4],
+    /// `OUT[i]` values, indexed by register; the executor writes only live lanes.
+    pub outputs: &'a mut [QuadVec4],
+    /// Lanes inside the primitive (bit i = lane i). The others are helper lanes: they execute so
+    /// derivatives stay valid, but never write outputs.
+    pub live: u8,
+}
+
+/// A compiled shader that runs one 2x2 quad at a time. The interpreter implements it, and so
+/// will the JIT; the rasterizer only sees this trait.
+pub trait QuadShader: Send + Sync {
+    /// Runs the program on one quad. Returns the lanes killed by KILL/KILL_IF/discard (bit i =
+    /// lane i); killed lanes keep executing as helpers but their outputs must not be used.
+    fn shade_quad(&self, resources: &ShaderResources<'_>, io: &mut QuadIo<'_>) -> Result<u8, ExecError>;
+
+    /// The inputs and outputs of the program.
+    fn signature(&self) -> &ShaderSignature;
+}
+
+/// One declared input, output or system value of a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoSlot {
+    /// The register index in its file.
+    pub register: u32,
+    /// The semantic name (`GENERIC` for plain varyings and vertex attributes).
+    pub semantic: SemanticName,
+    /// The semantic index.
+    pub semantic_index: u32,
+    /// Interpolation of fragment inputs (perspective for undeclared).
+    pub interpolation: InterpolateMode,
+    /// Interpolation location of fragment inputs.
+    pub location: InterpolateLocation,
+    /// Components declared (bit 0 = x).
+    pub usage_mask: u8,
+}
+
+/// The interface of a program: what the rasterizer must feed it and what it produces.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShaderSignature {
+    /// `IN` registers with their semantics.
+    pub inputs: Vec<IoSlot>,
+    /// `OUT` registers with their semantics.
+    pub outputs: Vec<IoSlot>,
+    /// `SV` registers with their semantics.
+    pub system_values: Vec<IoSlot>,
+    /// Number of `IN` registers to allocate (one past the highest declared).
+    pub num_inputs: usize,
+    /// Number of `OUT` registers to allocate.
+    pub num_outputs: usize,
+    /// Number of `SV` registers to allocate.
+    pub num_system_values: usize,
+    /// Whether the program may kill lanes.
+    pub uses_kill: bool,
+}
+
+impl ShaderSignature {
+    /// Collects the signature from a program's declarations. Ranges (`DCL IN[0..2], GENERIC[3]`)
+    /// give consecutive semantic indices, as TGSI defines.
+    pub fn from_program(program: &Program) -> ShaderSignature {
+        let mut sig = ShaderSignature::default();
+        for decl in program.declarations() {
+            let list = match decl.file {
+                RegisterFile::Input => &mut sig.inputs,
+                RegisterFile::Output => &mut sig.outputs,
+                RegisterFile::SystemValue => &mut sig.system_values,
+                _ => continue,
+            };
+            for (offset, register) in (decl.first..=decl.last).enumerate() {
+                let (semantic, base) = decl
+                    .semantic
+                    .map(|s| (s.name, s.index))
+                    .unwrap_or((SemanticName::Generic, decl.first));
+                let (interpolation, location) = decl
+                    .interpolation
+                    .map(|i| (i.mode, i.location))
+                    .unwrap_or((InterpolateMode::Perspective, InterpolateLocation::Center));
+                list.push(IoSlot {
+                    register,
+                    semantic,
+                    semantic_index: base + offset as u32,
+                    interpolation,
+                    location,
+                    usage_mask: decl.usage_mask,
+                });
+            }
+        }
+        sig.num_inputs = program.file_size(RegisterFile::Input) as usize;
+        sig.num_outputs = program.file_size(RegisterFile::Output) as usize;
+        sig.num_system_values = program.file_size(RegisterFile::SystemValue) as usize;
+        sig.uses_kill = program.instructions.iter().any(|i| {
+            matches!(
+                i.opcode.class(),
+                crate::ir::OpcodeClass::Kill
+            )
+        });
+        sig
+    }
+
+    /// The output slot with the given semantic, if declared.
+    pub fn output(&self, semantic: SemanticName, index: u32) -> Option<&IoSlot> {
+        self.outputs
+            .iter()
+            .find(|s| s.semantic == semantic && s.semantic_index == index)
+    }
+}

@@ -1,0 +1,1 @@
+//! Mesa tgsi_text parser and printer.
