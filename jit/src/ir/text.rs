@@ -789,7 +789,7 @@ fn number_token<'a>(c: &mut Cursor<'a>) -> &'a str {
     let mut prev = 0u8;
     while let Some(ch) = c.peek() {
         let exp_sign = matches!(ch, b'-' | b'+') && matches!(prev, b'e' | b'E');
-        if !(ch.is_ascii_alphanumeric() || ch == b'.' || exp_sign) {
+        if !(ch.is_ascii_alphanumeric() || ch == b'_' || ch == b'.' || exp_sign) {
             break;
         }
         prev = ch;
