@@ -1,0 +1,248 @@
+//! Golden tests against the real driver: every directory under `reference-images/draw/` holds a
+//! fragment shader that Mesa 22.3 softpipe rendered (`out.png`) together with the TGSI softpipe
+//! executed and the inputs it was given (see `reference-images/draw/README.md`). Each test runs
+//! the `softgpu draw` command on the same TGSI and inputs and compares the pictures per channel.
+//!
+//! A channel may differ by at most 1/255 (the last bit of a float → UNORM8 conversion). Pixels
+//! beyond that are allowed only up to the count in the reference's `budget.txt` (absent = 0),
+//! whose first token is the count and whose remaining text says why the pixels may differ.
+
+use image::{Rgba, RgbaImage};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Largest per-channel difference (in 1/255 steps) that counts as equal.
+const TOLERANCE: u8 = 1;
+
+fn refs_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("reference-images/draw")
+}
+
+/// The pixel budget of a reference: `budget.txt` is `COUNT reason…` (absent means 0).
+fn budget(dir: &Path) -> Result<usize, String> {
+    let path = dir.join("budget.txt");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let line = text.lines().next().unwrap_or("").trim();
+    let (count, reason) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let count: usize = count.parse().map_err(|_| {
+        format!(
+            "{}: expected `COUNT reason`, found {line:?}",
+            path.display()
+        )
+    })?;
+    if reason.trim().is_empty() {
+        return Err(format!(
+            "{}: a budget must state its reason after the count",
+            path.display()
+        ));
+    }
+    Ok(count)
+}
+
+/// The texture filter the reference was rendered with, read from the recorded command line.
+fn filter(dir: &Path) -> Result<&'static str, String> {
+    let path = dir.join("command.txt");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let command = text
+        .lines()
+        .find(|l| l.contains("mesa_run.py"))
+        .ok_or_else(|| format!("{}: no mesa_run.py command line", path.display()))?;
+    let words: Vec<&str> = command.split_whitespace().collect();
+    match words.iter().position(|w| *w == "--filter") {
+        None => Ok("linear"),
+        Some(i) => match words.get(i + 1) {
+            Some(&"linear") => Ok("linear"),
+            Some(&"nearest") => Ok("nearest"),
+            other => Err(format!(
+                "{}: expected --filter linear|nearest, found {other:?}",
+                path.display()
+            )),
+        },
+    }
+}
+
+fn load_png(path: &Path) -> Result<RgbaImage, String> {
+    image::open(path)
+        .map(|i| i.to_rgba8())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Where failing runs leave their pictures (kept after the test ends, for inspection).
+fn artifact_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join("softgpu-golden-mesa").join(name)
+}
+
+/// Renders reference `name` with softgpu and compares it with softpipe's picture.
+fn check(name: &str) {
+    if let Err(message) = run_check(name) {
+        panic!("golden reference `{name}` failed:\n{message}");
+    }
+}
+
+fn run_check(name: &str) -> Result<(), String> {
+    let dir = refs_root().join(name);
+    let expected = load_png(&dir.join("out.png"))?;
+    let (width, height) = expected.dimensions();
+    let filter = filter(&dir)?;
+    let allowed = budget(&dir)?;
+
+    let artifacts = artifact_dir(name);
+    std::fs::create_dir_all(&artifacts).map_err(|e| format!("{}: {e}", artifacts.display()))?;
+    let actual_path = artifacts.join("actual.png");
+    let _ = std::fs::remove_file(&actual_path);
+
+    let mut command = Command::new(env!("CARGO_BIN_EXE_softgpu"));
+    command.current_dir(&dir).args([
+        "draw",
+        "--vs",
+        "vs.tgsi",
+        "--fs",
+        "fs.tgsi",
+        "--vertices",
+        "vertices.txt",
+        "--consts",
+        "consts.txt",
+        "--texture",
+        "0=tex0.png",
+        "--filter",
+        filter,
+        "--wrap",
+        "repeat",
+        "--size",
+        &format!("{width}x{height}"),
+        "--convention",
+        "gl",
+        "--out",
+    ]);
+    command.arg(&actual_path);
+    let shown = format!("(in {}) {command:?}", dir.display());
+    let output = command
+        .output()
+        .map_err(|e| format!("could not start softgpu: {e}\n{shown}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "softgpu exited with {}\ncommand: {shown}\nstderr:\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let actual = load_png(&actual_path)?;
+    if actual.dimensions() != expected.dimensions() {
+        return Err(format!(
+            "softgpu wrote a {}x{} picture, the reference is {width}x{height}\nactual: {}",
+            actual.width(),
+            actual.height(),
+            actual_path.display()
+        ));
+    }
+
+    let mut diff = RgbaImage::new(width, height);
+    let mut max_diff = 0u8;
+    let mut bad = Vec::new();
+    for (x, y, e) in expected.enumerate_pixels() {
+        let a = actual.get_pixel(x, y);
+        let d: [u8; 4] = std::array::from_fn(|c| e[c].abs_diff(a[c]));
+        let worst = d.iter().copied().max().unwrap_or(0);
+        max_diff = max_diff.max(worst);
+        if worst > TOLERANCE {
+            bad.push((x, y, *e, *a));
+        }
+        // Amplified difference; pixels beyond the tolerance are opaque, the rest faint.
+        let alpha = if worst > TOLERANCE { 255 } else { 64 };
+        diff.put_pixel(
+            x,
+            y,
+            Rgba([
+                d[0].saturating_mul(16),
+                d[1].saturating_mul(16),
+                d[2].saturating_mul(16).max(d[3].saturating_mul(16)),
+                alpha,
+            ]),
+        );
+    }
+    if bad.len() <= allowed {
+        return Ok(());
+    }
+    let diff_path = artifacts.join("diff.png");
+    diff.save(&diff_path)
+        .map_err(|e| format!("{}: {e}", diff_path.display()))?;
+    let mut message = format!(
+        "{} pixel(s) differ by more than {TOLERANCE}/255 (budget {allowed}), max difference {max_diff}/255\n\
+         expected: {}\nactual:   {}\ndiff:     {} (|difference| x16; blue also shows alpha)\ncommand:  {shown}\n",
+        bad.len(),
+        dir.join("out.png").display(),
+        actual_path.display(),
+        diff_path.display()
+    );
+    for (x, y, e, a) in bad.iter().take(8) {
+        let _ = writeln!(
+            message,
+            "  pixel ({x}, {y}) [row 0 = top]: expected {:?}, got {:?}",
+            e.0, a.0
+        );
+    }
+    Err(message)
+}
+
+macro_rules! golden {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                check(stringify!($name));
+            }
+        )*
+
+        /// Every reference directory has a test above, and every test has its directory.
+        #[test]
+        fn every_reference_is_tested() {
+            let mut listed = vec![$(stringify!($name)),*];
+            listed.sort_unstable();
+            let mut found: Vec<String> = std::fs::read_dir(refs_root())
+                .expect("reference-images/draw must exist")
+                .filter_map(|entry| entry.ok())
+                .filter(|entry| entry.path().is_dir())
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect();
+            found.sort_unstable();
+            assert_eq!(found, listed, "reference directories vs. golden! list in tests/golden_mesa.rs");
+            for name in &found {
+                let dir = refs_root().join(name);
+                for file in ["fs.tgsi", "vs.tgsi", "vertices.txt", "consts.txt", "out.png", "tex0.png", "command.txt"] {
+                    assert!(dir.join(file).is_file(), "{name}: missing {file}");
+                }
+                assert!(dir.join(format!("{name}.frag")).is_file(), "{name}: missing {name}.frag");
+                budget(&dir).unwrap_or_else(|e| panic!("{e}"));
+                filter(&dir).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    };
+}
+
+golden!(
+    bit_ops,
+    branch_nested,
+    derivative_control,
+    derivatives,
+    discard_ring,
+    fragcoord,
+    functions,
+    indirect_arrays,
+    int_arith,
+    loop_break_continue,
+    math_common,
+    math_transcendental,
+    packing,
+    switch_case,
+    tex_fetch_size_offset,
+    tex_grad_proj,
+    tex_linear,
+    tex_minify,
+    tex_nearest,
+    vector_geometry,
+);
