@@ -2,6 +2,7 @@
 //! back byte for byte; and parse(print(p)) == p.
 
 use softgpu_jit::ir::text::{parse_program, print_program};
+use softgpu_jit::ir::validate::{parse_and_validate, validate};
 use std::path::PathBuf;
 
 fn corpus() -> Vec<(String, String)> {
@@ -23,13 +24,18 @@ fn corpus() -> Vec<(String, String)> {
 
 #[test]
 fn corpus_is_not_empty() {
-    assert!(corpus().len() >= 2);
+    // 30 fragment shaders and their (identical) vertex shaders.
+    assert!(corpus().len() >= 60, "found {}", corpus().len());
 }
 
 #[test]
 fn every_dump_round_trips_byte_exactly() {
     for (name, text) in corpus() {
         let p = parse_program(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        if let Err(errs) = parse_and_validate(&text) {
+            panic!("{name} does not validate: {errs:#?}");
+        }
+        assert_eq!(validate(&p), Ok(()), "{name}");
         let printed = print_program(&p);
         assert_eq!(
             printed.trim_end_matches('\n'),

@@ -1,1 +1,527 @@
-//! Program validator.
+//! Program validator: checks what an executor relies on before it runs a [`Program`] — operand
+//! counts, declared registers, writable destinations, texture targets, balanced control flow,
+//! subroutine labels and per-stage rules — and reports every problem it finds, not just the first.
+
+use super::text::{parse_program_with_lines, ParseError};
+use super::*;
+
+/// One problem found by [`validate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValidationError {
+    /// Index of the offending instruction, or `None` for header problems.
+    pub instruction: Option<usize>,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.instruction {
+            Some(i) => write!(f, "instruction {i}: {}", self.message),
+            None => write!(f, "header: {}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for ValidationError {}
+
+/// Checks `p`; returns every problem found, in instruction order (header problems first).
+pub fn validate(p: &Program) -> Result<(), Vec<ValidationError>> {
+    let mut v = Validator {
+        p,
+        errors: Vec::new(),
+        inst: None,
+        imm_count: p.immediates().count(),
+    };
+    v.header();
+    v.instructions();
+    v.control_flow();
+    if v.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(v.errors)
+    }
+}
+
+/// Parses and validates `src`; messages name the source line (`line 7: …`, or
+/// `line 7 (instruction 3): …` for instruction problems).
+pub fn parse_and_validate(src: &str) -> Result<Program, Vec<String>> {
+    let (p, lines) = parse_program_with_lines(src).map_err(|e: ParseError| vec![e.to_string()])?;
+    match validate(&p) {
+        Ok(()) => Ok(p),
+        Err(errs) => Err(errs
+            .iter()
+            .map(|e| match e.instruction {
+                Some(i) => match lines.get(i) {
+                    Some(l) => format!("line {l} (instruction {i}): {}", e.message),
+                    None => e.to_string(),
+                },
+                None => e.to_string(),
+            })
+            .collect()),
+    }
+}
+
+struct Validator<'a> {
+    p: &'a Program,
+    errors: Vec<ValidationError>,
+    inst: Option<usize>,
+    imm_count: usize,
+}
+
+/// Files whose first bracket in instructions is a per-vertex index that declarations omit.
+fn per_vertex(proc: Processor, file: RegisterFile) -> bool {
+    (file == RegisterFile::Input
+        && matches!(
+            proc,
+            Processor::Geometry | Processor::TessCtrl | Processor::TessEval
+        ))
+        || (file == RegisterFile::Output && proc == Processor::TessCtrl)
+}
+
+impl Validator<'_> {
+    fn err(&mut self, message: String) {
+        self.errors.push(ValidationError {
+            instruction: self.inst,
+            message,
+        });
+    }
+
+    fn header(&mut self) {
+        let p = self.p;
+        let decls: Vec<&Declaration> = p.declarations().collect();
+        for (i, d) in decls.iter().enumerate() {
+            let name = d.file.name();
+            if d.first > d.last {
+                self.err(format!(
+                    "DCL {name}[{}..{}]: first index must not exceed last",
+                    d.first, d.last
+                ));
+            }
+            if d.usage_mask == 0 || d.usage_mask > 0xF {
+                self.err(format!(
+                    "DCL {name}[{}]: usage mask must be a non-empty subset of xyzw",
+                    d.first
+                ));
+            }
+            if d.file == RegisterFile::SamplerView && d.sampler_view.is_none() {
+                self.err(format!(
+                    "DCL SVIEW[{}]: expected a texture target and return type",
+                    d.first
+                ));
+            }
+            if d.file != RegisterFile::SamplerView && d.sampler_view.is_some() {
+                self.err(format!(
+                    "DCL {name}[{}]: only SVIEW declarations take a texture target",
+                    d.first
+                ));
+            }
+            if d.semantic.is_some()
+                && !matches!(
+                    d.file,
+                    RegisterFile::Input | RegisterFile::Output | RegisterFile::SystemValue
+                )
+            {
+                self.err(format!(
+                    "DCL {name}[{}]: only IN, OUT and SV declarations take a semantic",
+                    d.first
+                ));
+            }
+            if d.file == RegisterFile::SystemValue && d.semantic.is_none() {
+                self.err(format!("DCL SV[{}]: expected a semantic", d.first));
+            }
+            if d.array_id.is_some() && d.file == RegisterFile::Immediate {
+                self.err("IMM cannot be declared as an ARRAY".into());
+            }
+            for e in &decls[..i] {
+                if e.file == d.file
+                    && e.dimension == d.dimension
+                    && e.first <= d.last
+                    && d.first <= e.last
+                {
+                    self.err(format!(
+                        "DCL {name}[{}..{}] overlaps an earlier declaration of {name}[{}..{}]",
+                        d.first, d.last, e.first, e.last
+                    ));
+                }
+                if d.array_id.is_some() && e.array_id == d.array_id && e.file == d.file {
+                    self.err(format!(
+                        "ARRAY({}) of {name} is declared twice",
+                        d.array_id.unwrap_or(0)
+                    ));
+                }
+            }
+        }
+        for (n, imm) in p.immediates().enumerate() {
+            let wide = matches!(
+                imm.ty,
+                ImmediateType::Float64 | ImmediateType::Uint64 | ImmediateType::Int64
+            );
+            let len = imm.values.len();
+            if len == 0 || len > 4 || (wide && len % 2 != 0) {
+                self.err(format!(
+                    "IMM[{n}]: expected {} 32-bit values, found {len}",
+                    if wide { "2 or 4" } else { "1 to 4" }
+                ));
+            }
+        }
+    }
+
+    fn declared(&self, file: RegisterFile, dim: Option<i32>, index: i64) -> bool {
+        let ignore_dim = per_vertex(self.p.processor, file);
+        self.p.declarations().any(|d| {
+            d.file == file
+                && (ignore_dim
+                    || match dim {
+                        None => true,
+                        Some(dd) => i64::from(d.dimension.unwrap_or(0)) == i64::from(dd),
+                    })
+                && i64::from(d.first) <= index
+                && index <= i64::from(d.last)
+        })
+    }
+
+    fn check_indirect(&mut self, what: &str, ind: &Indirect) {
+        if !matches!(
+            ind.file,
+            RegisterFile::Address | RegisterFile::Temporary | RegisterFile::Input
+        ) {
+            self.err(format!(
+                "{what}: an indirect index must come from ADDR or TEMP, not {}",
+                ind.file.name()
+            ));
+        } else if !self.declared(ind.file, None, i64::from(ind.index)) {
+            self.err(format!(
+                "{what}: address register {}[{}] is not declared",
+                ind.file.name(),
+                ind.index
+            ));
+        }
+        if ind.component > 3 {
+            self.err(format!(
+                "{what}: indirect component must be x, y, z or w, found {}",
+                ind.component
+            ));
+        }
+    }
+
+    /// Checks that `r` names declared storage.
+    fn check_register(&mut self, what: &str, r: &Register) {
+        let file = r.file;
+        let name = file.name();
+        if let Some(dim) = &r.dimension {
+            if let Some(ind) = &dim.indirect {
+                self.check_indirect(what, ind);
+            } else if dim.index < 0 {
+                self.err(format!("{what}: negative dimension index {}", dim.index));
+            }
+            if !matches!(file, RegisterFile::Constant) && !per_vertex(self.p.processor, file) {
+                // Only CONST buffers and per-vertex inputs are two-dimensional.
+                if !matches!(file, RegisterFile::Buffer | RegisterFile::Image) {
+                    self.err(format!("{what}: {name} is not a two-dimensional file"));
+                }
+            }
+        }
+        let dim = r
+            .dimension
+            .as_ref()
+            .filter(|d| d.indirect.is_none())
+            .map(|d| d.index);
+        match &r.indirect {
+            Some(ind) => {
+                self.check_indirect(what, ind);
+                if let Some(id) = ind.array_id {
+                    let arr = self
+                        .p
+                        .declarations()
+                        .find(|d| d.file == file && d.array_id == Some(id));
+                    match arr {
+                        None => self.err(format!("{what}: ARRAY({id}) is not declared for {name}")),
+                        Some(d) => {
+                            if i64::from(r.index) < i64::from(d.first)
+                                || i64::from(r.index) > i64::from(d.last)
+                            {
+                                self.err(format!(
+                                    "{what}: base index {} lies outside ARRAY({id}) = {name}[{}..{}]",
+                                    r.index, d.first, d.last
+                                ));
+                            }
+                        }
+                    }
+                } else if file != RegisterFile::Immediate
+                    && file != RegisterFile::Null
+                    && !self.p.declarations().any(|d| d.file == file)
+                {
+                    self.err(format!("{what}: no {name} register is declared"));
+                }
+            }
+            None => {
+                let idx = i64::from(r.index);
+                match file {
+                    RegisterFile::Null => {}
+                    RegisterFile::Immediate => {
+                        if idx < 0 || idx >= self.imm_count as i64 {
+                            self.err(format!(
+                                "{what}: IMM[{idx}] does not exist (the program has {} immediates)",
+                                self.imm_count
+                            ));
+                        }
+                    }
+                    _ => {
+                        if idx < 0 || !self.declared(file, dim, idx) {
+                            let reg = match dim {
+                                Some(d) => format!("{name}[{d}][{idx}]"),
+                                None => format!("{name}[{idx}]"),
+                            };
+                            self.err(format!("{what}: {reg} is not declared"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn instructions(&mut self) {
+        let p = self.p;
+        for (i, inst) in p.instructions.iter().enumerate() {
+            self.inst = Some(i);
+            let op = inst.opcode;
+            let opn = op.name();
+            if inst.dst.len() != op.num_dst() {
+                self.err(format!(
+                    "{opn} expects {} destination operand(s), found {}",
+                    op.num_dst(),
+                    inst.dst.len()
+                ));
+            }
+            if inst.src.len() != op.num_src() {
+                self.err(format!(
+                    "{opn} expects {} source operand(s), found {}",
+                    op.num_src(),
+                    inst.src.len()
+                ));
+            }
+            for (k, d) in inst.dst.iter().enumerate() {
+                let what = format!("{opn} destination {k}");
+                if d.write_mask == 0 || d.write_mask > 0xF {
+                    self.err(format!(
+                        "{what}: write mask must be a non-empty subset of xyzw"
+                    ));
+                }
+                if matches!(
+                    d.reg.file,
+                    RegisterFile::Input
+                        | RegisterFile::Constant
+                        | RegisterFile::Immediate
+                        | RegisterFile::SystemValue
+                        | RegisterFile::Sampler
+                        | RegisterFile::SamplerView
+                ) {
+                    self.err(format!(
+                        "{what}: {} is read-only (write to TEMP, OUT, ADDR or NULL)",
+                        d.reg.file.name()
+                    ));
+                }
+                self.check_register(&what, &d.reg);
+            }
+            for (k, s) in inst.src.iter().enumerate() {
+                let what = format!("{opn} source {k}");
+                if s.swizzle.iter().any(|&c| c > 3) {
+                    self.err(format!("{what}: swizzle components must be x, y, z or w"));
+                }
+                self.check_register(&what, &s.reg);
+            }
+            self.texture(i, inst);
+            if op.class() == OpcodeClass::Kill && p.processor != Processor::Fragment {
+                self.err(format!(
+                    "{opn} is only allowed in fragment programs, not {}",
+                    p.processor.name()
+                ));
+            }
+            if matches!(
+                op,
+                Opcode::DDX | Opcode::DDY | Opcode::DDX_FINE | Opcode::DDY_FINE
+            ) && p.processor != Processor::Fragment
+            {
+                self.err(format!(
+                    "{opn} needs a pixel quad: only allowed in fragment programs, not {}",
+                    p.processor.name()
+                ));
+            }
+            if op == Opcode::CAL {
+                match inst.label {
+                    None => self.err("CAL needs a `:label` naming its BGNSUB".into()),
+                    Some(l) => {
+                        let target = p.instructions.get(l as usize).map(|t| t.opcode);
+                        if target != Some(Opcode::BGNSUB) {
+                            self.err(format!(
+                                "CAL :{l} must point at a BGNSUB instruction, found {}",
+                                target.map_or("nothing (past the end)", |o| o.name())
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        self.inst = None;
+    }
+
+    fn texture(&mut self, _i: usize, inst: &Instruction) {
+        let op = inst.opcode;
+        let opn = op.name();
+        if op.has_texture_target() {
+            match &inst.texture {
+                None => self.err(format!(
+                    "{opn} needs a texture target after its sampler operand (e.g. `, 2D`)"
+                )),
+                Some(t) if t.target == TextureTarget::Unknown => self.err(format!(
+                    "{opn} needs a concrete texture target, found UNKNOWN"
+                )),
+                Some(_) => {}
+            }
+            // The sampler is the last source operand of the TEX family.
+            if let Some(last) = inst.src.last() {
+                if inst.src.len() == op.num_src() && last.reg.file != RegisterFile::Sampler {
+                    self.err(format!(
+                        "{opn}: last source operand must be a SAMP register, found {}",
+                        last.reg.file.name()
+                    ));
+                }
+            }
+        } else if op.class() != OpcodeClass::Texture && inst.texture.is_some() {
+            self.err(format!(
+                "{opn} is not a texture instruction: it takes no texture target"
+            ));
+        }
+        if let Some(t) = &inst.texture {
+            for (k, o) in t.offsets.iter().enumerate() {
+                if o.swizzle.iter().any(|&c| c > 3) {
+                    self.err(format!(
+                        "{opn} texture offset {k}: swizzle components must be x, y, z or w"
+                    ));
+                }
+                self.check_register(&format!("{opn} texture offset {k}"), &o.reg);
+            }
+        }
+    }
+
+    fn control_flow(&mut self) {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Frame {
+            If { has_else: bool },
+            Loop,
+            Switch,
+            Sub,
+        }
+        let p = self.p;
+        let mut stack: Vec<(Frame, usize)> = Vec::new();
+        let mut end_at: Option<usize> = None;
+        for (i, inst) in p.instructions.iter().enumerate() {
+            self.inst = Some(i);
+            let op = inst.opcode;
+            if end_at.is_some() && stack.is_empty() && op != Opcode::BGNSUB {
+                self.err(format!(
+                    "{} after END: only BGNSUB..ENDSUB subroutines may follow END",
+                    op.name()
+                ));
+                continue;
+            }
+            match op {
+                Opcode::IF | Opcode::UIF => stack.push((Frame::If { has_else: false }, i)),
+                Opcode::ELSE => match stack.last_mut() {
+                    Some((Frame::If { has_else }, _)) if !*has_else => *has_else = true,
+                    Some((Frame::If { .. }, _)) => self.err("second ELSE for the same IF".into()),
+                    _ => self.err("ELSE without an open IF/UIF".into()),
+                },
+                Opcode::ENDIF => self.close(
+                    &mut stack,
+                    |f| matches!(f, Frame::If { .. }),
+                    "ENDIF",
+                    "IF/UIF",
+                ),
+                Opcode::BGNLOOP => stack.push((Frame::Loop, i)),
+                Opcode::ENDLOOP => {
+                    self.close(&mut stack, |f| f == Frame::Loop, "ENDLOOP", "BGNLOOP")
+                }
+                Opcode::SWITCH => stack.push((Frame::Switch, i)),
+                Opcode::CASE | Opcode::DEFAULT
+                    if !matches!(stack.last(), Some((Frame::Switch, _))) =>
+                {
+                    self.err(format!("{} outside a SWITCH", op.name()));
+                }
+                Opcode::ENDSWITCH => {
+                    self.close(&mut stack, |f| f == Frame::Switch, "ENDSWITCH", "SWITCH")
+                }
+                Opcode::BGNSUB => {
+                    if !stack.is_empty() {
+                        self.err("BGNSUB inside another block: subroutines cannot nest".into());
+                    }
+                    stack.push((Frame::Sub, i));
+                }
+                Opcode::ENDSUB => self.close(&mut stack, |f| f == Frame::Sub, "ENDSUB", "BGNSUB"),
+                Opcode::BRK | Opcode::CONT | Opcode::BREAKC => {
+                    let inner = stack
+                        .iter()
+                        .rev()
+                        .map(|(f, _)| *f)
+                        .take_while(|f| *f != Frame::Sub)
+                        .find(|f| {
+                            matches!(f, Frame::Loop)
+                                || (op != Opcode::CONT && matches!(f, Frame::Switch))
+                        });
+                    if inner.is_none() {
+                        self.err(format!(
+                            "{} outside {}",
+                            op.name(),
+                            if op == Opcode::CONT {
+                                "a loop"
+                            } else {
+                                "a loop or SWITCH"
+                            }
+                        ));
+                    }
+                }
+                Opcode::END => {
+                    if !stack.is_empty() {
+                        self.err("END inside an open block".into());
+                    }
+                    if end_at.is_none() {
+                        end_at = Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.inst = None;
+        for (f, at) in stack {
+            let (open, close) = match f {
+                Frame::If { .. } => (p.instructions[at].opcode.name(), "ENDIF"),
+                Frame::Loop => ("BGNLOOP", "ENDLOOP"),
+                Frame::Switch => ("SWITCH", "ENDSWITCH"),
+                Frame::Sub => ("BGNSUB", "ENDSUB"),
+            };
+            self.errors.push(ValidationError {
+                instruction: Some(at),
+                message: format!("{open} is never closed: expected a matching {close}"),
+            });
+        }
+        if end_at.is_none() {
+            self.err("the program must end with END".into());
+        }
+    }
+
+    fn close<T: Copy, F: Fn(T) -> bool>(
+        &mut self,
+        stack: &mut Vec<(T, usize)>,
+        matches_open: F,
+        closer: &str,
+        opener: &str,
+    ) {
+        match stack.last() {
+            Some((f, _)) if matches_open(*f) => {
+                stack.pop();
+            }
+            _ => self.err(format!("{closer} without an open {opener}")),
+        }
+    }
+}
