@@ -1,1 +1,12 @@
-//! Textures.
+//! Textures: texel formats with Mesa's exact conversions ([`Format`]), storage with mip chains
+//! ([`Texture`]) and the sampler the shader executors call ([`TextureUnits`]).
+
+mod format;
+mod storage;
+mod tables;
+
+pub use format::{
+    f16_to_f32, f32_to_f16_rtz, float_to_ubyte, linear_float_to_srgb8, srgb8_to_linear_float,
+    ubyte_to_float, Format,
+};
+pub use storage::{Texture, TextureError};

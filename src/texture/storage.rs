@@ -1,0 +1,347 @@
+//! Texture storage: a format, a size and a mip chain of tightly packed, row-major levels.
+
+use super::format::{float_to_ubyte, Format};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why a texture could not be created, loaded or saved.
+#[derive(Debug, Error)]
+pub enum TextureError {
+    /// Width or height outside `1..=Texture::MAX_DIMENSION`.
+    #[error("texture size {width}x{height} is invalid: each side must be 1..={max}")]
+    BadSize {
+        /// Requested width.
+        width: u32,
+        /// Requested height.
+        height: u32,
+        /// [`Texture::MAX_DIMENSION`].
+        max: u32,
+    },
+    /// Mip level count outside `1..=full chain`.
+    #[error("{levels} mip levels requested for a {width}x{height} texture: expected 1..={max}")]
+    BadLevels {
+        /// Requested count.
+        levels: u32,
+        /// Width of level 0.
+        width: u32,
+        /// Height of level 0.
+        height: u32,
+        /// The full chain length for this size.
+        max: u32,
+    },
+    /// Pixel data of the wrong length.
+    #[error(
+        "pixel data for a {width}x{height} {format} texture must be {expected} bytes, got {actual}"
+    )]
+    BadData {
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+        /// The format.
+        format: Format,
+        /// Required length.
+        expected: usize,
+        /// Given length.
+        actual: usize,
+    },
+    /// An image file could not be read or decoded.
+    #[error("cannot load texture {path}: {source}")]
+    Load {
+        /// The file.
+        path: PathBuf,
+        /// The decoder's error.
+        #[source]
+        source: image::ImageError,
+    },
+    /// An image file could not be written.
+    #[error("cannot save texture to {path}: {source}")]
+    Save {
+        /// The file.
+        path: PathBuf,
+        /// The encoder's error.
+        #[source]
+        source: image::ImageError,
+    },
+}
+
+/// A 2D texture with its mip chain. Level `i` is `max(1, width >> i)` × `max(1, height >> i)`
+/// texels, row 0 first, rows tightly packed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Texture {
+    format: Format,
+    width: u32,
+    height: u32,
+    levels: Vec<Vec<u8>>,
+}
+
+impl Texture {
+    /// Largest width or height accepted (the limit of common GPUs; keeps allocations bounded).
+    pub const MAX_DIMENSION: u32 = 16384;
+
+    /// A zero-filled texture. Sizes are checked before anything is allocated.
+    pub fn new(
+        format: Format,
+        width: u32,
+        height: u32,
+        levels: u32,
+    ) -> Result<Texture, TextureError> {
+        check_size(width, height)?;
+        let max = Self::full_mip_levels(width, height);
+        if levels == 0 || levels > max {
+            return Err(TextureError::BadLevels {
+                levels,
+                width,
+                height,
+                max,
+            });
+        }
+        let bpt = format.bytes_per_texel();
+        let levels = (0..levels)
+            .map(|l| {
+                let (w, h) = level_dims(width, height, l);
+                vec![0u8; w as usize * h as usize * bpt]
+            })
+            .collect();
+        Ok(Texture {
+            format,
+            width,
+            height,
+            levels,
+        })
+    }
+
+    /// Levels in a full mip chain down to 1x1: `floor(log2(max(width, height))) + 1`.
+    pub fn full_mip_levels(width: u32, height: u32) -> u32 {
+        32 - width.max(height).max(1).leading_zeros()
+    }
+
+    /// A one-level `R8G8B8A8_UNORM` texture from RGBA8 bytes (row 0 first).
+    pub fn from_rgba8(width: u32, height: u32, data: Vec<u8>) -> Result<Texture, TextureError> {
+        check_size(width, height)?;
+        let expected = width as usize * height as usize * 4;
+        if data.len() != expected {
+            return Err(TextureError::BadData {
+                width,
+                height,
+                format: Format::R8G8B8A8Unorm,
+                expected,
+                actual: data.len(),
+            });
+        }
+        Ok(Texture {
+            format: Format::R8G8B8A8Unorm,
+            width,
+            height,
+            levels: vec![data],
+        })
+    }
+
+    /// Loads a PNG or JPEG as a one-level `R8G8B8A8_UNORM` texture (palette, grey, RGB and
+    /// 16-bit images are converted to RGBA8, as RetroArch's image loader does).
+    pub fn load(path: &Path) -> Result<Texture, TextureError> {
+        let load_err = |source| TextureError::Load {
+            path: path.to_path_buf(),
+            source,
+        };
+        let img = image::ImageReader::open(path)
+            .map_err(|e| load_err(image::ImageError::IoError(e)))?
+            .with_guessed_format()
+            .map_err(|e| load_err(image::ImageError::IoError(e)))?;
+        let (w, h) = img.into_dimensions().map_err(load_err)?;
+        // Check the header's size before decoding allocates the pixels.
+        check_size(w, h)?;
+        let img = image::ImageReader::open(path)
+            .map_err(|e| load_err(image::ImageError::IoError(e)))?
+            .with_guessed_format()
+            .map_err(|e| load_err(image::ImageError::IoError(e)))?
+            .decode()
+            .map_err(load_err)?;
+        let rgba = img.into_rgba8();
+        let (w, h) = rgba.dimensions();
+        Texture::from_rgba8(w, h, rgba.into_raw())
+    }
+
+    /// Writes level 0 as an RGBA8 PNG. Non-RGBA8 formats are converted like a readback: each
+    /// texel is decoded and its float channels quantized with Mesa's `float_to_ubyte` (integer
+    /// formats: values clamped to 0..=255).
+    pub fn save_png(&self, path: &Path) -> Result<(), TextureError> {
+        image::save_buffer(
+            path,
+            &self.to_rgba8(),
+            self.width,
+            self.height,
+            image::ExtendedColorType::Rgba8,
+        )
+        .map_err(|source| TextureError::Save {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Level 0 as RGBA8 bytes (see [`Texture::save_png`] for the conversion).
+    pub fn to_rgba8(&self) -> Vec<u8> {
+        if self.format == Format::R8G8B8A8Unorm {
+            return self.levels[0].clone();
+        }
+        let bpt = self.format.bytes_per_texel();
+        let mut out = Vec::with_capacity(self.width as usize * self.height as usize * 4);
+        for texel in self.levels[0].chunks_exact(bpt) {
+            let v = self.format.decode(texel);
+            for c in v {
+                out.push(if self.format.is_signed_integer() {
+                    (c as i32).clamp(0, 255) as u8
+                } else if self.format.is_integer() {
+                    c.min(255) as u8
+                } else {
+                    float_to_ubyte(f32::from_bits(c))
+                });
+            }
+        }
+        out
+    }
+
+    /// The texel format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Width of level 0.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height of level 0.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Number of mip levels stored.
+    pub fn level_count(&self) -> u32 {
+        self.levels.len() as u32
+    }
+
+    /// Size of a level (levels past the chain report the 1x1 of the last halving).
+    pub fn level_size(&self, level: u32) -> (u32, u32) {
+        level_dims(self.width, self.height, level)
+    }
+
+    /// Bytes of a level (empty for a level that does not exist).
+    pub fn level_data(&self, level: u32) -> &[u8] {
+        self.levels
+            .get(level as usize)
+            .map_or(&[], |v| v.as_slice())
+    }
+
+    /// Mutable bytes of a level (empty for a level that does not exist).
+    pub fn level_data_mut(&mut self, level: u32) -> &mut [u8] {
+        self.levels
+            .get_mut(level as usize)
+            .map_or(&mut [], |v| v.as_mut_slice())
+    }
+
+    /// The decoded texel (see [`Format::decode`]); zero outside the texture.
+    pub fn read_texel(&self, level: u32, x: u32, y: u32) -> [u32; 4] {
+        match self.texel_offset(level, x, y) {
+            Some(o) => {
+                let bpt = self.format.bytes_per_texel();
+                self.format.decode(&self.levels[level as usize][o..o + bpt])
+            }
+            None => [0; 4],
+        }
+    }
+
+    /// Encodes and stores a texel (see [`Format::encode`]); ignored outside the texture.
+    pub fn write_texel(&mut self, level: u32, x: u32, y: u32, bits: [u32; 4]) {
+        if let Some(o) = self.texel_offset(level, x, y) {
+            let bpt = self.format.bytes_per_texel();
+            let format = self.format;
+            format.encode(bits, &mut self.levels[level as usize][o..o + bpt]);
+        }
+    }
+
+    fn texel_offset(&self, level: u32, x: u32, y: u32) -> Option<usize> {
+        if level as usize >= self.levels.len() {
+            return None;
+        }
+        let (w, h) = self.level_size(level);
+        if x >= w || y >= h {
+            return None;
+        }
+        Some((y as usize * w as usize + x as usize) * self.format.bytes_per_texel())
+    }
+
+    /// Fills levels 1.. from level 0 like Mesa's `glGenerateMipmap` on softpipe
+    /// (`util_gen_mipmap`: a linear-filtered blit of each level into the next). For even sizes
+    /// that is the 2x2 average computed in float with softpipe's lerp order, then encoded; odd
+    /// sizes sample the bilinear footprint of each destination texel centre (clamped at the
+    /// edge), as the blit does. Integer formats cannot be filtered and take the nearest texel.
+    pub fn generate_mipmaps(&mut self) {
+        for level in 1..self.level_count() {
+            let (sw, sh) = self.level_size(level - 1);
+            let (dw, dh) = self.level_size(level);
+            for y in 0..dh {
+                // Texel-space position of the destination centre in the source level.
+                let ty = (y as f32 + 0.5) * (sh as f32 / dh as f32) - 0.5;
+                for x in 0..dw {
+                    let tx = (x as f32 + 0.5) * (sw as f32 / dw as f32) - 0.5;
+                    let bits = if self.format.is_integer() {
+                        self.read_texel(level - 1, tx.round() as u32, ty.round() as u32)
+                    } else {
+                        self.bilinear_clamped(level - 1, tx, ty, sw, sh)
+                    };
+                    self.write_texel(level, x, y, bits);
+                }
+            }
+        }
+    }
+
+    fn bilinear_clamped(&self, level: u32, tx: f32, ty: f32, w: u32, h: u32) -> [u32; 4] {
+        let fx = tx.floor();
+        let fy = ty.floor();
+        let a = tx - fx;
+        let b = ty - fy;
+        let clamp = |v: f32, n: u32| (v.max(0.0) as u32).min(n - 1);
+        let x0 = clamp(fx, w);
+        let x1 = clamp(fx + 1.0, w);
+        let y0 = clamp(fy, h);
+        let y1 = clamp(fy + 1.0, h);
+        let t00 = self.read_texel(level, x0, y0);
+        let t10 = self.read_texel(level, x1, y0);
+        let t01 = self.read_texel(level, x0, y1);
+        let t11 = self.read_texel(level, x1, y1);
+        let mut out = [0u32; 4];
+        for c in 0..4 {
+            let f = |t: [u32; 4]| f32::from_bits(t[c]);
+            out[c] = lerp_2d(a, b, f(t00), f(t10), f(t01), f(t11)).to_bits();
+        }
+        out
+    }
+}
+
+/// softpipe's `lerp`: `v0 + a * (v1 - v0)`.
+#[inline]
+pub(crate) fn lerp(a: f32, v0: f32, v1: f32) -> f32 {
+    v0 + a * (v1 - v0)
+}
+
+/// softpipe's `lerp_2d`: along x on both rows, then along y.
+#[inline]
+pub(crate) fn lerp_2d(a: f32, b: f32, v00: f32, v10: f32, v01: f32, v11: f32) -> f32 {
+    let temp0 = lerp(a, v00, v10);
+    let temp1 = lerp(a, v01, v11);
+    lerp(b, temp0, temp1)
+}
+
+fn check_size(width: u32, height: u32) -> Result<(), TextureError> {
+    let max = Texture::MAX_DIMENSION;
+    if width == 0 || height == 0 || width > max || height > max {
+        return Err(TextureError::BadSize { width, height, max });
+    }
+    Ok(())
+}
+
+fn level_dims(width: u32, height: u32, level: u32) -> (u32, u32) {
+    let s = level.min(31);
+    ((width >> s).max(1), (height >> s).max(1))
+}

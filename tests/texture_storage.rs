@@ -1,0 +1,241 @@
+//! Texture storage: sizes, texel access, mipmaps, image loading and saving.
+
+use softgpu::texture::{Format, Texture, TextureError};
+
+fn f(x: f32) -> u32 {
+    x.to_bits()
+}
+
+#[test]
+fn sizes_are_checked_before_allocating() {
+    assert!(matches!(
+        Texture::new(Format::R8Unorm, 0, 4, 1),
+        Err(TextureError::BadSize { .. })
+    ));
+    let err = Texture::new(Format::R32G32B32A32Sfloat, 100_000, 100_000, 1).unwrap_err();
+    assert!(err.to_string().contains("100000x100000"), "{err}");
+    let err = Texture::new(Format::R8Unorm, 8, 2, 5).unwrap_err();
+    assert!(
+        matches!(err, TextureError::BadLevels { max: 4, .. }),
+        "{err}"
+    );
+    assert!(Texture::new(Format::R8Unorm, 8, 2, 0).is_err());
+    assert!(Texture::new(Format::R8Unorm, 16384, 1, 15).is_ok());
+    let err = Texture::from_rgba8(2, 2, vec![0; 15]).unwrap_err();
+    assert!(err.to_string().contains("16 bytes"), "{err}");
+}
+
+#[test]
+fn mip_chain_sizes() {
+    assert_eq!(Texture::full_mip_levels(1, 1), 1);
+    assert_eq!(Texture::full_mip_levels(256, 256), 9);
+    assert_eq!(Texture::full_mip_levels(5, 3), 3);
+    assert_eq!(Texture::full_mip_levels(1, 1000), 10);
+    let t = Texture::new(Format::R16G16B16A16Sfloat, 5, 3, 3).unwrap();
+    assert_eq!(t.level_count(), 3);
+    assert_eq!(t.level_size(0), (5, 3));
+    assert_eq!(t.level_size(1), (2, 1));
+    assert_eq!(t.level_size(2), (1, 1));
+    assert_eq!(t.level_data(0).len(), 5 * 3 * 8);
+    assert_eq!(t.level_data(1).len(), 2 * 8);
+    assert!(t.level_data(3).is_empty());
+}
+
+#[test]
+fn texel_access() {
+    let mut t = Texture::new(Format::R8G8B8A8Unorm, 3, 2, 1).unwrap();
+    t.write_texel(0, 2, 1, [f(1.0), f(0.0), f(0.5), f(1.0)]);
+    let off = (3 + 2) * 4;
+    assert_eq!(&t.level_data(0)[off..off + 4], &[255, 0, 128, 255]);
+    assert_eq!(t.read_texel(0, 2, 1)[0], f(1.0));
+    // Out of range: reads give zero, writes are ignored.
+    assert_eq!(t.read_texel(0, 3, 0), [0; 4]);
+    assert_eq!(t.read_texel(1, 0, 0), [0; 4]);
+    t.write_texel(0, 0, 2, [f(1.0); 4]);
+    t.level_data_mut(0)[0] = 7;
+    assert_eq!(t.level_data(0)[0], 7);
+    assert_eq!(t.level_data(0).iter().filter(|&&b| b != 0).count(), 4);
+}
+
+#[test]
+fn mipmaps_average_2x2_in_float() {
+    // 4x2 RGBA8: level 1 is 2x1, each texel the average of a 2x2 block.
+    let mut data = vec![0u8; 4 * 2 * 4];
+    let texels: [[u8; 4]; 8] = [
+        [0, 10, 255, 255],
+        [255, 11, 0, 255],
+        [1, 2, 3, 4],
+        [5, 6, 7, 8],
+        [0, 10, 255, 255],
+        [255, 12, 0, 0],
+        [9, 10, 11, 12],
+        [13, 14, 15, 16],
+    ];
+    for (i, t) in texels.iter().enumerate() {
+        data[i * 4..i * 4 + 4].copy_from_slice(t);
+    }
+    let base = Texture::from_rgba8(4, 2, data).unwrap();
+    let mut t = Texture::new(Format::R8G8B8A8Unorm, 4, 2, 3).unwrap();
+    t.level_data_mut(0).copy_from_slice(base.level_data(0));
+    t.generate_mipmaps();
+    // (0 + 255 + 0 + 255) / 4 = 127.5 → ties to even → 128; (10+11+10+12)/4 = 10.75 → 11;
+    // (255+0+255+0)/4 = 127.5 → 128; (255+255+255+0)/4 = 191.25 → 191.
+    assert_eq!(&t.level_data(1)[0..4], &[128, 11, 128, 191]);
+    // (1+5+9+13)/4 = 7, (2+6+10+14)/4 = 8, 9, 10.
+    assert_eq!(&t.level_data(1)[4..8], &[7, 8, 9, 10]);
+    // Level 2 (1x1) averages level 1's two texels: 67.5 → 68, 9.5 → 10, 68.5 → 68, 100.5 → 100.
+    assert_eq!(t.level_data(2), &[68, 10, 68, 100]);
+}
+
+#[test]
+fn mipmaps_of_odd_sizes_stay_in_range() {
+    let mut t = Texture::new(Format::R32Sfloat, 5, 3, 3).unwrap();
+    for y in 0..3 {
+        for x in 0..5 {
+            t.write_texel(0, x, y, [f((x + 10 * y) as f32), 0, 0, 0]);
+        }
+    }
+    t.generate_mipmaps();
+    // Level 1 is 2x1; its texel centres map to source (0.75, 1.0) and (3.25, 1.0).
+    assert_eq!(t.read_texel(1, 0, 0)[0], f(10.75));
+    assert_eq!(t.read_texel(1, 1, 0)[0], f(13.25));
+    assert_eq!(t.read_texel(2, 0, 0)[0], f(12.0));
+}
+
+#[test]
+fn to_rgba8_converts_like_a_readback() {
+    let mut t = Texture::new(Format::R16G16B16A16Sfloat, 1, 1, 1).unwrap();
+    t.write_texel(0, 0, 0, [f(2.0), f(-1.0), f(0.5), f(1.0)]);
+    assert_eq!(t.to_rgba8(), vec![255, 0, 128, 255]);
+    let mut t = Texture::new(Format::R8Sint, 1, 1, 1).unwrap();
+    t.write_texel(0, 0, 0, [(-3i32) as u32, 0, 0, 0]);
+    assert_eq!(t.to_rgba8(), vec![0, 0, 0, 1]);
+}
+
+#[test]
+fn load_various_png_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+
+    image::RgbaImage::from_raw(2, 1, vec![1, 2, 3, 4, 5, 6, 7, 8])
+        .unwrap()
+        .save(p("rgba.png"))
+        .unwrap();
+    let t = Texture::load(&p("rgba.png")).unwrap();
+    assert_eq!(
+        (t.format(), t.width(), t.height()),
+        (Format::R8G8B8A8Unorm, 2, 1)
+    );
+    assert_eq!(t.level_data(0), &[1, 2, 3, 4, 5, 6, 7, 8]);
+
+    image::RgbImage::from_raw(1, 2, vec![10, 20, 30, 40, 50, 60])
+        .unwrap()
+        .save(p("rgb.png"))
+        .unwrap();
+    let t = Texture::load(&p("rgb.png")).unwrap();
+    assert_eq!(t.level_data(0), &[10, 20, 30, 255, 40, 50, 60, 255]);
+
+    image::GrayImage::from_raw(2, 1, vec![0, 200])
+        .unwrap()
+        .save(p("grey.png"))
+        .unwrap();
+    let t = Texture::load(&p("grey.png")).unwrap();
+    assert_eq!(t.level_data(0), &[0, 0, 0, 255, 200, 200, 200, 255]);
+
+    let img16: image::ImageBuffer<image::Rgba<u16>, Vec<u16>> =
+        image::ImageBuffer::from_raw(1, 1, vec![65535, 0, 32896, 65535]).unwrap();
+    img16.save(p("deep.png")).unwrap();
+    let t = Texture::load(&p("deep.png")).unwrap();
+    assert_eq!(t.level_data(0), &[255, 0, 128, 255]);
+
+    // An indexed-colour PNG (the image crate cannot write those): red, then blue at alpha 64.
+    std::fs::write(p("palette.png"), palette_png()).unwrap();
+    let t = Texture::load(&p("palette.png")).unwrap();
+    assert_eq!(t.level_data(0), &[0, 0, 255, 64, 255, 0, 0, 255]);
+
+    let mut jpeg = Vec::new();
+    image::RgbImage::from_pixel(8, 8, image::Rgb([200, 100, 50]))
+        .write_to(
+            &mut std::io::Cursor::new(&mut jpeg),
+            image::ImageFormat::Jpeg,
+        )
+        .unwrap();
+    std::fs::write(p("photo.jpg"), jpeg).unwrap();
+    let t = Texture::load(&p("photo.jpg")).unwrap();
+    assert_eq!((t.width(), t.height()), (8, 8));
+    let px = &t.level_data(0)[0..4];
+    assert!(
+        px[0].abs_diff(200) <= 3 && px[1].abs_diff(100) <= 3 && px[3] == 255,
+        "{px:?}"
+    );
+}
+
+#[test]
+fn load_errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("corrupt.png");
+    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+    bytes.extend_from_slice(&[0, 0, 0, 13, b'I', b'H', b'D', b'R', 1, 2, 3]);
+    std::fs::write(&bad, bytes).unwrap();
+    let err = Texture::load(&bad).unwrap_err();
+    assert!(matches!(err, TextureError::Load { .. }));
+    assert!(err.to_string().contains("corrupt.png"), "{err}");
+    let missing = dir.path().join("missing.png");
+    let err = Texture::load(&missing).unwrap_err();
+    assert!(err.to_string().contains("missing.png"), "{err}");
+}
+
+#[test]
+fn save_png_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.png");
+    let t = Texture::from_rgba8(2, 2, (0..16).map(|v| v * 16).collect()).unwrap();
+    t.save_png(&path).unwrap();
+    assert_eq!(Texture::load(&path).unwrap(), t);
+    let err = t
+        .save_png(&dir.path().join("no/such/dir/x.png"))
+        .unwrap_err();
+    assert!(err.to_string().contains("x.png"), "{err}");
+}
+
+/// A 2x1 8-bit indexed PNG with a 2-entry palette (red, blue) and tRNS (255, 64); pixels 1, 0.
+fn palette_png() -> Vec<u8> {
+    fn crc32(data: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in data {
+            crc ^= b as u32;
+            for _ in 0..8 {
+                crc = if crc & 1 != 0 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut body = kind.to_vec();
+        body.extend_from_slice(data);
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32(&body).to_be_bytes());
+    }
+    // One scanline: filter byte 0, then indices 1, 0; stored in a zlib "stored" block.
+    let raw = [0u8, 1, 0];
+    let (mut a, mut b) = (1u32, 0u32);
+    for &x in &raw {
+        a = (a + x as u32) % 65521;
+        b = (b + a) % 65521;
+    }
+    let mut z = vec![0x78, 0x01, 0x01, 3, 0, !3u8, 0xff];
+    z.extend_from_slice(&raw);
+    z.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut png, b"IHDR", &[0, 0, 0, 2, 0, 0, 0, 1, 8, 3, 0, 0, 0]);
+    chunk(&mut png, b"PLTE", &[255, 0, 0, 0, 0, 255]);
+    chunk(&mut png, b"tRNS", &[255, 64]);
+    chunk(&mut png, b"IDAT", &z);
+    chunk(&mut png, b"IEND", &[]);
+    png
+}
