@@ -1,0 +1,827 @@
+//! Pre-decoding of a [`Program`] into the interpreter's compact form: operands resolved to
+//! register slots, control flow resolved to jump targets by nesting, texture operands collected.
+
+// Lane- and channel-indexed loops mirror the [channel][lane] layout; iterators would obscure it.
+#![allow(clippy::needless_range_loop)]
+
+use crate::exec::{ExecError, QuadVec4};
+use crate::ir::{
+    Dimension, Indirect, Instruction, Opcode, OpcodeClass, Program, Register, RegisterFile,
+    SrcOperand, TextureTarget, ValueType,
+};
+
+/// Deepest subroutine nesting before [`ExecError::CallStackOverflow`] (softpipe's
+/// `TGSI_EXEC_MAX_CALL_NESTING`).
+pub const MAX_CALL_DEPTH: usize = 32;
+
+/// A directly addressed register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// Reads as zero, writes are dropped (undeclared or unsupported registers, SAMP/SVIEW values).
+    Zero,
+    /// A TEMP or ADDR register in the per-quad register array.
+    Local(u32),
+    /// `IN[i]`.
+    Input(u32),
+    /// `OUT[i]`.
+    Output(u32),
+    /// `SV[i]`.
+    SystemValue(u32),
+    /// `IMM[i]`.
+    Imm(u32),
+    /// `CONST[buffer][index]`.
+    Const(u32, u32),
+}
+
+/// Which register file an indirect access indexes, with its bounds where they are static.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IndirectFile {
+    /// Local registers `base + i` for `i` in `lo..hi` (a TEMP array, the TEMP file or ADDR).
+    Local { base: u32, lo: i64, hi: i64 },
+    /// `IN`, bounded by the caller's input count.
+    Input,
+    /// `OUT`, bounded by the caller's output count.
+    Output,
+    /// `SV`, bounded by the caller's system value count.
+    SystemValue,
+    /// `IMM`, bounded by the immediate count.
+    Imm,
+    /// `CONST[dim][i]`, bounded by the bound buffer's length.
+    Const,
+}
+
+/// An index register read: slot and component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IndexReg {
+    pub slot: Slot,
+    pub component: u8,
+}
+
+/// An indirectly addressed register: `FILE[dim][reg.c + index]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IndirectLoc {
+    pub file: IndirectFile,
+    pub index: i64,
+    pub index_reg: Option<IndexReg>,
+    pub dim: i64,
+    pub dim_reg: Option<IndexReg>,
+}
+
+/// Where a source operand reads from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Loc {
+    /// A direct register.
+    Direct(Slot),
+    /// An indirect register (index into [`Decoded::indirects`]).
+    Indirect(u32),
+}
+
+/// Source modifier, resolved for the operand's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Modifier {
+    None,
+    /// `|x|`: clear the sign bit (softpipe applies `fabsf` whatever the type).
+    Abs,
+    /// Float `-x`: flip the sign bit.
+    FNeg,
+    /// Float `-|x|`: set the sign bit.
+    FNegAbs,
+    /// Integer `-x` (wrapping).
+    INeg,
+    /// Integer `-x` of the sign-cleared bits.
+    INegAbs,
+}
+
+/// A decoded source operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Src {
+    pub loc: Loc,
+    pub swizzle: [u8; 4],
+    pub modifier: Modifier,
+}
+
+impl Src {
+    const ZERO: Src = Src {
+        loc: Loc::Direct(Slot::Zero),
+        swizzle: [0, 1, 2, 3],
+        modifier: Modifier::None,
+    };
+}
+
+/// Where a destination writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DstLoc {
+    /// Discarded.
+    Null,
+    /// A TEMP/ADDR register.
+    Local(u32),
+    /// `OUT[i]` (dropped when the caller provides fewer outputs).
+    Output(u32),
+    /// An indirect TEMP/OUT register (index into [`Decoded::indirects`]).
+    Indirect(u32),
+}
+
+/// A texture or sampler unit operand, possibly indexed (`SAMP[ADDR[0].x+1]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Unit {
+    pub index: u32,
+    pub index_reg: Option<IndexReg>,
+}
+
+/// Texture operands of a texture instruction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TexOp {
+    pub target: TextureTarget,
+    pub view: Unit,
+    pub sampler: Unit,
+    /// The constant offset register (lane 0 of x, y, z is used), if any.
+    pub offset: Option<Src>,
+    /// Swizzle of the SVIEW operand (SAMPLE family results are swizzled by it).
+    pub result_swizzle: [u8; 4],
+}
+
+/// Maximum number of source operands (SAMPLE_D).
+pub(crate) const MAX_SRC: usize = 5;
+
+/// A decoded instruction.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Inst {
+    pub op: Opcode,
+    pub saturate: bool,
+    /// Control flow or kill: executes even when no lane is active.
+    pub is_flow: bool,
+    pub dst: DstLoc,
+    pub write_mask: u8,
+    pub src: [Src; MAX_SRC],
+    /// Jump target (see [`resolve_flow`]).
+    pub target: u32,
+    /// BRK/BREAKC: true when breaking out of a SWITCH rather than a loop. SWITCH: index into
+    /// [`Decoded::cases`]. Texture instructions: index into [`Decoded::textures`].
+    pub aux: u32,
+    /// BRK/BREAKC inside a SWITCH.
+    pub breaks_switch: bool,
+}
+
+/// A whole decoded program.
+#[derive(Clone, Debug)]
+pub(crate) struct Decoded {
+    pub insts: Vec<Inst>,
+    pub indirects: Vec<IndirectLoc>,
+    pub textures: Vec<TexOp>,
+    /// Per SWITCH: the program counters of its CASE instructions.
+    pub cases: Vec<Vec<u32>>,
+    /// Immediates, each broadcast to all lanes.
+    pub imms: Vec<QuadVec4>,
+    /// TEMP registers, then ADDR registers.
+    pub num_locals: usize,
+}
+
+fn unsupported(pc: usize, message: impl Into<String>) -> ExecError {
+    ExecError::Unsupported {
+        pc,
+        message: message.into(),
+    }
+}
+
+/// Number of coordinate components a target uses (`tgsi_util_get_texture_coord_dim`).
+pub(crate) fn coord_dim(target: TextureTarget) -> Option<usize> {
+    use TextureTarget::*;
+    Some(match target {
+        Buffer | Tex1D | Shadow1D => 1,
+        Tex2D | Rect | Shadow2D | ShadowRect | Tex1DArray | Shadow1DArray | Tex2DMsaa => 2,
+        Tex3D | Cube | Tex2DArray | ShadowCube | Shadow2DArray | Tex2DArrayMsaa => 3,
+        CubeArray | ShadowCubeArray => 4,
+        Unknown => return None,
+    })
+}
+
+/// Operand component holding the depth-compare reference (`tgsi_util_get_shadow_ref_src_index`):
+/// 0..=3 are src0.xyzw, 4 is src1.x.
+pub(crate) fn shadow_ref(target: TextureTarget) -> Option<usize> {
+    use TextureTarget::*;
+    match target {
+        Shadow1D | Shadow2D | ShadowRect | Shadow1DArray => Some(2),
+        ShadowCube | Shadow2DArray => Some(3),
+        ShadowCubeArray => Some(4),
+        _ => None,
+    }
+}
+
+/// Number of gradient components TXD/SAMPLE_D pass for a target (as `exec_txd`).
+pub(crate) fn deriv_dim(target: TextureTarget) -> Option<usize> {
+    use TextureTarget::*;
+    match target {
+        Tex1D | Shadow1D | Tex1DArray | Shadow1DArray => Some(1),
+        Tex2D | Rect | Shadow2D | ShadowRect | Tex2DArray | Shadow2DArray => Some(2),
+        Tex3D | Cube | CubeArray | ShadowCube => Some(3),
+        _ => None,
+    }
+}
+
+/// Index of the sampler operand of a TEX-family instruction.
+pub(crate) fn sampler_operand(op: Opcode) -> usize {
+    match op {
+        Opcode::TEX2 | Opcode::TXB2 | Opcode::TXL2 | Opcode::TG4 => 2,
+        Opcode::TXD => 3,
+        Opcode::TXQS => 0,
+        _ => 1,
+    }
+}
+
+struct Layout {
+    num_temps: u32,
+    num_addrs: u32,
+    /// TEMP arrays: (id, first, last).
+    arrays: Vec<(u32, u32, u32)>,
+    num_imms: u32,
+    /// SVIEW declarations: (index, target).
+    views: Vec<(u32, TextureTarget)>,
+}
+
+impl Layout {
+    fn new(program: &Program) -> Layout {
+        let mut max_temp = program.file_size(RegisterFile::Temporary);
+        let mut max_addr = program.file_size(RegisterFile::Address);
+        let mut note = |reg: &Register| {
+            if reg.indirect.is_none() && reg.index >= 0 {
+                let i = reg.index as u32 + 1;
+                match reg.file {
+                    RegisterFile::Temporary => max_temp = max_temp.max(i),
+                    RegisterFile::Address => max_addr = max_addr.max(i),
+                    _ => {}
+                }
+            }
+            if let Some(ind) = reg.indirect {
+                if ind.file == RegisterFile::Address {
+                    max_addr = max_addr.max(ind.index + 1);
+                }
+            }
+        };
+        for inst in &program.instructions {
+            inst.dst.iter().for_each(|d| note(&d.reg));
+            inst.src.iter().for_each(|s| note(&s.reg));
+        }
+        let mut arrays = Vec::new();
+        let mut views = Vec::new();
+        for d in program.declarations() {
+            if d.file == RegisterFile::Temporary {
+                if let Some(id) = d.array_id {
+                    arrays.push((id, d.first, d.last));
+                }
+            }
+            if d.file == RegisterFile::SamplerView {
+                if let Some(sv) = d.sampler_view {
+                    for i in d.first..=d.last {
+                        views.push((i, sv.target));
+                    }
+                }
+            }
+        }
+        Layout {
+            num_temps: max_temp,
+            num_addrs: max_addr,
+            arrays,
+            num_imms: program.immediates().count() as u32,
+            views,
+        }
+    }
+
+    fn view_target(&self, index: u32) -> Option<TextureTarget> {
+        self.views
+            .iter()
+            .find(|(i, _)| *i == index)
+            .map(|(_, t)| *t)
+    }
+}
+
+struct Decoder {
+    layout: Layout,
+    indirects: Vec<IndirectLoc>,
+}
+
+impl Decoder {
+    fn direct_slot(
+        &self,
+        pc: usize,
+        file: RegisterFile,
+        index: i64,
+        dim: i64,
+    ) -> Result<Slot, ExecError> {
+        if index < 0 {
+            return Ok(Slot::Zero);
+        }
+        let i = index as u32;
+        Ok(match file {
+            RegisterFile::Temporary if i < self.layout.num_temps => Slot::Local(i),
+            RegisterFile::Address if i < self.layout.num_addrs => {
+                Slot::Local(self.layout.num_temps + i)
+            }
+            RegisterFile::Input => Slot::Input(i),
+            RegisterFile::Output => Slot::Output(i),
+            RegisterFile::SystemValue => Slot::SystemValue(i),
+            RegisterFile::Immediate if i < self.layout.num_imms => Slot::Imm(i),
+            RegisterFile::Constant if dim >= 0 => Slot::Const(dim as u32, i),
+            RegisterFile::Temporary
+            | RegisterFile::Address
+            | RegisterFile::Immediate
+            | RegisterFile::Constant
+            | RegisterFile::Sampler
+            | RegisterFile::SamplerView
+            | RegisterFile::Null => Slot::Zero,
+            RegisterFile::Image
+            | RegisterFile::Buffer
+            | RegisterFile::Memory
+            | RegisterFile::HwAtomic => {
+                return Err(unsupported(
+                    pc,
+                    format!(
+                        "{} operands are not supported by the interpreter",
+                        file.name()
+                    ),
+                ))
+            }
+        })
+    }
+
+    fn index_reg(&self, pc: usize, ind: &Indirect) -> Result<IndexReg, ExecError> {
+        if ind.component > 3 {
+            return Err(unsupported(
+                pc,
+                "indirect index component must be x, y, z or w",
+            ));
+        }
+        Ok(IndexReg {
+            slot: self.direct_slot(pc, ind.file, ind.index as i64, 0)?,
+            component: ind.component,
+        })
+    }
+
+    fn dimension(
+        &self,
+        pc: usize,
+        dim: Option<&Dimension>,
+    ) -> Result<(i64, Option<IndexReg>), ExecError> {
+        match dim {
+            None => Ok((0, None)),
+            Some(d) => Ok((
+                d.index as i64,
+                match &d.indirect {
+                    Some(ind) => Some(self.index_reg(pc, ind)?),
+                    None => None,
+                },
+            )),
+        }
+    }
+
+    /// Resolves a register reference to a direct slot or an indirect descriptor.
+    fn loc(&mut self, pc: usize, reg: &Register) -> Result<Loc, ExecError> {
+        let (dim, dim_reg) = self.dimension(pc, reg.dimension.as_ref())?;
+        match (&reg.indirect, dim_reg) {
+            (None, None) => Ok(Loc::Direct(self.direct_slot(
+                pc,
+                reg.file,
+                reg.index as i64,
+                dim,
+            )?)),
+            (indirect, dim_reg) => {
+                let index_reg = match indirect {
+                    Some(ind) => Some(self.index_reg(pc, ind)?),
+                    None => None,
+                };
+                let file = match reg.file {
+                    RegisterFile::Temporary => {
+                        let array = indirect
+                            .and_then(|i| i.array_id)
+                            .and_then(|id| self.layout.arrays.iter().find(|a| a.0 == id).copied());
+                        match array {
+                            Some((_, first, last)) => IndirectFile::Local {
+                                base: 0,
+                                lo: first as i64,
+                                hi: last as i64 + 1,
+                            },
+                            None => IndirectFile::Local {
+                                base: 0,
+                                lo: 0,
+                                hi: self.layout.num_temps as i64,
+                            },
+                        }
+                    }
+                    RegisterFile::Address => IndirectFile::Local {
+                        base: self.layout.num_temps,
+                        lo: 0,
+                        hi: self.layout.num_addrs as i64,
+                    },
+                    RegisterFile::Input => IndirectFile::Input,
+                    RegisterFile::Output => IndirectFile::Output,
+                    RegisterFile::SystemValue => IndirectFile::SystemValue,
+                    RegisterFile::Immediate => IndirectFile::Imm,
+                    RegisterFile::Constant => IndirectFile::Const,
+                    RegisterFile::Sampler | RegisterFile::SamplerView | RegisterFile::Null => {
+                        return Ok(Loc::Direct(Slot::Zero))
+                    }
+                    other => {
+                        return Err(unsupported(
+                            pc,
+                            format!("indirect {} operands are not supported", other.name()),
+                        ))
+                    }
+                };
+                self.indirects.push(IndirectLoc {
+                    file,
+                    index: reg.index as i64,
+                    index_reg,
+                    dim,
+                    dim_reg,
+                });
+                Ok(Loc::Indirect(self.indirects.len() as u32 - 1))
+            }
+        }
+    }
+
+    fn src(
+        &mut self,
+        pc: usize,
+        op: Opcode,
+        index: usize,
+        s: &SrcOperand,
+    ) -> Result<Src, ExecError> {
+        if s.swizzle.iter().any(|&c| c > 3) {
+            return Err(unsupported(
+                pc,
+                format!("source {index}: swizzle components must be 0..=3"),
+            ));
+        }
+        let integer = matches!(op.src_type(index), ValueType::Signed | ValueType::Unsigned);
+        let modifier = match (s.absolute, s.negate, integer) {
+            (false, false, _) => Modifier::None,
+            (true, false, _) => Modifier::Abs,
+            (false, true, false) => Modifier::FNeg,
+            (true, true, false) => Modifier::FNegAbs,
+            (false, true, true) => Modifier::INeg,
+            (true, true, true) => Modifier::INegAbs,
+        };
+        Ok(Src {
+            loc: self.loc(pc, &s.reg)?,
+            swizzle: s.swizzle,
+            modifier,
+        })
+    }
+
+    fn dst(&mut self, pc: usize, reg: &Register) -> Result<DstLoc, ExecError> {
+        match reg.file {
+            RegisterFile::Null => Ok(DstLoc::Null),
+            RegisterFile::Temporary | RegisterFile::Address | RegisterFile::Output => {
+                match self.loc(pc, reg)? {
+                    Loc::Direct(Slot::Local(i)) => Ok(DstLoc::Local(i)),
+                    Loc::Direct(Slot::Output(i)) => Ok(DstLoc::Output(i)),
+                    Loc::Direct(_) => Ok(DstLoc::Null),
+                    Loc::Indirect(i) => Ok(DstLoc::Indirect(i)),
+                }
+            }
+            other => Err(unsupported(
+                pc,
+                format!(
+                    "cannot write to {} (expected TEMP, OUT, ADDR or NULL)",
+                    other.name()
+                ),
+            )),
+        }
+    }
+
+    fn unit(
+        &self,
+        pc: usize,
+        s: Option<&SrcOperand>,
+        what: &str,
+        file: RegisterFile,
+    ) -> Result<Unit, ExecError> {
+        let s = s.ok_or_else(|| unsupported(pc, format!("missing {what} operand")))?;
+        if s.reg.file != file {
+            return Err(unsupported(
+                pc,
+                format!(
+                    "expected a {} operand for the {what}, found {}",
+                    file.name(),
+                    s.reg.file.name()
+                ),
+            ));
+        }
+        Ok(Unit {
+            index: s.reg.index.max(0) as u32,
+            index_reg: match &s.reg.indirect {
+                Some(ind) => Some(self.index_reg(pc, ind)?),
+                None => None,
+            },
+        })
+    }
+
+    fn texture(&mut self, pc: usize, inst: &Instruction) -> Result<TexOp, ExecError> {
+        let op = inst.opcode;
+        let (target, view, sampler, result_swizzle) = if op.is_sample_family() {
+            let view = self.unit(
+                pc,
+                inst.src.get(1),
+                "sampler view",
+                RegisterFile::SamplerView,
+            )?;
+            let target = self.layout.view_target(view.index).ok_or_else(|| {
+                unsupported(
+                    pc,
+                    format!("SVIEW[{}] is not declared with a target", view.index),
+                )
+            })?;
+            let sampler = match op {
+                Opcode::SAMPLE_I | Opcode::SVIEWINFO => view,
+                _ => self.unit(pc, inst.src.get(2), "sampler", RegisterFile::Sampler)?,
+            };
+            (target, view, sampler, inst.src[1].swizzle)
+        } else {
+            let target =
+                inst.texture.as_ref().map(|t| t.target).ok_or_else(|| {
+                    unsupported(pc, "texture instruction without a texture target")
+                })?;
+            let s = inst.src.get(sampler_operand(op));
+            // Sampler operands may name SAMP or (for TXQ/TXF in newer dumps) SVIEW.
+            let file = s.map(|s| s.reg.file).unwrap_or(RegisterFile::Sampler);
+            let file = if file == RegisterFile::SamplerView {
+                file
+            } else {
+                RegisterFile::Sampler
+            };
+            let unit = self.unit(pc, s, "sampler", file)?;
+            (target, unit, unit, [0, 1, 2, 3])
+        };
+        let offset = match inst.texture.as_ref().and_then(|t| t.offsets.first()) {
+            Some(o) => Some(Src {
+                loc: self.loc(pc, &o.reg)?,
+                swizzle: [o.swizzle[0], o.swizzle[1], o.swizzle[2], o.swizzle[2]],
+                modifier: Modifier::None,
+            }),
+            None => None,
+        };
+        if offset.is_some_and(|o| o.swizzle.iter().any(|&c| c > 3)) {
+            return Err(unsupported(
+                pc,
+                "texture offset swizzle components must be 0..=3",
+            ));
+        }
+        let dim = coord_dim(target)
+            .ok_or_else(|| unsupported(pc, format!("texture target {target} cannot be sampled")))?;
+        let bad = |why: &str| {
+            Err(unsupported(
+                pc,
+                format!("{} with target {target}: {why}", op.name()),
+            ))
+        };
+        match op {
+            Opcode::TXF | Opcode::TXF_LZ | Opcode::SAMPLE_I
+                if dim > 3 || target == TextureTarget::Cube =>
+            {
+                return bad("texel fetches need a 1D, 2D, 3D or array target");
+            }
+            Opcode::TXD | Opcode::SAMPLE_D if deriv_dim(target).is_none() => {
+                return bad("no gradient layout for this target");
+            }
+            Opcode::TXP | Opcode::TXB | Opcode::TXL
+                if dim == 4 || shadow_ref(target) == Some(3) =>
+            {
+                return bad("the .w component is needed for coordinates");
+            }
+            _ => {}
+        }
+        Ok(TexOp {
+            target,
+            view,
+            sampler,
+            offset,
+            result_swizzle,
+        })
+    }
+}
+
+/// Flow-construct bookkeeping while resolving nesting.
+enum Open {
+    If {
+        pc: usize,
+        else_pc: Option<usize>,
+    },
+    Loop {
+        pc: usize,
+    },
+    Switch {
+        pc: usize,
+        cases: Vec<u32>,
+        has_default: bool,
+    },
+    Sub {
+        pc: usize,
+    },
+}
+
+/// Decodes `program`.
+pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
+    let layout = Layout::new(program);
+    let imms = program
+        .immediates()
+        .map(|imm| {
+            let mut v = [[0u32; 4]; 4];
+            for (c, bits) in imm.values.iter().take(4).enumerate() {
+                v[c] = [*bits; 4];
+            }
+            v
+        })
+        .collect();
+    let mut d = Decoder {
+        layout,
+        indirects: Vec::new(),
+    };
+    let mut insts = Vec::with_capacity(program.instructions.len());
+    let mut textures = Vec::new();
+    for (pc, inst) in program.instructions.iter().enumerate() {
+        let op = inst.opcode;
+        match op {
+            Opcode::PUSHA | Opcode::POPA | Opcode::ARA | Opcode::BRA => {
+                return Err(unsupported(
+                    pc,
+                    format!(
+                        "{} (address stacks and jumps of the NV/ARB era) is not supported",
+                        op.name()
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        if inst.src.len() < op.num_src() || inst.dst.len() < op.num_dst() {
+            return Err(unsupported(
+                pc,
+                format!(
+                    "{} expects {} destination(s) and {} source(s), found {} and {}",
+                    op.name(),
+                    op.num_dst(),
+                    op.num_src(),
+                    inst.dst.len(),
+                    inst.src.len()
+                ),
+            ));
+        }
+        if inst.src.len() > MAX_SRC {
+            return Err(unsupported(
+                pc,
+                format!("at most {MAX_SRC} sources are supported"),
+            ));
+        }
+        let mut src = [Src::ZERO; MAX_SRC];
+        for (i, s) in inst.src.iter().enumerate() {
+            src[i] = d.src(pc, op, i, s)?;
+        }
+        let (dst, write_mask) = match inst.dst.first() {
+            Some(dst) => (d.dst(pc, &dst.reg)?, dst.write_mask & 0xF),
+            None => (DstLoc::Null, 0),
+        };
+        let class = op.class();
+        let mut aux = 0;
+        if class == OpcodeClass::Texture {
+            textures.push(d.texture(pc, inst)?);
+            aux = textures.len() as u32 - 1;
+        }
+        let is_flow = matches!(class, OpcodeClass::Flow | OpcodeClass::Kill);
+        insts.push(Inst {
+            op,
+            saturate: inst.saturate,
+            is_flow,
+            dst,
+            write_mask,
+            src,
+            target: 0,
+            aux,
+            breaks_switch: false,
+        });
+    }
+    let cases = resolve_flow(program, &mut insts)?;
+    let num_locals = (d.layout.num_temps + d.layout.num_addrs) as usize;
+    Ok(Decoded {
+        insts,
+        indirects: d.indirects,
+        textures,
+        cases,
+        imms,
+        num_locals,
+    })
+}
+
+/// Resolves control flow by nesting (labels of IF/ELSE/loops are not trusted; Mesa's nir_to_tgsi
+/// writes placeholders). Targets:
+/// - IF/UIF: the matching ELSE, or ENDIF (the target instruction is executed).
+/// - ELSE: the matching ENDIF.
+/// - BGNLOOP: the matching ENDLOOP; ENDLOOP: the matching BGNLOOP.
+/// - SWITCH: the matching ENDSWITCH (`aux` indexes the CASE list).
+/// - CAL/CALLNZ: the BGNSUB named by the label; BGNSUB: the matching ENDSUB.
+fn resolve_flow(program: &Program, insts: &mut [Inst]) -> Result<Vec<Vec<u32>>, ExecError> {
+    let mut stack: Vec<Open> = Vec::new();
+    let mut cases = Vec::new();
+    let mismatch = |pc: usize, what: &str| unsupported(pc, what.to_string());
+    for pc in 0..insts.len() {
+        match insts[pc].op {
+            Opcode::IF | Opcode::UIF => stack.push(Open::If { pc, else_pc: None }),
+            Opcode::ELSE => match stack.last_mut() {
+                Some(Open::If { else_pc, .. }) if else_pc.is_none() => *else_pc = Some(pc),
+                _ => return Err(mismatch(pc, "ELSE without a matching IF")),
+            },
+            Opcode::ENDIF => match stack.pop() {
+                Some(Open::If { pc: if_pc, else_pc }) => {
+                    insts[if_pc].target = else_pc.unwrap_or(pc) as u32;
+                    if let Some(e) = else_pc {
+                        insts[e].target = pc as u32;
+                    }
+                }
+                _ => return Err(mismatch(pc, "ENDIF without a matching IF")),
+            },
+            Opcode::BGNLOOP => stack.push(Open::Loop { pc }),
+            Opcode::ENDLOOP => match stack.pop() {
+                Some(Open::Loop { pc: begin }) => {
+                    insts[begin].target = pc as u32;
+                    insts[pc].target = begin as u32;
+                }
+                _ => return Err(mismatch(pc, "ENDLOOP without a matching BGNLOOP")),
+            },
+            Opcode::BRK | Opcode::BREAKC => {
+                let inner = stack.iter().rev().find_map(|o| match o {
+                    Open::Loop { .. } => Some(false),
+                    Open::Switch { .. } => Some(true),
+                    _ => None,
+                });
+                match inner {
+                    Some(sw) => insts[pc].breaks_switch = sw,
+                    None => return Err(mismatch(pc, "BRK outside of a loop or SWITCH")),
+                }
+            }
+            Opcode::CONT if !stack.iter().any(|o| matches!(o, Open::Loop { .. })) => {
+                return Err(mismatch(pc, "CONT outside of a loop"));
+            }
+            Opcode::SWITCH => stack.push(Open::Switch {
+                pc,
+                cases: Vec::new(),
+                has_default: false,
+            }),
+            Opcode::CASE => match stack.last_mut() {
+                Some(Open::Switch { cases, .. }) => cases.push(pc as u32),
+                _ => return Err(mismatch(pc, "CASE outside of a SWITCH")),
+            },
+            Opcode::DEFAULT => match stack.last_mut() {
+                Some(Open::Switch { has_default, .. }) if !*has_default => *has_default = true,
+                _ => {
+                    return Err(mismatch(
+                        pc,
+                        "DEFAULT outside of a SWITCH, or a second DEFAULT",
+                    ))
+                }
+            },
+            Opcode::ENDSWITCH => match stack.pop() {
+                Some(Open::Switch {
+                    pc: begin,
+                    cases: list,
+                    ..
+                }) => {
+                    insts[begin].target = pc as u32;
+                    insts[begin].aux = cases.len() as u32;
+                    cases.push(list);
+                }
+                _ => return Err(mismatch(pc, "ENDSWITCH without a matching SWITCH")),
+            },
+            Opcode::BGNSUB => {
+                if !stack.is_empty() {
+                    return Err(mismatch(pc, "BGNSUB inside another construct"));
+                }
+                stack.push(Open::Sub { pc });
+            }
+            Opcode::ENDSUB => match stack.pop() {
+                Some(Open::Sub { pc: begin }) => insts[begin].target = pc as u32,
+                _ => return Err(mismatch(pc, "ENDSUB without a matching BGNSUB")),
+            },
+            Opcode::CAL | Opcode::CALLNZ => {
+                let label = program.instructions[pc]
+                    .label
+                    .ok_or_else(|| mismatch(pc, "CAL without a label"))?
+                    as usize;
+                if program.instructions.get(label).map(|i| i.opcode) != Some(Opcode::BGNSUB) {
+                    return Err(unsupported(
+                        pc,
+                        format!("CAL label {label} does not name a BGNSUB instruction"),
+                    ));
+                }
+                insts[pc].target = label as u32;
+            }
+            _ => {}
+        }
+    }
+    if let Some(open) = stack.last() {
+        let (pc, what) = match open {
+            Open::If { pc, .. } => (*pc, "IF without ENDIF"),
+            Open::Loop { pc } => (*pc, "BGNLOOP without ENDLOOP"),
+            Open::Switch { pc, .. } => (*pc, "SWITCH without ENDSWITCH"),
+            Open::Sub { pc } => (*pc, "BGNSUB without ENDSUB"),
+        };
+        return Err(mismatch(pc, what));
+    }
+    Ok(cases)
+}
