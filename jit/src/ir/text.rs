@@ -14,9 +14,13 @@
 //! - The parser is line oriented (one item per line, as Mesa prints) and accepts swizzles of
 //!   1 to 4 letters (the last letter repeats), any-case keywords, `DCL`/`IMM` lines after
 //!   instructions (they join the header), and an instruction's `:label` on any opcode.
-//! - Operands after the destinations are read as sources until a texture target name; items
-//!   after the target are texture offsets. Operand counts are checked by
-//!   [`validate`](super::validate), not here, so that mistakes are reported with context.
+//! - Operand counts follow the opcode table ([`Opcode::num_dst`], [`Opcode::num_src`]), as in
+//!   tgsi_text; texture instructions then take `, TARGET` and optional `, REG.xyz` offsets (the
+//!   `SAMPLE*` family takes offsets without a target, as Mesa prints it).
+//! - Non-canonical programs do not survive a print/parse trip: a `SAMPLE*` instruction with
+//!   `texture: Some(UNKNOWN, [])` comes back as `None`, and a texture target on a non-texture
+//!   opcode, a write mask of 0 or a swizzle component above 3 print text that does not parse.
+//!   [`validate`](super::validate::validate) reports all of these.
 
 use super::*;
 use std::fmt::Write as _;
@@ -329,46 +333,72 @@ fn parse_instruction_rest(
     if !matches!(c.peek(), None | Some(b' ' | b'\t')) {
         return Err(c.error("blank after the opcode"));
     }
-    c.skip_ws();
-    let has_operands = !c.at_end() && c.peek() != Some(b':');
-    if opcode.num_dst() > 0 && !has_operands {
-        return Err(c.error("destination operand"));
+    let name = opcode.name();
+    let (nd, ns) = (opcode.num_dst(), opcode.num_src());
+    // Operand counts are enforced here, as tgsi_text does, so that no executor ever sees an
+    // instruction with missing operands.
+    for k in 0..nd + ns {
+        if k > 0 && !c.eat(b',') {
+            return Err(c.error(&format!(
+                "`,` and operand {} of {name} ({nd} destination(s) and {ns} source(s))",
+                k + 1
+            )));
+        }
+        c.skip_ws();
+        if c.at_end() {
+            return Err(c.error(&format!(
+                "{} operand of {name}",
+                if k < nd { "destination" } else { "source" }
+            )));
+        }
+        if k < nd {
+            inst.dst.push(parse_dst(c)?);
+        } else {
+            inst.src.push(parse_src(c)?);
+        }
     }
-    if has_operands {
-        let mut i = 0usize;
-        loop {
-            if i > 0 && !c.eat(b',') {
-                break;
-            }
-            c.skip_ws();
-            if i < opcode.num_dst() {
-                inst.dst.push(parse_dst(c)?);
-            } else if let Some(tex) = inst.texture.as_mut() {
-                tex.offsets.push(parse_tex_offset(c)?);
-            } else if let Some(target) = peek_texture_target(c) {
+    let texture_like = opcode.class() == OpcodeClass::Texture;
+    if texture_like {
+        let save = c.pos;
+        if c.eat(b',') {
+            if let Some(target) = peek_texture_target(c) {
                 inst.texture = Some(TextureInfo {
                     target,
                     offsets: Vec::new(),
                 });
-            } else if opcode.is_sample_family() && i >= opcode.num_dst() + opcode.num_src() {
-                // The sample family prints no target: extra registers are texture offsets.
+            } else if opcode.has_texture_target() {
+                return Err(c.error(&format!(
+                    "texture target (e.g. `2D`) after the operands of {name}"
+                )));
+            } else {
+                // The sample family names no target: registers after its operands are offsets.
+                c.pos = save;
                 inst.texture = Some(TextureInfo {
                     target: TextureTarget::Unknown,
-                    offsets: vec![parse_tex_offset(c)?],
+                    offsets: Vec::new(),
                 });
-            } else {
-                inst.src.push(parse_src(c)?);
             }
-            i += 1;
+        } else if opcode.has_texture_target() {
+            return Err(c.error(&format!(
+                "`,` and a texture target (e.g. `2D`) after the operands of {name}"
+            )));
         }
-        if inst.dst.len() < opcode.num_dst() {
-            return Err(c.error("`,` and another destination operand"));
+        if let Some(tex) = inst.texture.as_mut() {
+            while c.eat(b',') {
+                tex.offsets.push(parse_tex_offset(c)?);
+            }
         }
     }
     if c.eat(b':') {
         inst.label = Some(c.uint("label number after `:`")?);
     }
-    c.expect_end("`,` and another operand, ` :label`, or end of line")?;
+    if texture_like {
+        c.expect_end("`,` and a texture offset, ` :label`, or end of line")?;
+    } else {
+        c.expect_end(&format!(
+            "` :label` or end of line ({name} takes {nd} destination(s) and {ns} source(s))"
+        ))?;
+    }
     Ok(inst)
 }
 
