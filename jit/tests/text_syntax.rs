@@ -229,9 +229,7 @@ fn per_vertex_inputs_print_empty_brackets() {
     // tgsi_text also accepts an explicit vertex count, which the dump does not print.
     let p = parse("GEOM\nDCL IN[3][0..2], POSITION\n");
     assert!(print_program(&p).contains("DCL IN[][0..2], POSITION\n"));
-    canonical(
-        "TESS_CTRL\nDCL IN[][0], GENERIC[1]\nDCL OUT[][0], GENERIC[1]\nDCL OUT[1], PATCH\n",
-    );
+    canonical("TESS_CTRL\nDCL IN[][0], GENERIC[1]\nDCL OUT[][0], GENERIC[1]\nDCL OUT[1], PATCH\n");
 }
 
 #[test]
@@ -290,7 +288,7 @@ fn float_immediates_round_trip_exactly() {
         1.0 / 3.0,
         1e-7,
         3.4028235e38,
-        -1.17549435e-38,
+        -f32::MIN_POSITIVE,
         1e-45,
         123456.79,
         f32::INFINITY,
