@@ -1,0 +1,423 @@
+//! Binning triangles to 64x64 tiles and shading the tiles in parallel. Each tile owns its part
+//! of every row it covers, so tiles write the target without locking, and walks its triangles
+//! in API order, so overlapping triangles resolve as the API orders them.
+
+use super::setup::{Coef, InputSource, Interp, Plan, Prepared, SvSource, Triangle};
+use super::{DrawState, RasterError, RenderTarget};
+use crate::exec::{QuadIo, QuadVec4};
+use crate::texture::Format;
+use rayon::prelude::*;
+
+/// Tile edge in pixels (even, so quads never straddle tiles).
+pub(crate) const TILE: u32 = 64;
+
+/// A fragment input that changes from quad to quad.
+#[derive(Clone, Copy)]
+enum PerQuad {
+    Linear {
+        register: usize,
+        mask: u8,
+        coef: usize,
+    },
+    Perspective {
+        register: usize,
+        mask: u8,
+        coef: usize,
+    },
+    FragCoord {
+        register: usize,
+        sv: bool,
+    },
+    SampleMask {
+        register: usize,
+    },
+    Helper {
+        register: usize,
+    },
+}
+
+/// A fragment input that is constant over a triangle.
+#[derive(Clone, Copy)]
+enum PerTriangle {
+    Flat {
+        register: usize,
+        mask: u8,
+        coef: usize,
+    },
+    Face {
+        register: usize,
+        sv: bool,
+    },
+    PrimId {
+        register: usize,
+        sv: bool,
+    },
+}
+
+/// The per-draw recipe for filling a quad's registers.
+struct Inputs {
+    per_quad: Vec<PerQuad>,
+    per_triangle: Vec<PerTriangle>,
+    sample_pos: Vec<usize>,
+}
+
+impl Inputs {
+    fn new(plan: &Plan) -> Inputs {
+        let mut per_quad = Vec::new();
+        let mut per_triangle = Vec::new();
+        let mut sample_pos = Vec::new();
+        for input in &plan.fs_inputs {
+            let register = input.register;
+            match input.source {
+                InputSource::Varying(slot) => {
+                    let (mask, coef) = (input.mask, 2 + 4 * slot);
+                    match plan.varyings[slot].interp {
+                        Interp::Flat => per_triangle.push(PerTriangle::Flat {
+                            register,
+                            mask,
+                            coef,
+                        }),
+                        Interp::Linear => per_quad.push(PerQuad::Linear {
+                            register,
+                            mask,
+                            coef,
+                        }),
+                        Interp::Perspective => per_quad.push(PerQuad::Perspective {
+                            register,
+                            mask,
+                            coef,
+                        }),
+                    }
+                }
+                InputSource::FragCoord => per_quad.push(PerQuad::FragCoord {
+                    register,
+                    sv: false,
+                }),
+                InputSource::Face => per_triangle.push(PerTriangle::Face {
+                    register,
+                    sv: false,
+                }),
+                InputSource::PrimId => per_triangle.push(PerTriangle::PrimId {
+                    register,
+                    sv: false,
+                }),
+            }
+        }
+        for &(register, source) in &plan.fs_sv {
+            match source {
+                SvSource::FragCoord => per_quad.push(PerQuad::FragCoord { register, sv: true }),
+                SvSource::Face => per_triangle.push(PerTriangle::Face { register, sv: true }),
+                SvSource::PrimId => per_triangle.push(PerTriangle::PrimId { register, sv: true }),
+                SvSource::SampleMask => per_quad.push(PerQuad::SampleMask { register }),
+                SvSource::HelperInvocation => per_quad.push(PerQuad::Helper { register }),
+                SvSource::SamplePos => sample_pos.push(register),
+                SvSource::Zero => {}
+            }
+        }
+        Inputs {
+            per_quad,
+            per_triangle,
+            sample_pos,
+        }
+    }
+}
+
+/// One tile's share of the target.
+struct Job<'t> {
+    x0: u32,
+    y0: u32,
+    rows: Vec<&'t mut [u8]>,
+    bin: Vec<u32>,
+}
+
+/// Rasterizes and shades all prepared triangles; returns (quads shaded, pixels written).
+pub(crate) fn shade(
+    state: &DrawState<'_>,
+    plan: &Plan,
+    prepared: &Prepared,
+    target: RenderTarget<'_>,
+) -> Result<(u64, u64), RasterError> {
+    if prepared.triangles.is_empty() {
+        return Ok((0, 0));
+    }
+    let (width, height, format) = (target.width, target.height, target.format);
+    let bpp = format.bytes_per_texel();
+    let tiles_x = width.div_ceil(TILE) as usize;
+    let tiles_y = height.div_ceil(TILE) as usize;
+    let mut jobs: Vec<Job<'_>> = (0..tiles_x * tiles_y)
+        .map(|i| Job {
+            x0: (i % tiles_x) as u32 * TILE,
+            y0: (i / tiles_x) as u32 * TILE,
+            rows: Vec::new(),
+            bin: Vec::new(),
+        })
+        .collect();
+    for (index, tri) in prepared.triangles.iter().enumerate() {
+        let [x0, y0, x1, y1] = tri.bbox.map(|v| (v / TILE) as usize);
+        for ty in y0..=y1 {
+            for job in &mut jobs[ty * tiles_x + x0..=ty * tiles_x + x1] {
+                job.bin.push(index as u32);
+            }
+        }
+    }
+    let row_bytes = width as usize * bpp;
+    for (y, row) in target.data.chunks_mut(row_bytes).enumerate() {
+        let ty = y / TILE as usize;
+        for (tx, part) in row.chunks_mut(TILE as usize * bpp).enumerate() {
+            let job = &mut jobs[ty * tiles_x + tx];
+            if !job.bin.is_empty() {
+                job.rows.push(part);
+            }
+        }
+    }
+    jobs.retain(|j| !j.bin.is_empty());
+    let inputs = Inputs::new(plan);
+    let ctx = Context {
+        state,
+        plan,
+        prepared,
+        inputs: &inputs,
+        format,
+        bpp,
+        width,
+        height,
+    };
+    jobs.into_par_iter()
+        .map(|mut job| ctx.tile(&mut job))
+        .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))
+}
+
+struct Context<'a> {
+    state: &'a DrawState<'a>,
+    plan: &'a Plan,
+    prepared: &'a Prepared,
+    inputs: &'a Inputs,
+    format: Format,
+    bpp: usize,
+    width: u32,
+    height: u32,
+}
+
+/// `tgsi_exec`'s plane evaluation over a quad whose top-left pixel is `(x, y)`.
+#[inline(always)]
+fn plane(k: Coef, x: f32, y: f32) -> [f32; 4] {
+    let a = k.a0 + k.dadx * x + k.dady * y;
+    [a, a + k.dadx, a + k.dady, a + k.dadx + k.dady]
+}
+
+#[inline(always)]
+fn bits(v: [f32; 4]) -> [u32; 4] {
+    v.map(f32::to_bits)
+}
+
+/// Per-tile scratch registers.
+struct Regs {
+    inputs: Vec<QuadVec4>,
+    system_values: Vec<QuadVec4>,
+    outputs: Vec<QuadVec4>,
+}
+
+impl Context<'_> {
+    fn tile(&self, job: &mut Job<'_>) -> Result<(u64, u64), RasterError> {
+        let plan = self.plan;
+        let mut regs = Regs {
+            inputs: vec![[[0; 4]; 4]; plan.fs_num_inputs],
+            system_values: vec![[[0; 4]; 4]; plan.fs_num_sv],
+            outputs: vec![[[0; 4]; 4]; plan.fs_num_outputs],
+        };
+        for &register in &self.inputs.sample_pos {
+            regs.system_values[register] =
+                [[0.5f32.to_bits(); 4], [0.5f32.to_bits(); 4], [0; 4], [0; 4]];
+        }
+        let tile_x1 = (job.x0 + TILE).min(self.width) - 1;
+        let tile_y1 = (job.y0 + TILE).min(self.height) - 1;
+        let (mut quads, mut pixels) = (0u64, 0u64);
+        let bin = std::mem::take(&mut job.bin);
+        for &index in &bin {
+            let tri = &self.prepared.triangles[index as usize];
+            let x0 = tri.bbox[0].max(job.x0) & !1;
+            let y0 = tri.bbox[1].max(job.y0) & !1;
+            let x1 = tri.bbox[2].min(tile_x1);
+            let y1 = tri.bbox[3].min(tile_y1);
+            if x0 > x1 || y0 > y1 {
+                continue;
+            }
+            self.triangle_constants(tri, &mut regs);
+            let edges = tri.edges;
+            for qy in (y0..=y1).step_by(2) {
+                let mut e = edges.map(|k| k.a * x0 as i64 + k.b * qy as i64 + k.c);
+                let row_mask = if qy + 1 > tile_y1 { 0b0011 } else { 0b1111 };
+                for qx in (x0..=x1).step_by(2) {
+                    let mut mask = row_mask;
+                    for (v, k) in e.iter_mut().zip(&edges) {
+                        let e0 = *v;
+                        mask &= (e0 > 0) as u8
+                            | (((e0 + k.a) > 0) as u8) << 1
+                            | (((e0 + k.b) > 0) as u8) << 2
+                            | (((e0 + k.a + k.b) > 0) as u8) << 3;
+                        *v = e0 + 2 * k.a;
+                    }
+                    if qx + 1 > tile_x1 {
+                        mask &= 0b0101;
+                    }
+                    if mask == 0 {
+                        continue;
+                    }
+                    let written = self.quad(tri, qx, qy, mask, &mut regs)?;
+                    if written != 0 {
+                        self.write(job, qx, qy, written, &regs.outputs[plan.color_register]);
+                    }
+                    quads += 1;
+                    pixels += written.count_ones() as u64;
+                }
+            }
+        }
+        Ok((quads, pixels))
+    }
+
+    fn triangle_constants(&self, tri: &Triangle, regs: &mut Regs) {
+        let coefs = &self.prepared.coefs[tri.coef..];
+        let face = if tri.front { 1.0f32 } else { -1.0 }.to_bits();
+        for input in &self.inputs.per_triangle {
+            match *input {
+                PerTriangle::Flat {
+                    register,
+                    mask,
+                    coef,
+                } => {
+                    for c in 0..4 {
+                        if mask & (1 << c) != 0 {
+                            regs.inputs[register][c] = [coefs[coef + c].a0.to_bits(); 4];
+                        }
+                    }
+                }
+                PerTriangle::Face { register, sv } => {
+                    let file = if sv {
+                        &mut regs.system_values
+                    } else {
+                        &mut regs.inputs
+                    };
+                    file[register][0] = [face; 4];
+                }
+                PerTriangle::PrimId { register, sv } => {
+                    let file = if sv {
+                        &mut regs.system_values
+                    } else {
+                        &mut regs.inputs
+                    };
+                    file[register] = [[tri.prim_id; 4]; 4];
+                }
+            }
+        }
+    }
+
+    /// Fills the per-quad inputs, runs the fragment shader and returns the lanes to write.
+    fn quad(
+        &self,
+        tri: &Triangle,
+        qx: u32,
+        qy: u32,
+        live: u8,
+        regs: &mut Regs,
+    ) -> Result<u8, RasterError> {
+        let plan = self.plan;
+        let coefs = &self.prepared.coefs[tri.coef..];
+        let (x, y) = (qx as f32, qy as f32);
+        let inv_w = plane(coefs[1], x, y);
+        for input in &self.inputs.per_quad {
+            match *input {
+                PerQuad::Linear {
+                    register,
+                    mask,
+                    coef,
+                } => {
+                    for c in 0..4 {
+                        if mask & (1 << c) != 0 {
+                            regs.inputs[register][c] = bits(plane(coefs[coef + c], x, y));
+                        }
+                    }
+                }
+                PerQuad::Perspective {
+                    register,
+                    mask,
+                    coef,
+                } => {
+                    for c in 0..4 {
+                        if mask & (1 << c) != 0 {
+                            let a = plane(coefs[coef + c], x, y);
+                            regs.inputs[register][c] =
+                                bits(std::array::from_fn(|l| a[l] / inv_w[l]));
+                        }
+                    }
+                }
+                PerQuad::FragCoord { register, sv } => {
+                    let fx = Coef {
+                        a0: plan.frag_x0,
+                        dadx: 1.0,
+                        dady: 0.0,
+                    };
+                    let fy = Coef {
+                        a0: plan.frag_y0,
+                        dadx: 0.0,
+                        dady: plan.frag_dy,
+                    };
+                    let value = [
+                        bits(plane(fx, x, y)),
+                        bits(plane(fy, x, y)),
+                        bits(plane(coefs[0], x, y)),
+                        bits(inv_w),
+                    ];
+                    if sv {
+                        regs.system_values[register] = value;
+                    } else {
+                        regs.inputs[register] = value;
+                    }
+                }
+                PerQuad::SampleMask { register } => {
+                    regs.system_values[register][0] =
+                        std::array::from_fn(|l| ((live >> l) & 1) as u32);
+                }
+                PerQuad::Helper { register } => {
+                    regs.system_values[register][0] =
+                        std::array::from_fn(|l| if (live >> l) & 1 == 0 { !0 } else { 0 });
+                }
+            }
+        }
+        let mut io = QuadIo {
+            inputs: &regs.inputs,
+            system_values: &regs.system_values,
+            outputs: &mut regs.outputs,
+            live,
+        };
+        let killed = self
+            .state
+            .fragment_shader
+            .shade_quad(&self.state.fragment_resources, &mut io)
+            .map_err(|source| RasterError::FragmentShader {
+                x: qx,
+                y: qy,
+                source,
+            })?;
+        Ok(live & !killed)
+    }
+
+    fn write(&self, job: &mut Job<'_>, qx: u32, qy: u32, lanes: u8, color: &QuadVec4) {
+        for lane in 0..4 {
+            if lanes & (1 << lane) == 0 {
+                continue;
+            }
+            let x = (qx + (lane & 1) - job.x0) as usize;
+            let y = (qy + (lane >> 1) - job.y0) as usize;
+            let lane = lane as usize;
+            let texel = [
+                color[0][lane],
+                color[1][lane],
+                color[2][lane],
+                color[3][lane],
+            ];
+            let off = x * self.bpp;
+            self.format
+                .encode(texel, &mut job.rows[y][off..off + self.bpp]);
+        }
+    }
+}
