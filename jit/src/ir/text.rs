@@ -684,14 +684,26 @@ fn parse_declaration(c: &mut Cursor<'_>, proc: Processor) -> Result<Declaration,
                     .ok_or_else(|| c.error_at(start, "texture target"))?;
                 let mut types = Vec::new();
                 while types.len() < 4 {
+                    let save = c.pos;
                     if !c.eat(b',') {
                         break;
                     }
                     let tpos = c.pos;
                     let tw = upper(c.word());
-                    let t = ReturnType::from_name(&tw)
-                        .ok_or_else(|| c.error_at(tpos, "return type (`UNORM`, `SNORM`, `SINT`, `UINT` or `FLOAT`)"))?;
-                    types.push(t);
+                    match ReturnType::from_name(&tw) {
+                        Some(t) => types.push(t),
+                        // After the first type, a non-type word is the next qualifier.
+                        None if !types.is_empty() => {
+                            c.pos = save;
+                            break;
+                        }
+                        None => {
+                            return Err(c.error_at(
+                                tpos,
+                                "return type (`UNORM`, `SNORM`, `SINT`, `UINT` or `FLOAT`)",
+                            ))
+                        }
+                    }
                 }
                 let Some(&x) = types.first() else {
                     return Err(c.error("`,` and a return type"));
