@@ -416,6 +416,7 @@ impl Validator<'_> {
         let p = self.p;
         let mut stack: Vec<(Frame, usize)> = Vec::new();
         let mut end_at: Option<usize> = None;
+        let mut reported_open = 0usize;
         for (i, inst) in p.instructions.iter().enumerate() {
             self.inst = Some(i);
             let op = inst.opcode;
@@ -482,8 +483,13 @@ impl Validator<'_> {
                     }
                 }
                 Opcode::END => {
-                    if !stack.is_empty() {
-                        self.err("END inside an open block".into());
+                    if let Some(&(_, at)) = stack.first() {
+                        self.err(format!(
+                            "END inside an open block ({} at instruction {at} is not closed)",
+                            p.instructions[at].opcode.name()
+                        ));
+                        // Reported here; not again as "never closed" at the end.
+                        reported_open = stack.len();
                     }
                     if end_at.is_none() {
                         end_at = Some(i);
@@ -493,7 +499,7 @@ impl Validator<'_> {
             }
         }
         self.inst = None;
-        for (f, at) in stack {
+        for &(f, at) in stack.iter().skip(reported_open) {
             let (open, close) = match f {
                 Frame::If { .. } => (p.instructions[at].opcode.name(), "ENDIF"),
                 Frame::Loop => ("BGNLOOP", "ENDLOOP"),
