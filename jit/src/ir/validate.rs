@@ -5,7 +5,7 @@
 use super::text::{parse_program_with_lines, ParseError};
 use super::*;
 
-/// One problem found by [`validate`].
+/// One problem found by [`validate()`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ValidationError {
     /// Index of the offending instruction, or `None` for header problems.
