@@ -120,7 +120,7 @@ fn run_check(name: &str) -> Result<(), String> {
         "--out",
     ]);
     command.arg(&actual_path);
-    let shown = format!("(in {}) {command:?}", dir.display());
+    let shown = format!("{command:?}");
     let output = command
         .output()
         .map_err(|e| format!("could not start softgpu: {e}\n{shown}"))?;
@@ -129,6 +129,13 @@ fn run_check(name: &str) -> Result<(), String> {
             "softgpu exited with {}\ncommand: {shown}\nstderr:\n{}",
             output.status,
             String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    if !actual_path.is_file() {
+        return Err(format!(
+            "softgpu exited successfully but wrote no picture at {}\ncommand: {shown}\nstdout:\n{}",
+            actual_path.display(),
+            String::from_utf8_lossy(&output.stdout)
         ));
     }
     let actual = load_png(&actual_path)?;

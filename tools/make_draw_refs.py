@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Regenerate the real-driver golden references under reference-images/draw/.
 
-  python3 tools/make_draw_refs.py [NAME ...] [--mesa-run PATH] [--out DIR]
+  python3 tools/make_draw_refs.py [NAME ...] [--mesa-run PATH] [--src DIR] [--out DIR]
+
+(`--src benches/shaders/src --out benches/shaders` makes the speed-peer shaders' dumps.)
 
 For every GLSL 330 fragment shader tools/draw_shaders/NAME.frag (or only the NAMEs given) this
   1. runs `mesa_run.py NAME.frag reference-images/draw/NAME --driver softpipe --size 64x64
@@ -95,8 +97,8 @@ def state_uses(tgsi, idx):
     return comps
 
 
-def make(name, mesa_run, out_root):
-    src = os.path.join(SHADERS, name + '.frag')
+def make(name, mesa_run, src_dir, out_root):
+    src = os.path.join(src_dir, name + '.frag')
     text = open(src).read()
     filt = 'nearest' if re.search(r'^//\s*filter:\s*nearest\b', text, re.M) else 'linear'
     out = os.path.join(out_root, name)
@@ -163,11 +165,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('names', nargs='*')
     ap.add_argument('--mesa-run', default=DEFAULT_MESA_RUN)
+    ap.add_argument('--src', default=SHADERS)
     ap.add_argument('--out', default=DEFAULT_OUT)
     a = ap.parse_args()
-    names = a.names or sorted(f[:-5] for f in os.listdir(SHADERS) if f.endswith('.frag'))
+    names = a.names or sorted(f[:-5] for f in os.listdir(a.src) if f.endswith('.frag'))
     for name in names:
-        make(name, a.mesa_run, a.out)
+        make(name, a.mesa_run, os.path.abspath(a.src), os.path.abspath(a.out))
 
 
 if __name__ == '__main__':
