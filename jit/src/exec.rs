@@ -119,7 +119,14 @@ impl TextureAccess for NoTextures {
     fn gather(&self, _: &SampleRequest, _: u32) -> QuadVec4 {
         [[0; 4]; 4]
     }
-    fn fetch(&self, _: u32, _: TextureTarget, _: [[i32; 4]; 4], _: [i32; 4], _: [i32; 3]) -> QuadVec4 {
+    fn fetch(
+        &self,
+        _: u32,
+        _: TextureTarget,
+        _: [[i32; 4]; 4],
+        _: [i32; 4],
+        _: [i32; 3],
+    ) -> QuadVec4 {
         [[0; 4]; 4]
     }
     fn size(&self, _: u32, _: TextureTarget, _: i32) -> [u32; 4] {
@@ -158,7 +165,11 @@ pub struct QuadIo<'a> {
 pub trait QuadShader: Send + Sync {
     /// Runs the program on one quad. Returns the lanes killed by KILL/KILL_IF/discard (bit i =
     /// lane i); killed lanes keep executing as helpers but their outputs must not be used.
-    fn shade_quad(&self, resources: &ShaderResources<'_>, io: &mut QuadIo<'_>) -> Result<u8, ExecError>;
+    fn shade_quad(
+        &self,
+        resources: &ShaderResources<'_>,
+        io: &mut QuadIo<'_>,
+    ) -> Result<u8, ExecError>;
 
     /// The inputs and outputs of the program.
     fn signature(&self) -> &ShaderSignature;
@@ -234,12 +245,10 @@ impl ShaderSignature {
         sig.num_inputs = program.file_size(RegisterFile::Input) as usize;
         sig.num_outputs = program.file_size(RegisterFile::Output) as usize;
         sig.num_system_values = program.file_size(RegisterFile::SystemValue) as usize;
-        sig.uses_kill = program.instructions.iter().any(|i| {
-            matches!(
-                i.opcode.class(),
-                crate::ir::OpcodeClass::Kill
-            )
-        });
+        sig.uses_kill = program
+            .instructions
+            .iter()
+            .any(|i| matches!(i.opcode.class(), crate::ir::OpcodeClass::Kill));
         sig
     }
 
