@@ -280,11 +280,13 @@ impl Texture {
         for level in 1..self.level_count() {
             let (sw, sh) = self.level_size(level - 1);
             let (dw, dh) = self.level_size(level);
+            // The blit interpolates normalized coordinates as softpipe's setup does:
+            // `a0 + dadx * x` with `dadx = 1 / size` and `a0 = dadx / 2`.
+            let (ix, iy) = (1.0 / dw as f32, 1.0 / dh as f32);
             for y in 0..dh {
-                // Texel-space position of the destination centre in the source level.
-                let ty = (y as f32 + 0.5) * (sh as f32 / dh as f32) - 0.5;
+                let ty = (iy * 0.5 + iy * y as f32) * sh as f32 - 0.5;
                 for x in 0..dw {
-                    let tx = (x as f32 + 0.5) * (sw as f32 / dw as f32) - 0.5;
+                    let tx = (ix * 0.5 + ix * x as f32) * sw as f32 - 0.5;
                     let bits = if self.format.is_integer() {
                         self.read_texel(level - 1, tx.round() as u32, ty.round() as u32)
                     } else {

@@ -1,0 +1,878 @@
+//! The sampler: texture units the shader executors read through [`TextureAccess`], with the math
+//! of Mesa 22.3 softpipe's `sp_tex_sample.c` (wrap functions, `frac`, lerp order, the quad-corner
+//! LOD with `util_fast_log2`, the mip filters and their quirks, the power-of-two fast paths).
+//!
+//! Supported targets (storage is 2D): `2D`, `SHADOW2D` (no depth compare: the samplers have no
+//! compare state, like softpipe with `compare_mode` NONE), `RECT`/`SHADOWRECT` (unnormalized
+//! coordinates, as Mesa's state tracker sets for rectangle textures), `1D`/`SHADOW1D` (row 0),
+//! `1D_ARRAY`, `2D_ARRAY` (one layer) and `2D_MSAA` for fetches. `3D`, `CUBE`, `CUBEARRAY`,
+//! `BUFFER` and unknown targets read as zero.
+
+use super::format::Format;
+use super::storage::{lerp, lerp_2d, Texture};
+use super::tables::LOG2_TABLE_BITS;
+use softgpu_jit::exec::{LodMode, QuadVec4, SampleRequest, TextureAccess};
+use softgpu_jit::ir::TextureTarget;
+use std::sync::Arc;
+
+/// Texel filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Filter {
+    /// Nearest texel.
+    Nearest,
+    /// Bilinear (or linear between levels, for the mip filter).
+    Linear,
+}
+
+/// Coordinate wrap mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Wrap {
+    /// `REPEAT`
+    Repeat,
+    /// `MIRRORED_REPEAT`
+    MirroredRepeat,
+    /// `CLAMP_TO_EDGE`
+    ClampToEdge,
+    /// `CLAMP_TO_BORDER` with a transparent black border.
+    ClampToBorder,
+}
+
+/// Sampler state (`pipe_sampler_state`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SamplerState {
+    /// Filter when minifying (lod > 0).
+    pub min_filter: Filter,
+    /// Filter when magnifying (lod ≤ 0).
+    pub mag_filter: Filter,
+    /// Filter between mip levels; `None` samples the base level only.
+    pub mip_filter: Option<Filter>,
+    /// Wrap of s.
+    pub wrap_s: Wrap,
+    /// Wrap of t.
+    pub wrap_t: Wrap,
+    /// Wrap of r.
+    pub wrap_r: Wrap,
+    /// Added to the computed (and explicit) level of detail.
+    pub lod_bias: f32,
+    /// Lower lod clamp.
+    pub min_lod: f32,
+    /// Upper lod clamp.
+    pub max_lod: f32,
+}
+
+impl Default for SamplerState {
+    /// Linear, clamp to edge, no mipmapping; lod clamps as Mesa's state tracker derives them
+    /// from GL defaults (`min_lod = MAX2(GL_TEXTURE_MIN_LOD, 0)` = 0, `max_lod` = 1000).
+    fn default() -> Self {
+        SamplerState::new(Filter::Linear, Wrap::ClampToEdge)
+    }
+}
+
+impl SamplerState {
+    /// A sampler with one filter for min and mag, no mipmapping, one wrap mode for all axes.
+    pub fn new(filter: Filter, wrap: Wrap) -> SamplerState {
+        SamplerState {
+            min_filter: filter,
+            mag_filter: filter,
+            mip_filter: None,
+            wrap_s: wrap,
+            wrap_t: wrap,
+            wrap_r: wrap,
+            lod_bias: 0.0,
+            min_lod: 0.0,
+            max_lod: 1000.0,
+        }
+    }
+
+    /// The same sampler with a mip filter.
+    pub fn with_mip_filter(mut self, mip_filter: Option<Filter>) -> SamplerState {
+        self.mip_filter = mip_filter;
+        self
+    }
+}
+
+/// Texture units: per unit an optional texture with its sampler state. Implements
+/// [`TextureAccess`]; lookups on units with nothing bound return zero.
+#[derive(Clone, Debug, Default)]
+pub struct TextureUnits {
+    units: Vec<Option<(Arc<Texture>, SamplerState)>>,
+}
+
+impl TextureUnits {
+    /// No units bound.
+    pub fn new() -> TextureUnits {
+        TextureUnits::default()
+    }
+
+    /// Binds a texture and its sampler state to a unit (replacing what was there).
+    pub fn bind(&mut self, unit: u32, texture: Arc<Texture>, sampler: SamplerState) {
+        let unit = unit as usize;
+        if self.units.len() <= unit {
+            self.units.resize(unit + 1, None);
+        }
+        self.units[unit] = Some((texture, sampler));
+    }
+
+    /// Unbinds a unit.
+    pub fn unbind(&mut self, unit: u32) {
+        if let Some(u) = self.units.get_mut(unit as usize) {
+            *u = None;
+        }
+    }
+
+    /// What is bound to a unit.
+    pub fn get(&self, unit: u32) -> Option<&(Arc<Texture>, SamplerState)> {
+        self.units.get(unit as usize).and_then(|u| u.as_ref())
+    }
+
+    /// The view's texture with the sampler unit's state (the view's own if that unit is empty).
+    fn resolve(&self, view: u32, sampler: u32) -> Option<(&Texture, &SamplerState)> {
+        let (tex, own) = self.get(view)?;
+        let samp = self.get(sampler).map_or(own, |(_, s)| s);
+        Some((tex, samp))
+    }
+}
+
+/// How a target addresses the 2D storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dim {
+    /// 1D: s only, row 0.
+    D1,
+    /// 1D array: s, layer in t (one layer).
+    D1Array,
+    /// 2D with normalized coordinates.
+    D2,
+    /// Rectangle: 2D with unnormalized coordinates.
+    Rect,
+    /// 2D array: s, t, layer in r (one layer).
+    D2Array,
+}
+
+fn dim_of(target: TextureTarget) -> Option<Dim> {
+    use TextureTarget as T;
+    match target {
+        T::Tex1D | T::Shadow1D => Some(Dim::D1),
+        T::Tex1DArray | T::Shadow1DArray => Some(Dim::D1Array),
+        T::Tex2D | T::Shadow2D => Some(Dim::D2),
+        T::Rect | T::ShadowRect => Some(Dim::Rect),
+        T::Tex2DArray | T::Shadow2DArray => Some(Dim::D2Array),
+        _ => None,
+    }
+}
+
+/// Mesa's `util_ifloor`: floor through two f64 → f32 roundings (exact for |f| < 2^22; mirrored
+/// bit for bit beyond, NaN gives 0).
+#[inline]
+fn ifloor(f: f32) -> i32 {
+    const C: f64 = (3u32 << 22) as f64 + 0.5;
+    let ai = ((C + f as f64) as f32).to_bits() as i32;
+    let bi = ((C - f as f64) as f32).to_bits() as i32;
+    ai.wrapping_sub(bi) >> 1
+}
+
+/// softpipe's `frac`: `f - floorf(f)`.
+#[inline]
+fn frac(f: f32) -> f32 {
+    f - f.floor()
+}
+
+/// Mesa's `util_fast_log2`: exponent plus a 257-entry table of the rounded mantissa.
+#[inline]
+pub fn fast_log2(x: f32) -> f32 {
+    let i = x.to_bits();
+    let epart = (((i & 0x7f80_0000) >> 23) as i32 - 127) as f32;
+    let idx = ((i & 0x007f_ffff) + (1 << (22 - 8))) >> (23 - 8);
+    epart + f32::from_bits(LOG2_TABLE_BITS[idx as usize])
+}
+
+/// Mesa's `CLAMP`: NaN goes to `min`.
+#[inline]
+fn clampf(x: f32, min: f32, max: f32) -> f32 {
+    if x > min {
+        if x > max {
+            max
+        } else {
+            x
+        }
+    } else {
+        min
+    }
+}
+
+/// softpipe's `repeat`: `(coord + size * 1024) % size` in unsigned arithmetic.
+#[inline]
+fn repeat(coord: i32, size: u32) -> i32 {
+    ((coord as u32).wrapping_add(size.wrapping_mul(1024)) % size) as i32
+}
+
+fn wrap_nearest(mode: Wrap, s: f32, size: u32, offset: i32) -> i32 {
+    let fsize = size as f32;
+    match mode {
+        Wrap::Repeat => repeat(ifloor(s * fsize) + offset, size),
+        Wrap::ClampToEdge => {
+            let s = s * fsize + offset as f32;
+            if s < 0.5 {
+                0
+            } else if s > fsize - 0.5 {
+                size as i32 - 1
+            } else {
+                ifloor(s)
+            }
+        }
+        Wrap::ClampToBorder => {
+            let s = s * fsize + offset as f32;
+            if s <= -0.5 {
+                -1
+            } else if s >= fsize + 0.5 {
+                size as i32
+            } else {
+                ifloor(s)
+            }
+        }
+        Wrap::MirroredRepeat => {
+            let min = 1.0 / (2.0 * fsize);
+            let max = 1.0 - min;
+            let s = s + offset as f32 / fsize;
+            let flr = ifloor(s);
+            let mut u = frac(s);
+            if flr & 1 != 0 {
+                u = 1.0 - u;
+            }
+            if u < min {
+                0
+            } else if u > max {
+                size as i32 - 1
+            } else {
+                ifloor(u * fsize)
+            }
+        }
+    }
+}
+
+/// Returns (i0, i1, weight).
+fn wrap_linear(mode: Wrap, s: f32, size: u32, offset: i32) -> (i32, i32, f32) {
+    let fsize = size as f32;
+    match mode {
+        Wrap::Repeat => {
+            let u = s * fsize - 0.5;
+            let i0 = repeat(ifloor(u) + offset, size);
+            let i1 = repeat(i0 + 1, size);
+            (i0, i1, frac(u))
+        }
+        Wrap::ClampToEdge => {
+            let u = clampf(s * fsize + offset as f32, 0.0, fsize) - 0.5;
+            let mut i0 = ifloor(u);
+            let mut i1 = i0 + 1;
+            if i0 < 0 {
+                i0 = 0;
+            }
+            if i1 >= size as i32 {
+                i1 = size as i32 - 1;
+            }
+            (i0, i1, frac(u))
+        }
+        Wrap::ClampToBorder => {
+            let u = clampf(s * fsize + offset as f32, -1.0, fsize + 0.5) - 0.5;
+            let i0 = ifloor(u);
+            (i0, i0 + 1, frac(u))
+        }
+        Wrap::MirroredRepeat => {
+            let s = s + offset as f32 / fsize;
+            let flr = ifloor(s);
+            let no_mirror = flr & 1 == 0;
+            let mut u = frac(s);
+            if no_mirror {
+                u = u * fsize - 0.5;
+            } else {
+                u = 1.0 - u;
+                u = u * fsize + 0.5;
+            }
+            let mut i0 = ifloor(u);
+            let mut i1 = if no_mirror { i0 + 1 } else { i0 - 1 };
+            let n = size as i32;
+            if i0 < 0 {
+                i0 += 1;
+            }
+            if i0 >= n {
+                i0 = n - 1;
+            }
+            if i1 >= n {
+                i1 = n - 1;
+            }
+            if i1 < 0 {
+                i1 += 1;
+            }
+            let w = if no_mirror { frac(u) } else { frac(1.0 - u) };
+            (i0, i1, w)
+        }
+    }
+}
+
+/// Unnormalized (RECT) nearest wrap: only the clamp modes exist; softpipe treats the others
+/// as `CLAMP`.
+fn wrap_nearest_unorm(mode: Wrap, s: f32, size: u32, offset: i32) -> i32 {
+    let fsize = size as f32;
+    match mode {
+        Wrap::ClampToEdge => ifloor(clampf(s + offset as f32, 0.5, fsize - 0.5)),
+        Wrap::ClampToBorder => ifloor(clampf(s + offset as f32, -0.5, fsize + 0.5)),
+        Wrap::Repeat | Wrap::MirroredRepeat => (ifloor(s) + offset).clamp(0, size as i32 - 1),
+    }
+}
+
+fn wrap_linear_unorm(mode: Wrap, s: f32, size: u32, offset: i32) -> (i32, i32, f32) {
+    let fsize = size as f32;
+    let n = size as i32;
+    match mode {
+        Wrap::ClampToEdge => {
+            let u = clampf(s + offset as f32, 0.5, fsize - 0.5) - 0.5;
+            let i0 = ifloor(u);
+            (i0, (i0 + 1).min(n - 1), frac(u))
+        }
+        Wrap::ClampToBorder => {
+            let u = clampf(s + offset as f32, -0.5, fsize + 0.5) - 0.5;
+            let i0 = ifloor(u);
+            (i0, (i0 + 1).min(n - 1), frac(u))
+        }
+        Wrap::Repeat | Wrap::MirroredRepeat => {
+            let u = clampf(s + offset as f32 - 0.5, 0.0, fsize - 1.0);
+            let i0 = ifloor(u);
+            (i0, i0 + 1, frac(u))
+        }
+    }
+}
+
+/// Reads decoded texels as floats (integer formats: their bits, as softpipe's tile cache).
+trait Texels: Copy {
+    fn texel(self, data: &[u8], index: usize) -> [f32; 4];
+}
+
+/// `R8G8B8A8_UNORM` through a 256-entry `ubyte_to_float` table.
+#[derive(Clone, Copy)]
+struct Rgba8<'t>(&'t [f32; 256]);
+
+impl Texels for Rgba8<'_> {
+    #[inline(always)]
+    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
+        let o = index * 4;
+        match data.get(o..o + 4) {
+            Some(p) => [
+                self.0[p[0] as usize],
+                self.0[p[1] as usize],
+                self.0[p[2] as usize],
+                self.0[p[3] as usize],
+            ],
+            None => [0.0; 4],
+        }
+    }
+}
+
+/// Any format through [`Format::decode`].
+#[derive(Clone, Copy)]
+struct AnyFormat(Format, usize);
+
+impl Texels for AnyFormat {
+    #[inline]
+    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
+        let o = index * self.1;
+        match data.get(o..o + self.1) {
+            Some(p) => self.0.decode(p).map(f32::from_bits),
+            None => [0.0; 4],
+        }
+    }
+}
+
+fn ubyte_table() -> &'static [f32; 256] {
+    static TABLE: std::sync::OnceLock<[f32; 256]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| std::array::from_fn(|i| super::format::ubyte_to_float(i as u8)))
+}
+
+/// Which image filter softpipe's `get_img_filter` picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Img {
+    NearestRepeatPot,
+    LinearRepeatPot,
+    Nearest,
+    Linear,
+}
+
+/// One sampling operation's fixed state.
+struct Ctx<'a, T: Texels> {
+    tex: &'a Texture,
+    texels: T,
+    samp: &'a SamplerState,
+    dim: Dim,
+    last_level: u32,
+    /// log2 of the base size when both sides are powers of two and the target is 2D.
+    pot: Option<(u32, u32)>,
+}
+
+const BORDER: [f32; 4] = [0.0; 4];
+
+impl<T: Texels> Ctx<'_, T> {
+    #[inline(always)]
+    fn at(&self, level: u32, x: i32, y: i32) -> [f32; 4] {
+        let (w, h) = self.tex.level_size(level);
+        if x < 0 || y < 0 || x >= w as i32 || y >= h as i32 {
+            return BORDER;
+        }
+        self.texels.texel(
+            self.tex.level_data(level),
+            y as usize * w as usize + x as usize,
+        )
+    }
+
+    fn img_filter(&self, filter: Filter) -> Img {
+        match (
+            self.pot,
+            self.samp.wrap_s == self.samp.wrap_t,
+            self.samp.wrap_s,
+        ) {
+            (Some(_), true, Wrap::Repeat) => match filter {
+                Filter::Nearest => Img::NearestRepeatPot,
+                Filter::Linear => Img::LinearRepeatPot,
+            },
+            _ => match filter {
+                Filter::Nearest => Img::Nearest,
+                Filter::Linear => Img::Linear,
+            },
+        }
+    }
+
+    /// One texel lookup at one level (softpipe's `img_filter_*`); `gather` returns the four
+    /// texels' `component` in TG4 order instead of filtering.
+    #[inline(always)]
+    fn filter(
+        &self,
+        img: Img,
+        c: [f32; 3],
+        level: u32,
+        off: [i32; 3],
+        gather: Option<usize>,
+    ) -> [f32; 4] {
+        let (w, h) = self.tex.level_size(level);
+        let samp = self.samp;
+        match img {
+            Img::NearestRepeatPot | Img::LinearRepeatPot => {
+                let (xl, yl) = self.pot.unwrap_or((0, 0));
+                let xpot = if xl >= level { 1u32 << (xl - level) } else { 1 };
+                let ypot = if yl >= level { 1u32 << (yl - level) } else { 1 };
+                if img == Img::NearestRepeatPot {
+                    let u = c[0] * xpot as f32 + off[0] as f32;
+                    let v = c[1] * ypot as f32 + off[1] as f32;
+                    let x0 = ifloor(u) & (xpot as i32 - 1);
+                    let y0 = ifloor(v) & (ypot as i32 - 1);
+                    return self.at(level, x0, y0);
+                }
+                let u = (c[0] * xpot as f32 - 0.5) + off[0] as f32;
+                let v = (c[1] * ypot as f32 - 0.5) + off[1] as f32;
+                let uflr = ifloor(u);
+                let vflr = ifloor(v);
+                let xw = u - uflr as f32;
+                let yw = v - vflr as f32;
+                let x0 = uflr & (xpot as i32 - 1);
+                let y0 = vflr & (ypot as i32 - 1);
+                let x1 = (x0 + 1) & (xpot as i32 - 1);
+                let y1 = (y0 + 1) & (ypot as i32 - 1);
+                let t = [
+                    self.at(level, x0, y0),
+                    self.at(level, x1, y0),
+                    self.at(level, x0, y1),
+                    self.at(level, x1, y1),
+                ];
+                bilerp(xw, yw, &t)
+            }
+            Img::Nearest => {
+                let (x, y) = match self.dim {
+                    Dim::D1 => (wrap_nearest(samp.wrap_s, c[0], w, off[0]), 0),
+                    Dim::D1Array => (wrap_nearest(samp.wrap_s, c[0], w, off[0]), 0),
+                    Dim::D2 | Dim::D2Array => (
+                        wrap_nearest(samp.wrap_s, c[0], w, off[0]),
+                        wrap_nearest(samp.wrap_t, c[1], h, off[1]),
+                    ),
+                    Dim::Rect => (
+                        wrap_nearest_unorm(samp.wrap_s, c[0], w, off[0]),
+                        wrap_nearest_unorm(samp.wrap_t, c[1], h, off[1]),
+                    ),
+                };
+                self.at(level, x, y)
+            }
+            Img::Linear => {
+                let (x0, x1, xw) = if self.dim == Dim::Rect {
+                    wrap_linear_unorm(samp.wrap_s, c[0], w, off[0])
+                } else {
+                    wrap_linear(samp.wrap_s, c[0], w, off[0])
+                };
+                if matches!(self.dim, Dim::D1 | Dim::D1Array) {
+                    // 1D images ignore gather (softpipe's img_filter_1d_linear has no gather).
+                    let t0 = self.at(level, x0, 0);
+                    let t1 = self.at(level, x1, 0);
+                    return std::array::from_fn(|i| lerp(xw, t0[i], t1[i]));
+                }
+                let (y0, y1, yw) = if self.dim == Dim::Rect {
+                    wrap_linear_unorm(samp.wrap_t, c[1], h, off[1])
+                } else {
+                    wrap_linear(samp.wrap_t, c[1], h, off[1])
+                };
+                let t = [
+                    self.at(level, x0, y0),
+                    self.at(level, x1, y0),
+                    self.at(level, x0, y1),
+                    self.at(level, x1, y1),
+                ];
+                match gather {
+                    Some(comp) => [t[2][comp], t[3][comp], t[1][comp], t[0][comp]],
+                    None => bilerp(xw, yw, &t),
+                }
+            }
+        }
+    }
+
+    /// softpipe's `compute_lambda_*` from the quad's corners (BR - BL for x, TL - BL for y).
+    fn lambda_implicit(&self, coords: &[[f32; 4]; 4]) -> f32 {
+        let dx = |c: usize| coords[c][3] - coords[c][2];
+        let dy = |c: usize| coords[c][0] - coords[c][2];
+        self.lambda_from(|c| (dx(c), dy(c)))
+    }
+
+    fn lambda_from(&self, d: impl Fn(usize) -> (f32, f32)) -> f32 {
+        let (w, h) = (self.tex.width() as f32, self.tex.height() as f32);
+        let m = |c: usize| {
+            let (x, y) = d(c);
+            let (x, y) = (x.abs(), y.abs());
+            if x > y {
+                x
+            } else {
+                y
+            }
+        };
+        let rho = match self.dim {
+            Dim::D1 | Dim::D1Array => m(0) * w,
+            Dim::D2 | Dim::Rect | Dim::D2Array => {
+                let maxx = m(0) * w;
+                let maxy = m(1) * h;
+                if maxx > maxy {
+                    maxx
+                } else {
+                    maxy
+                }
+            }
+        };
+        fast_log2(rho)
+    }
+
+    /// softpipe's `compute_lambda_lod_unclamped`.
+    fn lod_unclamped(&self, req: &SampleRequest) -> [f32; 4] {
+        let bias = self.samp.lod_bias;
+        match req.lod {
+            LodMode::Implicit => [self.lambda_implicit(&req.coords) + bias; 4],
+            LodMode::Bias(b) => {
+                let lambda = self.lambda_implicit(&req.coords) + bias;
+                b.map(|b| lambda + b)
+            }
+            LodMode::Explicit(l) => l.map(|l| l + bias),
+            LodMode::Zero => [bias; 4],
+            // Explicit gradients: no sampler bias, as in softpipe.
+            LodMode::Gradient { ddx, ddy } => {
+                std::array::from_fn(|lane| self.lambda_from(|c| (ddx[c][lane], ddy[c][lane])))
+            }
+        }
+    }
+
+    fn lod(&self, req: &SampleRequest) -> [f32; 4] {
+        let (min, max) = (self.samp.min_lod, self.samp.max_lod);
+        self.lod_unclamped(req).map(|l| clampf(l, min, max))
+    }
+
+    fn coords(req: &SampleRequest, lane: usize) -> [f32; 3] {
+        [
+            req.coords[0][lane],
+            req.coords[1][lane],
+            req.coords[2][lane],
+        ]
+    }
+
+    /// softpipe's `sample_mip` without compare/swizzle: picks the mip filter function and runs
+    /// it per lane.
+    #[allow(clippy::needless_range_loop)] // lanes index several parallel arrays
+    fn sample(&self, req: &SampleRequest) -> [[f32; 4]; 4] {
+        let samp = self.samp;
+        let off = req.offset;
+        let mut out = [[0.0f32; 4]; 4];
+        let mut put = |lane: usize, v: [f32; 4]| {
+            for c in 0..4 {
+                out[c][lane] = v[c];
+            }
+        };
+        let min_img = self.img_filter(samp.min_filter);
+        let mag_img = self.img_filter(samp.mag_filter);
+        let last = self.last_level;
+        match samp.mip_filter {
+            None if samp.min_filter == samp.mag_filter => {
+                for lane in 0..4 {
+                    put(
+                        lane,
+                        self.filter(mag_img, Self::coords(req, lane), 0, off, None),
+                    );
+                }
+            }
+            None => {
+                let lod = self.lod(req);
+                for lane in 0..4 {
+                    let img = if lod[lane] <= 0.0 { mag_img } else { min_img };
+                    put(
+                        lane,
+                        self.filter(img, Self::coords(req, lane), 0, off, None),
+                    );
+                }
+            }
+            Some(Filter::Nearest) => {
+                let lod = self.lod(req);
+                for lane in 0..4 {
+                    let c = Self::coords(req, lane);
+                    let v = if lod[lane] <= 0.0 {
+                        self.filter(mag_img, c, 0, off, None)
+                    } else {
+                        let level = ((lod[lane] + 0.5) as i32).min(last as i32);
+                        self.filter(min_img, c, level.max(0) as u32, off, None)
+                    };
+                    put(lane, v);
+                }
+            }
+            Some(Filter::Linear)
+                if self.pot.is_some()
+                    && samp.min_filter == Filter::Linear
+                    && samp.mag_filter == Filter::Linear
+                    && samp.wrap_s == Wrap::Repeat
+                    && samp.wrap_t == Wrap::Repeat =>
+            {
+                // mip_filter_linear_2d_linear_repeat_POT: no min/mag switch, and a negative
+                // lod in (-1, 0) blends towards level 1 (its `(unsigned)level0` test).
+                let lod = self.lod(req);
+                for lane in 0..4 {
+                    let c = Self::coords(req, lane);
+                    let level0 = lod[lane] as i32;
+                    let v = if level0 as u32 >= last {
+                        let level = if level0 < 0 { 0 } else { last };
+                        self.filter(Img::LinearRepeatPot, c, level, off, None)
+                    } else {
+                        let a = self.filter(Img::LinearRepeatPot, c, level0 as u32, off, None);
+                        let b = self.filter(Img::LinearRepeatPot, c, level0 as u32 + 1, off, None);
+                        let blend = frac(lod[lane]);
+                        std::array::from_fn(|i| lerp(blend, a[i], b[i]))
+                    };
+                    put(lane, v);
+                }
+            }
+            Some(Filter::Linear) => {
+                let lod = self.lod(req);
+                for lane in 0..4 {
+                    let c = Self::coords(req, lane);
+                    let level0 = lod[lane] as i32;
+                    let v = if lod[lane] <= 0.0 {
+                        self.filter(mag_img, c, 0, off, None)
+                    } else if level0 >= last as i32 {
+                        self.filter(min_img, c, last, off, None)
+                    } else {
+                        let a = self.filter(min_img, c, level0 as u32, off, None);
+                        let b = self.filter(min_img, c, level0 as u32 + 1, off, None);
+                        let blend = frac(lod[lane]);
+                        std::array::from_fn(|i| lerp(blend, a[i], b[i]))
+                    };
+                    put(lane, v);
+                }
+            }
+        }
+        out
+    }
+
+    /// TG4: nearest mip level of the (bias-only) lod, generic linear footprint.
+    #[allow(clippy::needless_range_loop)] // lanes index several parallel arrays
+    fn gather(&self, req: &SampleRequest, component: usize) -> [[f32; 4]; 4] {
+        let lod = clampf(self.samp.lod_bias, self.samp.min_lod, self.samp.max_lod);
+        let level = ((lod + 0.5) as i32).min(self.last_level as i32).max(0) as u32;
+        let mut out = [[0.0f32; 4]; 4];
+        for lane in 0..4 {
+            let v = self.filter(
+                Img::Linear,
+                Self::coords(req, lane),
+                level,
+                req.offset,
+                Some(component),
+            );
+            for c in 0..4 {
+                out[c][lane] = v[c];
+            }
+        }
+        out
+    }
+
+    /// LODQ: softpipe's `relative_level` of the mip filter in use, and the unclamped lod.
+    fn query_lod(&self, req: &SampleRequest) -> [[f32; 4]; 2] {
+        let lod = self.lod_unclamped(req);
+        let (min, max) = (self.samp.min_lod, self.samp.max_lod);
+        let max_level = self.last_level as f32;
+        let clamp = |l: f32| clampf(clampf(l, min, max), 0.0, max_level);
+        let level = match self.samp.mip_filter {
+            None => [0.0; 4],
+            Some(Filter::Nearest) => lod.map(|l| ((clamp(l) + 0.5) as i32) as f32),
+            Some(Filter::Linear) => lod.map(clamp),
+        };
+        [level, lod]
+    }
+}
+
+#[inline(always)]
+fn bilerp(xw: f32, yw: f32, t: &[[f32; 4]; 4]) -> [f32; 4] {
+    std::array::from_fn(|c| lerp_2d(xw, yw, t[0][c], t[1][c], t[2][c], t[3][c]))
+}
+
+fn to_bits(v: [[f32; 4]; 4]) -> QuadVec4 {
+    v.map(|ch| ch.map(f32::to_bits))
+}
+
+/// Runs `f` with a context specialised for the texture's format.
+fn with_ctx<R>(
+    tex: &Texture,
+    samp: &SamplerState,
+    target: TextureTarget,
+    f: impl FnOnce(&dyn Sampling) -> R,
+) -> Option<R> {
+    let dim = dim_of(target)?;
+    let (w, h) = (tex.width(), tex.height());
+    let pot = (dim == Dim::D2 && w.is_power_of_two() && h.is_power_of_two())
+        .then(|| (w.trailing_zeros(), h.trailing_zeros()));
+    let last_level = tex.level_count() - 1;
+    Some(if tex.format() == Format::R8G8B8A8Unorm {
+        f(&Ctx {
+            tex,
+            texels: Rgba8(ubyte_table()),
+            samp,
+            dim,
+            last_level,
+            pot,
+        })
+    } else {
+        let fmt = tex.format();
+        f(&Ctx {
+            tex,
+            texels: AnyFormat(fmt, fmt.bytes_per_texel()),
+            samp,
+            dim,
+            last_level,
+            pot,
+        })
+    })
+}
+
+/// Object-safe face of [`Ctx`] so the format specialisation is chosen once per call.
+trait Sampling {
+    fn sample(&self, req: &SampleRequest) -> [[f32; 4]; 4];
+    fn gather(&self, req: &SampleRequest, component: usize) -> [[f32; 4]; 4];
+    fn query_lod(&self, req: &SampleRequest) -> [[f32; 4]; 2];
+}
+
+impl<T: Texels> Sampling for Ctx<'_, T> {
+    fn sample(&self, req: &SampleRequest) -> [[f32; 4]; 4] {
+        Ctx::sample(self, req)
+    }
+    fn gather(&self, req: &SampleRequest, component: usize) -> [[f32; 4]; 4] {
+        Ctx::gather(self, req, component)
+    }
+    fn query_lod(&self, req: &SampleRequest) -> [[f32; 4]; 2] {
+        Ctx::query_lod(self, req)
+    }
+}
+
+impl TextureAccess for TextureUnits {
+    fn sample(&self, request: &SampleRequest) -> QuadVec4 {
+        let Some((tex, samp)) = self.resolve(request.view, request.sampler) else {
+            return [[0; 4]; 4];
+        };
+        with_ctx(tex, samp, request.target, |ctx| {
+            to_bits(ctx.sample(request))
+        })
+        .unwrap_or([[0; 4]; 4])
+    }
+
+    fn gather(&self, request: &SampleRequest, component: u32) -> QuadVec4 {
+        let Some((tex, samp)) = self.resolve(request.view, request.sampler) else {
+            return [[0; 4]; 4];
+        };
+        let component = (component & 3) as usize;
+        with_ctx(tex, samp, request.target, |ctx| {
+            to_bits(ctx.gather(request, component))
+        })
+        .unwrap_or([[0; 4]; 4])
+    }
+
+    /// softpipe's `sp_get_texels`: one level for the quad (lane 0's lod, clamped to the
+    /// chain) and coordinates clamped to the level — out-of-range fetches read the edge texel,
+    /// as on Mesa softpipe, not zero.
+    fn fetch(
+        &self,
+        view: u32,
+        target: TextureTarget,
+        coords: [[i32; 4]; 4],
+        lod: [i32; 4],
+        offset: [i32; 3],
+    ) -> QuadVec4 {
+        let mut out = [[0u32; 4]; 4];
+        let Some((tex, _)) = self.get(view) else {
+            return out;
+        };
+        let dim = match target {
+            TextureTarget::Tex2DMsaa => Dim::D2,
+            t => match dim_of(t) {
+                Some(d) => d,
+                None => return out,
+            },
+        };
+        let last = tex.level_count() as i32 - 1;
+        let level = lod[0].clamp(0, last) as u32;
+        let (w, h) = tex.level_size(level);
+        for lane in 0..4 {
+            let x = coords[0][lane]
+                .saturating_add(offset[0])
+                .clamp(0, w as i32 - 1) as u32;
+            let y = match dim {
+                Dim::D1 | Dim::D1Array => 0,
+                _ => coords[1][lane]
+                    .saturating_add(offset[1])
+                    .clamp(0, h as i32 - 1) as u32,
+            };
+            let v = tex.read_texel(level, x, y);
+            for c in 0..4 {
+                out[c][lane] = v[c];
+            }
+        }
+        out
+    }
+
+    /// softpipe's `sp_get_dims`: width, height (1D arrays: layers), layers of 2D arrays, and
+    /// the level count; zero for levels outside the chain and unsupported targets.
+    fn size(&self, view: u32, target: TextureTarget, lod: i32) -> [u32; 4] {
+        let Some((tex, _)) = self.get(view) else {
+            return [0; 4];
+        };
+        if lod < 0 || lod >= tex.level_count() as i32 {
+            return [0; 4];
+        }
+        let (w, h) = tex.level_size(lod as u32);
+        let levels = tex.level_count();
+        match dim_of(target) {
+            Some(Dim::D1) => [w, 0, 0, levels],
+            Some(Dim::D1Array) => [w, 1, 0, levels],
+            Some(Dim::D2) | Some(Dim::Rect) => [w, h, 0, levels],
+            Some(Dim::D2Array) => [w, h, 1, levels],
+            None if target == TextureTarget::Tex2DMsaa => [w, h, 0, levels],
+            None => [0; 4],
+        }
+    }
+
+    fn query_lod(&self, request: &SampleRequest) -> [[f32; 4]; 2] {
+        let Some((tex, samp)) = self.resolve(request.view, request.sampler) else {
+            return [[0.0; 4]; 2];
+        };
+        with_ctx(tex, samp, request.target, |ctx| ctx.query_lod(request)).unwrap_or([[0.0; 4]; 2])
+    }
+}
