@@ -3,16 +3,19 @@
 //! The later Cranelift JIT must match it bit for bit, and it matches softpipe (Mesa 22.3's
 //! `tgsi_exec.c` on x86-64/glibc), the reference driver. Rules and where they come from:
 //!
-//! **Arithmetic** ([`ops`]): the C expression of the corresponding `micro_*` function. Notably
-//! RCP = `1/x`; RSQ = `1/sqrtf(x)` (no `fabsf` in 22.3: RSQ(-2) = NaN, checked on softpipe);
-//! EX2 = `powf(2, x)`; LG2 = `logf(x) * 1.442695f`; POW = `powf`; SIN/COS = `sinf`/`cosf`;
-//! ROUND = round half to even (`_mesa_roundevenf`); FRC = `x - floorf(x)`; MIN/MAX = glibc
-//! `fminf`/`fmaxf` (NaN yields the other operand; for ±0 the second operand); MAD, LRP, DPn are
-//! separately rounded multiply and add (no FMA in x86-64 baseline code); FMA is fused.
-//! Comparisons SLT/SGE/… give 1.0/0.0, FSLT/ISLT/USEQ/… give `~0`/0.
-//! F2I/ARL/ARR convert like x86 `cvttss2si` (NaN and out-of-range → `0x8000_0000`); F2U like
-//! GCC's x86-64 code (64-bit truncation: -1.0 → `0xffff_ffff`, NaN → 0) — not the D3D10
-//! saturating rules, because softpipe does not saturate.
+//! **Arithmetic** ([`ops`]): the C expression of the corresponding `micro_*` function, run the
+//! way softpipe runs it — with the x86 DAZ and FTZ modes on, so denormal inputs read as zero and
+//! denormal results flush to zero (observed on softpipe; GPUs do the same). RCP = `1/x`;
+//! RSQ = `1/sqrtf(x)` (no `fabsf` in 22.3: RSQ(-2) = NaN); EX2 = `powf(2, x)`;
+//! LG2 = `logf(x) * 1.442695f`; POW = `powf`; SIN/COS = `sinf`/`cosf`; ROUND = round half to
+//! even; FRC = `x - floorf(x)`; MIN/MAX: a NaN operand yields the other one, ties (±0) the first
+//! one; `_SAT` maps NaN and -0 to +0. MAD, LRP and DPn multiply and add with separate rounding
+//! (no FMA in x86-64 baseline code); FMA is fused. SLT/SGE/… give 1.0/0.0, FSLT/ISLT/USEQ/…
+//! give `~0`/0. F2I/ARL/ARR convert like x86 `cvttss2si` (NaN and out of range →
+//! `0x8000_0000`); F2U like softpipe's vectorised build (≥ 2^32 and +inf → 0, negatives below
+//! -1 and NaN → `0x8000_0000`, -1.0 → `0xffff_ffff`) — not the D3D10 saturating rules, because
+//! softpipe does not saturate. All of this is cross-checked bit for bit against softpipe renders
+//! (`jit/tests/interp_softpipe.rs`).
 //! Integers: IDIV by 0 → 0, UDIV/UMOD by 0 → `0xffff_ffff`, MOD by 0 → -1 (`~0`); shift counts
 //! are masked to 5 bits; IBFE/UBFE/BFI follow `micro_ibfe`/`micro_ubfe`/`micro_bfi` exactly;
 //! LSB/UMSB/IMSB of 0 (IMSB also of -1) are -1. `i32::MIN / -1` wraps to `i32::MIN` and

@@ -5,8 +5,15 @@
 //! (`sin`, `cos`, `powf`, `ln`, `floor`, `sqrt`, …) lower to the same glibc `libm` calls as the C
 //! code. The JIT must call these functions (or prove its inline versions identical).
 //!
+//! Softpipe runs with the x86 MXCSR DAZ and FTZ bits set (as GPUs do): denormal inputs of float
+//! arithmetic read as zero and denormal results are flushed to zero, keeping the sign (observed:
+//! `1e-45 / 1.0` is 0 on softpipe). Every float operation here applies [`flush`] to its inputs
+//! and its result; pure bit moves (MOV, `|x|`, `-x`, UCMP) do not.
+//!
 //! Where C leaves the result undefined, the x86-64 behaviour of the compiled softpipe is used and
 //! noted (float → int conversions: `cvttss2si`, NaN/out of range → `0x8000_0000`).
+//! Not reproduced: which NaN propagates when both operands of an operation are NaN (softpipe's
+//! compiler may commute operands); results are some NaN in both.
 
 use std::hint::black_box;
 
@@ -19,83 +26,219 @@ pub fn f2i(f: f32) -> i32 {
     }
 }
 
-/// `(uint32_t)f` as GCC compiles it on x86-64: a 64-bit `cvttss2si` truncated to 32 bits, so
-/// negative values wrap (-1.0 → 0xffff_ffff) and NaN or |f| ≥ 2^63 give 0.
+/// `(uint32_t)f` as softpipe's build computes it (GCC's vectorised SSE2 sequence, observed on
+/// softpipe): values ≥ 2^31 convert as `cvttps2dq(f - 2^31) ^ 0x8000_0000` (so ≥ 2^32 and +inf
+/// give 0), everything else as [`f2i`] (so -1.0 → `0xffff_ffff`, -3e9, -inf and NaN →
+/// `0x8000_0000`).
 pub fn f2u(f: f32) -> u32 {
-    if f.is_nan() || !(-9223372036854775808.0..9223372036854775808.0).contains(&f) {
-        0
+    if f >= 2147483648.0 {
+        (f2i(f - 2147483648.0) as u32) ^ 0x8000_0000
     } else {
-        (f as i64) as u32
+        f2i(f) as u32
     }
 }
 
-/// `fmaxf` as glibc's x86-64 assembly implements it (`maxss` after a NaN check): a NaN operand
-/// yields the other operand; for equal operands (±0) the second one is returned.
+/// Denormals read as (and results flush to) zero of the same sign: MXCSR DAZ + FTZ.
+#[inline]
+pub fn flush(x: f32) -> f32 {
+    if x.is_subnormal() {
+        f32::from_bits(x.to_bits() & 0x8000_0000)
+    } else {
+        x
+    }
+}
+
+/// MAX: `fmaxf` as observed on softpipe: a NaN operand yields the other operand unchanged;
+/// otherwise the larger after [`flush`], and the first operand on ties (`max(+0, -0)` = +0,
+/// `max(-0, +0)` = -0).
 pub fn fmax(a: f32, b: f32) -> f32 {
     if a.is_nan() {
         b
-    } else if b.is_nan() || a > b {
+    } else if b.is_nan() {
         a
     } else {
-        b
+        let (a, b) = (flush(a), flush(b));
+        if b > a {
+            b
+        } else {
+            a
+        }
     }
 }
 
-/// `fminf` as glibc's x86-64 assembly implements it (`minss` after a NaN check).
+/// MIN: `fminf` as observed on softpipe (NaN yields the other operand, ties the first).
 pub fn fmin(a: f32, b: f32) -> f32 {
     if a.is_nan() {
         b
-    } else if b.is_nan() || a < b {
+    } else if b.is_nan() {
         a
     } else {
-        b
+        let (a, b) = (flush(a), flush(b));
+        if b < a {
+            b
+        } else {
+            a
+        }
     }
 }
 
-/// `_SAT`: `fminf(fmaxf(x, 0.0f), 1.0f)` (NaN → 0).
+/// `_SAT`: clamp to [0, 1]; NaN, -0 and denormals give +0 (softpipe's
+/// `fminf(fmaxf(x, 0.0f), 1.0f)` as observed: `-0` saturates to `+0`).
 pub fn saturate(x: f32) -> f32 {
-    fmin(fmax(x, 0.0), 1.0)
+    let x = flush(x);
+    if x > 0.0 {
+        if x < 1.0 {
+            x
+        } else {
+            1.0
+        }
+    } else {
+        0.0
+    }
+}
+
+/// ADD.
+#[inline]
+pub fn add(a: f32, b: f32) -> f32 {
+    flush(flush(a) + flush(b))
+}
+
+/// SUB.
+#[inline]
+pub fn sub(a: f32, b: f32) -> f32 {
+    flush(flush(a) - flush(b))
+}
+
+/// MUL.
+#[inline]
+pub fn mul(a: f32, b: f32) -> f32 {
+    flush(flush(a) * flush(b))
+}
+
+/// DIV.
+#[inline]
+pub fn div(a: f32, b: f32) -> f32 {
+    flush(flush(a) / flush(b))
+}
+
+/// MAD: `a * b + c`, rounded (and flushed) after the multiply and after the add — x86-64
+/// baseline code has no FMA, so C does not fuse.
+#[inline]
+pub fn mad(a: f32, b: f32, c: f32) -> f32 {
+    add(mul(a, b), c)
+}
+
+/// FMA: fused multiply-add (not in softpipe; what GPUs do for `fma()`).
+#[inline]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    flush(flush(a).mul_add(flush(b), flush(c)))
+}
+
+/// LRP: `a * (b - c) + c`, each step rounded.
+#[inline]
+pub fn lrp(a: f32, b: f32, c: f32) -> f32 {
+    add(mul(a, sub(b, c)), c)
+}
+
+/// Applies a libm function with DAZ on the input and FTZ on the result.
+#[inline]
+fn libm(x: f32, f: impl Fn(f32) -> f32) -> f32 {
+    flush(f(flush(x)))
+}
+
+/// FLR: `floorf` (glibc's SSE4.1 `roundss` version, which honours DAZ).
+pub fn floor(x: f32) -> f32 {
+    libm(x, f32::floor)
+}
+
+/// CEIL: `ceilf`.
+pub fn ceil(x: f32) -> f32 {
+    libm(x, f32::ceil)
+}
+
+/// TRUNC: `truncf`.
+pub fn trunc(x: f32) -> f32 {
+    libm(x, f32::trunc)
+}
+
+/// SQRT: `sqrtf`.
+pub fn sqrt(x: f32) -> f32 {
+    libm(x, f32::sqrt)
+}
+
+/// SIN: `sinf`. glibc returns tiny arguments (|x| < 2^-12) unchanged without any float
+/// arithmetic, so a denormal comes back as it went in (observed on softpipe).
+pub fn sin(x: f32) -> f32 {
+    if x.is_subnormal() {
+        x
+    } else {
+        libm(x, f32::sin)
+    }
+}
+
+/// COS: `cosf`.
+pub fn cos(x: f32) -> f32 {
+    libm(x, f32::cos)
+}
+
+/// `a < b` (SLT, FSLT; CMP and KILL_IF test `x < 0`).
+#[inline]
+pub fn lt(a: f32, b: f32) -> bool {
+    flush(a) < flush(b)
+}
+
+/// `a >= b` (SGE, FSGE).
+#[inline]
+pub fn ge(a: f32, b: f32) -> bool {
+    flush(a) >= flush(b)
+}
+
+/// `a == b` (SEQ, FSEQ; IF tests `x != 0`).
+#[inline]
+pub fn eq(a: f32, b: f32) -> bool {
+    flush(a) == flush(b)
 }
 
 /// RCP: `1.0f / x`.
 pub fn rcp(x: f32) -> f32 {
-    1.0 / x
+    div(1.0, x)
 }
 
 /// RSQ: `1.0f / sqrtf(x)` (Mesa 22.3 takes no absolute value: RSQ(-2) is NaN, checked on softpipe).
 pub fn rsq(x: f32) -> f32 {
-    1.0 / x.sqrt()
+    div(1.0, sqrt(x))
 }
 
 /// EX2: `powf(2.0f, x)`. The base goes through `black_box` so LLVM cannot rewrite the call into
 /// `exp2f`, which glibc implements separately.
 pub fn ex2(x: f32) -> f32 {
-    black_box(2.0f32).powf(x)
+    libm(x, |x| black_box(2.0f32).powf(x))
 }
 
 /// LG2: `logf(x) * 1.442695f` — not `log2f`, and Mesa's rounded constant, not `LOG2_E`.
 #[allow(clippy::approx_constant)]
 pub fn lg2(x: f32) -> f32 {
-    x.ln() * 1.442695
+    mul(libm(x, f32::ln), 1.442695)
 }
 
 /// POW: `powf(a, b)`.
 pub fn pow(a: f32, b: f32) -> f32 {
-    a.powf(b)
+    flush(flush(a).powf(flush(b)))
 }
 
 /// ROUND: `_mesa_roundevenf` (round half to even).
 pub fn round(x: f32) -> f32 {
-    x.round_ties_even()
+    libm(x, f32::round_ties_even)
 }
 
 /// FRC: `x - floorf(x)`.
 pub fn frc(x: f32) -> f32 {
-    x - x.floor()
+    sub(x, floor(x))
 }
 
 /// SSG: -1, 0 or 1 (NaN → 0).
 pub fn ssg(x: f32) -> f32 {
+    let x = flush(x);
     if x < 0.0 {
         -1.0
     } else if x > 0.0 {
@@ -107,17 +250,17 @@ pub fn ssg(x: f32) -> f32 {
 
 /// ARL: `(int)floorf(x)`.
 pub fn arl(x: f32) -> i32 {
-    f2i(x.floor())
+    f2i(floor(x))
 }
 
 /// ARR: `(int)floorf(x + 0.5f)`.
 pub fn arr(x: f32) -> i32 {
-    f2i((x + 0.5).floor())
+    f2i(floor(add(x, 0.5)))
 }
 
 /// RCC (legacy): the reciprocal, its magnitude clamped to [5.42101e-20, 1.884467e19] (tgsi.rst).
 pub fn rcc(x: f32) -> f32 {
-    let r = 1.0 / x;
+    let r = rcp(x);
     if r > 0.0 {
         r.clamp(5.42101e-20, 1.884467e19)
     } else if r < 0.0 {
@@ -128,8 +271,12 @@ pub fn rcc(x: f32) -> f32 {
 }
 
 /// LDEXP: `ldexpf(x, n)`, the exactly rounded x·2^n (musl's `scalbnf` algorithm, which gives the
-/// same unique IEEE result as glibc).
+/// same unique IEEE result as glibc), flushed.
 pub fn ldexp(x: f32, n: i32) -> f32 {
+    flush(scalbn(flush(x), n))
+}
+
+fn scalbn(x: f32, n: i32) -> f32 {
     let mut y = x;
     let mut n = n;
     if n > 127 {

@@ -158,13 +158,6 @@ fn splat(v: u32) -> [u32; 4] {
     [v; 4]
 }
 
-/// Lane-wise `a * b` then `+ c`, rounded separately (softpipe's `micro_mad`; C does not contract
-/// here because x86-64 baseline has no FMA).
-#[inline]
-fn mad(a: f32, b: f32, c: f32) -> f32 {
-    a * b + c
-}
-
 fn apply_modifier(v: &mut QuadVec4, m: Modifier) {
     let op: fn(u32) -> u32 = match m {
         Modifier::None => return,
@@ -420,7 +413,7 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 let mut k = 0u8;
                 for ch in &v {
                     for (l, &x) in ch.iter().enumerate() {
-                        if f(x) < 0.0 {
+                        if ops::lt(f(x), 0.0) {
                             k |= 1 << l;
                         }
                     }
@@ -432,7 +425,7 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 let v = self.fetch_chan(&inst.src[0], 0);
                 for (l, &x) in v.iter().enumerate() {
                     let taken = if inst.op == Opcode::IF {
-                        f(x) != 0.0
+                        !ops::eq(f(x), 0.0)
                     } else {
                         x != 0
                     };
@@ -538,7 +531,7 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 if inst.op == Opcode::CALLNZ {
                     let v = self.fetch_chan(&inst.src[0], 0);
                     for (l, &x) in v.iter().enumerate() {
-                        if f(x) == 0.0 {
+                        if ops::eq(f(x), 0.0) {
                             lanes &= !(1 << l);
                         }
                     }
@@ -616,30 +609,30 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
         let s = &inst.src;
         let r: QuadVec4 = match inst.op {
             MOV => self.fetch(&s[0]),
-            ADD => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, ff2(|a, b| a + b)),
-            SUB => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, ff2(|a, b| a - b)),
-            MUL => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, ff2(|a, b| a * b)),
-            DIV => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, ff2(|a, b| a / b)),
+            ADD => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, ff2(ops::add)),
+            SUB => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, ff2(ops::sub)),
+            MUL => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, ff2(ops::mul)),
+            DIV => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, ff2(ops::div)),
             MAD => map3(
                 &self.fetch(&s[0]),
                 &self.fetch(&s[1]),
                 &self.fetch(&s[2]),
                 m,
-                ff3(mad),
+                ff3(ops::mad),
             ),
             FMA => map3(
                 &self.fetch(&s[0]),
                 &self.fetch(&s[1]),
                 &self.fetch(&s[2]),
                 m,
-                ff3(|a, b, c| a.mul_add(b, c)),
+                ff3(ops::fma),
             ),
             LRP => map3(
                 &self.fetch(&s[0]),
                 &self.fetch(&s[1]),
                 &self.fetch(&s[2]),
                 m,
-                ff3(|a, b, c| a * (b - c) + c),
+                ff3(ops::lrp),
             ),
             MIN => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, ff2(ops::fmin)),
             MAX => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, ff2(ops::fmax)),
@@ -651,36 +644,36 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 ff3(|a, lo, hi| ops::fmin(ops::fmax(a, lo), hi)),
             ),
             SLT => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, |a, b| {
-                bool_float(f(a) < f(b))
+                bool_float(ops::lt(f(a), f(b)))
             }),
             SGE => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, |a, b| {
-                bool_float(f(a) >= f(b))
+                bool_float(ops::ge(f(a), f(b)))
             }),
             SGT => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, |a, b| {
-                bool_float(f(a) > f(b))
+                bool_float(ops::lt(f(b), f(a)))
             }),
             SLE => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, |a, b| {
-                bool_float(f(a) <= f(b))
+                bool_float(ops::ge(f(b), f(a)))
             }),
             SEQ => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, |a, b| {
-                bool_float(f(a) == f(b))
+                bool_float(ops::eq(f(a), f(b)))
             }),
             SNE => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, |a, b| {
-                bool_float(f(a) != f(b))
+                bool_float(!ops::eq(f(a), f(b)))
             }),
             SFL => [splat(0); 4],
             STR => [splat(1.0f32.to_bits()); 4],
             FSLT => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, |a, b| {
-                bool_mask(f(a) < f(b))
+                bool_mask(ops::lt(f(a), f(b)))
             }),
             FSGE => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, |a, b| {
-                bool_mask(f(a) >= f(b))
+                bool_mask(ops::ge(f(a), f(b)))
             }),
             FSEQ => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, |a, b| {
-                bool_mask(f(a) == f(b))
+                bool_mask(ops::eq(f(a), f(b)))
             }),
             FSNE => map2(&self.fetch(&s[0]), &self.fetch(&s[1]), m, |a, b| {
-                bool_mask(f(a) != f(b))
+                bool_mask(!ops::eq(f(a), f(b)))
             }),
             CMP => map3(
                 &self.fetch(&s[0]),
@@ -688,7 +681,7 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 &self.fetch(&s[2]),
                 m,
                 |a, b, c| {
-                    if f(a) < 0.0 {
+                    if ops::lt(f(a), 0.0) {
                         b
                     } else {
                         c
@@ -701,7 +694,7 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 &self.fetch(&s[2]),
                 m,
                 |a, b, c| {
-                    if f(c) > 0.5 {
+                    if ops::lt(0.5, f(c)) {
                         a
                     } else {
                         b
@@ -722,37 +715,37 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 },
             ),
             ABS => map1(&self.fetch(&s[0]), m, |a| a & 0x7fff_ffff),
-            FLR => map1(&self.fetch(&s[0]), m, ff1(f32::floor)),
-            CEIL => map1(&self.fetch(&s[0]), m, ff1(f32::ceil)),
-            TRUNC => map1(&self.fetch(&s[0]), m, ff1(f32::trunc)),
+            FLR => map1(&self.fetch(&s[0]), m, ff1(ops::floor)),
+            CEIL => map1(&self.fetch(&s[0]), m, ff1(ops::ceil)),
+            TRUNC => map1(&self.fetch(&s[0]), m, ff1(ops::trunc)),
             FRC => map1(&self.fetch(&s[0]), m, ff1(ops::frc)),
             ROUND => map1(&self.fetch(&s[0]), m, ff1(ops::round)),
             SSG => map1(&self.fetch(&s[0]), m, ff1(ops::ssg)),
             DDX => self.deriv(&s[0], m, |v| {
-                let d = f(v[3]) - f(v[2]);
+                let d = ops::sub(f(v[3]), f(v[2]));
                 [d, d, d, d]
             }),
             DDY => self.deriv(&s[0], m, |v| {
-                let d = f(v[2]) - f(v[0]);
+                let d = ops::sub(f(v[2]), f(v[0]));
                 [d, d, d, d]
             }),
             DDX_FINE => self.deriv(&s[0], m, |v| {
-                let top = f(v[1]) - f(v[0]);
-                let bottom = f(v[3]) - f(v[2]);
+                let top = ops::sub(f(v[1]), f(v[0]));
+                let bottom = ops::sub(f(v[3]), f(v[2]));
                 [top, top, bottom, bottom]
             }),
             DDY_FINE => self.deriv(&s[0], m, |v| {
-                let left = f(v[2]) - f(v[0]);
-                let right = f(v[3]) - f(v[1]);
+                let left = ops::sub(f(v[2]), f(v[0]));
+                let right = ops::sub(f(v[3]), f(v[1]));
                 [left, right, left, right]
             }),
             RCP => self.scalar1(&s[0], ops::rcp),
             RSQ => self.scalar1(&s[0], ops::rsq),
-            SQRT => self.scalar1(&s[0], f32::sqrt),
+            SQRT => self.scalar1(&s[0], ops::sqrt),
             EX2 => self.scalar1(&s[0], ops::ex2),
             LG2 => self.scalar1(&s[0], ops::lg2),
-            SIN => self.scalar1(&s[0], f32::sin),
-            COS => self.scalar1(&s[0], f32::cos),
+            SIN => self.scalar1(&s[0], ops::sin),
+            COS => self.scalar1(&s[0], ops::cos),
             RCC => self.scalar1(&s[0], ops::rcc),
             POW => {
                 let a = self.fetch_chan(&s[0], 0);
@@ -779,7 +772,7 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 let b = self.fetch(&s[1]);
                 [
                     splat(1.0f32.to_bits()),
-                    std::array::from_fn(|l| (f(a[1][l]) * f(b[1][l])).to_bits()),
+                    std::array::from_fn(|l| ops::mul(f(a[1][l]), f(b[1][l])).to_bits()),
                     a[2],
                     b[3],
                 ]
@@ -791,9 +784,9 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 let mut r = [splat(one); 4];
                 for l in 0..4 {
                     let v = f(x[l]);
-                    let fl = v.floor();
+                    let fl = ops::floor(v);
                     r[0][l] = ops::ex2(fl).to_bits();
-                    r[1][l] = (v - fl).to_bits();
+                    r[1][l] = ops::sub(v, fl).to_bits();
                     r[2][l] = ops::ex2(v).to_bits();
                 }
                 r
@@ -805,9 +798,9 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 for l in 0..4 {
                     let a = f(x[l]).abs();
                     let lg = ops::lg2(a);
-                    let fl = lg.floor();
+                    let fl = ops::floor(lg);
                     r[0][l] = fl.to_bits();
-                    r[1][l] = (a / ops::ex2(fl)).to_bits();
+                    r[1][l] = ops::div(a, ops::ex2(fl)).to_bits();
                     r[2][l] = lg.to_bits();
                 }
                 r
@@ -816,7 +809,11 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 let a = self.fetch(&s[0]);
                 let b = self.fetch(&s[1]);
                 let cross = |i: usize, j: usize, l: usize| {
-                    (f(a[i][l]) * f(b[j][l]) - f(a[j][l]) * f(b[i][l])).to_bits()
+                    ops::sub(
+                        ops::mul(f(a[i][l]), f(b[j][l])),
+                        ops::mul(f(a[j][l]), f(b[i][l])),
+                    )
+                    .to_bits()
                 };
                 [
                     std::array::from_fn(|l| cross(1, 2, l)),
@@ -828,8 +825,8 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
             SCS => {
                 let x = self.fetch_chan(&s[0], 0);
                 [
-                    x.map(|v| f(v).cos().to_bits()),
-                    x.map(|v| f(v).sin().to_bits()),
+                    x.map(|v| ops::cos(f(v)).to_bits()),
+                    x.map(|v| ops::sin(f(v)).to_bits()),
                     splat(0),
                     splat(1.0f32.to_bits()),
                 ]
@@ -839,13 +836,13 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 let n = if inst.op == NRM { 3 } else { 4 };
                 let mut r = [splat(1.0f32.to_bits()); 4];
                 for l in 0..4 {
-                    let mut d = f(a[0][l]) * f(a[0][l]);
+                    let mut d = ops::mul(f(a[0][l]), f(a[0][l]));
                     for c in 1..n {
-                        d = mad(f(a[c][l]), f(a[c][l]), d);
+                        d = ops::mad(f(a[c][l]), f(a[c][l]), d);
                     }
                     let k = ops::rsq(d);
                     for c in 0..n {
-                        r[c][l] = (f(a[c][l]) * k).to_bits();
+                        r[c][l] = ops::mul(f(a[c][l]), k).to_bits();
                     }
                 }
                 r
@@ -856,15 +853,13 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 let mut r = [splat(1.0f32.to_bits()); 4];
                 for l in 0..4 {
                     let dot = |x: &QuadVec4, y: &QuadVec4| {
-                        mad(
-                            f(x[2][l]),
-                            f(y[2][l]),
-                            mad(f(x[1][l]), f(y[1][l]), f(x[0][l]) * f(y[0][l])),
-                        )
+                        let d = ops::mul(f(x[0][l]), f(y[0][l]));
+                        let d = ops::mad(f(x[1][l]), f(y[1][l]), d);
+                        ops::mad(f(x[2][l]), f(y[2][l]), d)
                     };
-                    let k = 2.0 * dot(&a, &b) / dot(&a, &a);
+                    let k = ops::div(ops::mul(2.0, dot(&a, &b)), dot(&a, &a));
                     for c in 0..3 {
-                        r[c][l] = (k * f(a[c][l]) - f(b[c][l])).to_bits();
+                        r[c][l] = ops::sub(ops::mul(k, f(a[c][l])), f(b[c][l])).to_bits();
                     }
                 }
                 r
@@ -873,12 +868,12 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
                 let a = self.fetch(&s[0]);
                 let b = self.fetch(&s[1]);
                 let c = self.fetch(&s[2]);
-                let x = std::array::from_fn(|l| {
-                    (f(a[0][l]) + f(b[0][l]) * f(c[0][l]) + f(b[1][l]) * f(c[1][l])).to_bits()
-                });
-                let y = std::array::from_fn(|l| {
-                    (f(a[1][l]) + f(b[0][l]) * f(c[2][l]) + f(b[1][l]) * f(c[3][l])).to_bits()
-                });
+                let row = |base: usize, i: usize, j: usize, l: usize| {
+                    let t = ops::add(f(a[base][l]), ops::mul(f(b[0][l]), f(c[i][l])));
+                    ops::add(t, ops::mul(f(b[1][l]), f(c[j][l]))).to_bits()
+                };
+                let x = std::array::from_fn(|l| row(0, 0, 1, l));
+                let y = std::array::from_fn(|l| row(1, 2, 3, l));
                 [x, y, x, y]
             }
             // Integer and bit operations.
@@ -1065,12 +1060,12 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
         let a = self.fetch(a);
         let b = self.fetch(b);
         let v = std::array::from_fn(|l| {
-            let mut d = f(a[0][l]) * f(b[0][l]);
+            let mut d = ops::mul(f(a[0][l]), f(b[0][l]));
             for c in 1..n {
-                d = mad(f(a[c][l]), f(b[c][l]), d);
+                d = ops::mad(f(a[c][l]), f(b[c][l]), d);
             }
             if let Some(add) = add {
-                d += f(add[l]);
+                d = ops::add(d, f(add[l]));
             }
             d.to_bits()
         });
@@ -1098,7 +1093,7 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
             let w = ops::fmax(ops::fmin(f(a[3][l]), 128.0), -128.0);
             let p = ops::pow(y, w);
             r[1][l] = ops::fmax(x, 0.0).to_bits();
-            r[2][l] = if 0.0 < x { p.to_bits() } else { 0 };
+            r[2][l] = if ops::lt(0.0, x) { p.to_bits() } else { 0 };
         }
         r
     }

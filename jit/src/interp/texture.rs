@@ -5,6 +5,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::decode::{coord_dim, deriv_dim, sampler_operand, shadow_ref, Inst, TexOp};
+use super::ops;
 use super::run::Machine;
 use crate::exec::{ExecError, LodMode, QuadVec4, SampleRequest};
 use crate::ir::Opcode;
@@ -82,12 +83,12 @@ impl Machine<'_, '_, '_> {
                     Opcode::TXP => {
                         for c in 0..dim {
                             for l in 0..4 {
-                                request.coords[c][l] /= modifier[l];
+                                request.coords[c][l] = ops::div(request.coords[c][l], modifier[l]);
                             }
                         }
                         if let Some(cmp) = request.compare.as_mut() {
                             for l in 0..4 {
-                                cmp[l] /= modifier[l];
+                                cmp[l] = ops::div(cmp[l], modifier[l]);
                             }
                         }
                     }
