@@ -1,1 +1,166 @@
-fn main() {}
+//! The `softgpu` command line.
+
+use anyhow::{anyhow, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use softgpu::draw::{self, DrawJob};
+use softgpu::ir::{text, validate, Processor};
+use softgpu::raster::ClipConvention;
+use softgpu::texture::{Filter, Texture, Wrap};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// softgpu: a software GPU that runs real GPU shaders on the CPU.
+#[derive(Parser)]
+#[command(version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Draw triangles with a TGSI vertex and fragment shader into an RGBA8 PNG.
+    Draw(DrawArgs),
+    /// Parse and validate a TGSI program and print it back in Mesa's text format.
+    Compile(CompileArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FilterArg {
+    Linear,
+    Nearest,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum WrapArg {
+    Repeat,
+    Clamp,
+    Mirror,
+    Border,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ConventionArg {
+    Gl,
+    Vulkan,
+}
+
+#[derive(clap::Args)]
+struct DrawArgs {
+    /// Vertex shader (Mesa TGSI text).
+    #[arg(long, value_name = "VS.tgsi")]
+    vs: PathBuf,
+    /// Fragment shader (Mesa TGSI text).
+    #[arg(long, value_name = "FS.tgsi")]
+    fs: PathBuf,
+    /// Vertex file: one vertex per line, floats taken four at a time into IN[0], IN[1], ….
+    #[arg(long, value_name = "V.txt")]
+    vertices: PathBuf,
+    /// Constant file: one `x y z w` line per CONST[0][i].
+    #[arg(long, value_name = "C.txt")]
+    consts: Option<PathBuf>,
+    /// Bind an image to SAMP[N]/SVIEW[N]; repeatable.
+    #[arg(long, value_name = "N=IMG.png")]
+    texture: Vec<String>,
+    /// Texture filter for minification and magnification.
+    #[arg(long, value_enum, default_value = "linear")]
+    filter: FilterArg,
+    /// Texture wrap mode on every axis.
+    #[arg(long, value_enum, default_value = "repeat")]
+    wrap: WrapArg,
+    /// Output size.
+    #[arg(long, value_name = "WxH", default_value = "64x64")]
+    size: String,
+    /// Clip-space convention: gl (y up, z in -w..w) or vulkan (y down, z in 0..w).
+    #[arg(long, value_enum, default_value = "gl")]
+    convention: ConventionArg,
+    /// Output PNG (RGBA8 UNORM; row 0 is the top of the image).
+    #[arg(long, value_name = "OUT.png")]
+    out: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct CompileArgs {
+    /// The TGSI program.
+    file: PathBuf,
+}
+
+fn read(path: &PathBuf, what: &str) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("{}: cannot read {what}", path.display()))
+}
+
+fn run_draw(args: DrawArgs) -> Result<()> {
+    let size = draw::parse_size(&args.size)?;
+    let vertices = draw::parse_vertices(&args.vertices, &read(&args.vertices, "vertex file")?)?;
+    let constants = match &args.consts {
+        Some(path) => draw::parse_constants(path, &read(path, "constant file")?)?,
+        None => Vec::new(),
+    };
+    let mut textures = Vec::new();
+    for binding in &args.texture {
+        let (unit, path) = draw::parse_texture_binding(binding)?;
+        let texture = Texture::load(&path).map_err(|e| anyhow!("--texture {unit}: {e}"))?;
+        textures.retain(|(u, _)| *u != unit);
+        textures.push((unit, Arc::new(texture)));
+    }
+    let filter = match args.filter {
+        FilterArg::Linear => Filter::Linear,
+        FilterArg::Nearest => Filter::Nearest,
+    };
+    let wrap = match args.wrap {
+        WrapArg::Repeat => Wrap::Repeat,
+        WrapArg::Clamp => Wrap::ClampToEdge,
+        WrapArg::Mirror => Wrap::MirroredRepeat,
+        WrapArg::Border => Wrap::ClampToBorder,
+    };
+    let job = DrawJob {
+        vertex_program: draw::load_program(&args.vs, Processor::Vertex)?,
+        fragment_program: draw::load_program(&args.fs, Processor::Fragment)?,
+        vertices,
+        constants,
+        textures,
+        sampler: draw::sampler_state(filter, wrap),
+        size,
+        convention: match args.convention {
+            ConventionArg::Gl => ClipConvention::OpenGl,
+            ConventionArg::Vulkan => ClipConvention::Vulkan,
+        },
+    };
+    let image = draw::run(&job)?;
+    image
+        .save_png(&args.out)
+        .map_err(|e| anyhow!("{}: {e}", args.out.display()))?;
+    Ok(())
+}
+
+fn run_compile(args: CompileArgs) -> Result<()> {
+    let source = read(&args.file, "shader")?;
+    let program =
+        text::parse_program(&source).map_err(|e| anyhow!("{}: {e}", args.file.display()))?;
+    if let Err(errors) = validate::validate(&program) {
+        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        return Err(anyhow!(
+            "{}: invalid program:\n  {}",
+            args.file.display(),
+            lines.join("\n  ")
+        ));
+    }
+    print!("{}", text::print_program(&program));
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Draw(args) => run_draw(args),
+        Command::Compile(args) => run_compile(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("softgpu: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
