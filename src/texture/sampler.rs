@@ -162,8 +162,18 @@ fn dim_of(target: TextureTarget) -> Option<Dim> {
 
 /// Mesa's `util_ifloor`: floor through two f64 → f32 roundings (exact for |f| < 2^22; mirrored
 /// bit for bit beyond, NaN gives 0).
-#[inline]
+#[inline(always)]
 fn ifloor(f: f32) -> i32 {
+    if f.abs() < 4_194_304.0 {
+        // The common case, without the f64 round trip: truncate and step down for negatives.
+        let t = f as i32;
+        return t - ((t as f32 > f) as i32);
+    }
+    ifloor_wide(f)
+}
+
+#[cold]
+fn ifloor_wide(f: f32) -> i32 {
     const C: f64 = (3u32 << 22) as f64 + 0.5;
     let ai = ((C + f as f64) as f32).to_bits() as i32;
     let bi = ((C - f as f64) as f32).to_bits() as i32;
@@ -171,8 +181,13 @@ fn ifloor(f: f32) -> i32 {
 }
 
 /// softpipe's `frac`: `f - floorf(f)`.
-#[inline]
+#[inline(always)]
 fn frac(f: f32) -> f32 {
+    if f.abs() < 4_194_304.0 {
+        // floorf(f) is exactly representable here, so this equals f - floorf(f).
+        let t = f as i32;
+        return f - (t - ((t as f32 > f) as i32)) as f32;
+    }
     f - f.floor()
 }
 
@@ -200,11 +215,22 @@ fn clampf(x: f32, min: f32, max: f32) -> f32 {
 }
 
 /// softpipe's `repeat`: `(coord + size * 1024) % size` in unsigned arithmetic.
-#[inline]
+#[inline(always)]
 fn repeat(coord: i32, size: u32) -> i32 {
+    // Coordinates one texel outside the image are the common case; skip the division.
+    if coord >= 0 && coord < size as i32 {
+        return coord;
+    }
+    if coord == -1 {
+        return size as i32 - 1;
+    }
+    if coord == size as i32 {
+        return 0;
+    }
     ((coord as u32).wrapping_add(size.wrapping_mul(1024)) % size) as i32
 }
 
+#[inline(always)]
 fn wrap_nearest(mode: Wrap, s: f32, size: u32, offset: i32) -> i32 {
     let fsize = size as f32;
     match mode {
@@ -250,6 +276,7 @@ fn wrap_nearest(mode: Wrap, s: f32, size: u32, offset: i32) -> i32 {
 }
 
 /// Returns (i0, i1, weight).
+#[inline(always)]
 fn wrap_linear(mode: Wrap, s: f32, size: u32, offset: i32) -> (i32, i32, f32) {
     let fsize = size as f32;
     match mode {
@@ -408,17 +435,31 @@ struct Ctx<'a, T: Texels> {
 
 const BORDER: [f32; 4] = [0.0; 4];
 
+/// One mip level's bytes and size.
+struct Lv<'a> {
+    data: &'a [u8],
+    w: i32,
+    h: i32,
+}
+
 impl<T: Texels> Ctx<'_, T> {
     #[inline(always)]
-    fn at(&self, level: u32, x: i32, y: i32) -> [f32; 4] {
+    fn level(&self, level: u32) -> Lv<'_> {
         let (w, h) = self.tex.level_size(level);
-        if x < 0 || y < 0 || x >= w as i32 || y >= h as i32 {
+        Lv {
+            data: self.tex.level_data(level),
+            w: w as i32,
+            h: h as i32,
+        }
+    }
+
+    #[inline(always)]
+    fn at(&self, lv: &Lv<'_>, x: i32, y: i32) -> [f32; 4] {
+        if x < 0 || y < 0 || x >= lv.w || y >= lv.h {
             return BORDER;
         }
-        self.texels.texel(
-            self.tex.level_data(level),
-            y as usize * w as usize + x as usize,
-        )
+        self.texels
+            .texel(lv.data, y as usize * lv.w as usize + x as usize)
     }
 
     fn img_filter(&self, filter: Filter) -> Img {
@@ -449,7 +490,8 @@ impl<T: Texels> Ctx<'_, T> {
         off: [i32; 3],
         gather: Option<usize>,
     ) -> [f32; 4] {
-        let (w, h) = self.tex.level_size(level);
+        let lv = self.level(level);
+        let (w, h) = (lv.w as u32, lv.h as u32);
         let samp = self.samp;
         match img {
             Img::NearestRepeatPot | Img::LinearRepeatPot => {
@@ -461,7 +503,7 @@ impl<T: Texels> Ctx<'_, T> {
                     let v = c[1] * ypot as f32 + off[1] as f32;
                     let x0 = ifloor(u) & (xpot as i32 - 1);
                     let y0 = ifloor(v) & (ypot as i32 - 1);
-                    return self.at(level, x0, y0);
+                    return self.at(&lv, x0, y0);
                 }
                 let u = (c[0] * xpot as f32 - 0.5) + off[0] as f32;
                 let v = (c[1] * ypot as f32 - 0.5) + off[1] as f32;
@@ -474,10 +516,10 @@ impl<T: Texels> Ctx<'_, T> {
                 let x1 = (x0 + 1) & (xpot as i32 - 1);
                 let y1 = (y0 + 1) & (ypot as i32 - 1);
                 let t = [
-                    self.at(level, x0, y0),
-                    self.at(level, x1, y0),
-                    self.at(level, x0, y1),
-                    self.at(level, x1, y1),
+                    self.at(&lv, x0, y0),
+                    self.at(&lv, x1, y0),
+                    self.at(&lv, x0, y1),
+                    self.at(&lv, x1, y1),
                 ];
                 bilerp(xw, yw, &t)
             }
@@ -494,7 +536,7 @@ impl<T: Texels> Ctx<'_, T> {
                         wrap_nearest_unorm(samp.wrap_t, c[1], h, off[1]),
                     ),
                 };
-                self.at(level, x, y)
+                self.at(&lv, x, y)
             }
             Img::Linear => {
                 let (x0, x1, xw) = if self.dim == Dim::Rect {
@@ -504,8 +546,8 @@ impl<T: Texels> Ctx<'_, T> {
                 };
                 if matches!(self.dim, Dim::D1 | Dim::D1Array) {
                     // 1D images ignore gather (softpipe's img_filter_1d_linear has no gather).
-                    let t0 = self.at(level, x0, 0);
-                    let t1 = self.at(level, x1, 0);
+                    let t0 = self.at(&lv, x0, 0);
+                    let t1 = self.at(&lv, x1, 0);
                     return std::array::from_fn(|i| lerp(xw, t0[i], t1[i]));
                 }
                 let (y0, y1, yw) = if self.dim == Dim::Rect {
@@ -514,10 +556,10 @@ impl<T: Texels> Ctx<'_, T> {
                     wrap_linear(samp.wrap_t, c[1], h, off[1])
                 };
                 let t = [
-                    self.at(level, x0, y0),
-                    self.at(level, x1, y0),
-                    self.at(level, x0, y1),
-                    self.at(level, x1, y1),
+                    self.at(&lv, x0, y0),
+                    self.at(&lv, x1, y0),
+                    self.at(&lv, x0, y1),
+                    self.at(&lv, x1, y1),
                 ];
                 match gather {
                     Some(comp) => [t[2][comp], t[3][comp], t[1][comp], t[0][comp]],
