@@ -1,1 +1,143 @@
-fn main() {}
+//! Full-screen 1920x1080 draws through the reference interpreter, side by side with Mesa's
+//! softpipe and llvmpipe measured in the same run.
+//!
+//! `cargo bench --bench interp_draw` prints criterion's numbers, then a table of Mpix/s and
+//! ratios. The peers run through `mesa_run.py --frames N` (path from `MESA_RUN`, default
+//! `../shared/peers/mesa_run.py`); set `SOFTGPU_BENCH_PEERS=0` to skip them (e.g. without Mesa).
+
+use criterion::{criterion_group, Criterion, Throughput};
+use softgpu::draw::{self, DrawJob};
+use softgpu::ir::Processor;
+use softgpu::raster::ClipConvention;
+use softgpu::texture::{Filter, Texture, Wrap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+const WIDTH: u32 = 1920;
+const HEIGHT: u32 = 1080;
+const SHADERS: [&str; 4] = ["tex_mul", "alu_loop", "math_builtins", "const_color"];
+const GROUP: &str = "draw_1080p_interp";
+
+fn shader_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches/shaders")
+        .join(name)
+}
+
+fn load_job(name: &str) -> DrawJob {
+    let dir = shader_dir(name);
+    let read = |file: &str| std::fs::read_to_string(dir.join(file)).expect("bench shader files");
+    DrawJob {
+        vertex_program: draw::load_program(&dir.join("vs.tgsi"), Processor::Vertex).unwrap(),
+        fragment_program: draw::load_program(&dir.join("fs.tgsi"), Processor::Fragment).unwrap(),
+        vertices: draw::parse_vertices(&dir.join("vertices.txt"), &read("vertices.txt")).unwrap(),
+        constants: draw::parse_constants(&dir.join("consts.txt"), &read("consts.txt")).unwrap(),
+        textures: vec![(0, Arc::new(Texture::load(&dir.join("tex0.png")).unwrap()))],
+        sampler: draw::sampler_state(Filter::Linear, Wrap::Repeat),
+        size: (WIDTH, HEIGHT),
+        convention: ClipConvention::OpenGl,
+    }
+}
+
+fn bench_interp(c: &mut Criterion) {
+    let mut group = c.benchmark_group(GROUP);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(8));
+    group.throughput(Throughput::Elements(u64::from(WIDTH * HEIGHT)));
+    for name in SHADERS {
+        let job = load_job(name);
+        group.bench_function(name, |b| b.iter(|| draw::run(&job).unwrap()));
+    }
+    group.finish();
+}
+
+/// Mean time per iteration criterion measured, in seconds.
+fn criterion_mean_seconds(name: &str) -> Option<f64> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/criterion")
+        .join(GROUP)
+        .join(name)
+        .join("new/estimates.json");
+    let json = std::fs::read_to_string(path).ok()?;
+    let mean = json.split("\"mean\"").nth(1)?;
+    let value = mean.split("\"point_estimate\":").nth(1)?;
+    let number: String = value
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
+        .collect();
+    number.parse::<f64>().ok().map(|ns| ns / 1e9)
+}
+
+/// The peer's fill rate in Mpix/s from `mesa_run.py --frames`, or None when Mesa is missing.
+fn peer_mpix(name: &str, driver: &str, frames: u32) -> Option<f64> {
+    let script = std::env::var("MESA_RUN").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/peers/mesa_run.py").to_string()
+    });
+    let source = shader_dir("src").join(format!("{name}.frag"));
+    let out = std::env::temp_dir().join(format!("softgpu-bench-{name}-{driver}"));
+    let output = Command::new("python3")
+        .arg(&script)
+        .arg(&source)
+        .arg(&out)
+        .args(["--driver", driver, "--size", "1920x1080", "--frames"])
+        .arg(frames.to_string())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    // "llvmpipe: 60 frames of 1920x1080 in 0.590s = 210.9 Mpix/s": recompute from the time.
+    let seconds: f64 = text
+        .split(" in ")
+        .nth(1)?
+        .split('s')
+        .next()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(f64::from(WIDTH * HEIGHT) * f64::from(frames) / seconds / 1e6)
+}
+
+fn report_side_by_side() {
+    let with_peers = std::env::var("SOFTGPU_BENCH_PEERS").map_or(true, |v| v != "0");
+    println!("\nsoftgpu interpreter vs Mesa 22.3 (same run, 1920x1080, Mpix/s)");
+    println!(
+        "{:<14} {:>10} {:>10} {:>10} {:>14} {:>14}",
+        "shader", "interp", "softpipe", "llvmpipe", "interp/softp", "interp/llvmp"
+    );
+    for name in SHADERS {
+        let ours = criterion_mean_seconds(name).map(|s| f64::from(WIDTH * HEIGHT) / s / 1e6);
+        let (softpipe, llvmpipe) = if with_peers {
+            (
+                peer_mpix(name, "softpipe", 2),
+                peer_mpix(name, "llvmpipe", 60),
+            )
+        } else {
+            (None, None)
+        };
+        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => format!("{:.2}x", a / b),
+            _ => "-".to_string(),
+        };
+        println!(
+            "{:<14} {:>10} {:>10} {:>10} {:>14} {:>14}",
+            name,
+            fmt(ours),
+            fmt(softpipe),
+            fmt(llvmpipe),
+            ratio(ours, softpipe),
+            ratio(ours, llvmpipe)
+        );
+    }
+}
+
+criterion_group!(benches, bench_interp);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    report_side_by_side();
+}
