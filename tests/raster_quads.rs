@@ -345,3 +345,54 @@ impl QuadShader for FailingVs {
         self.0.signature()
     }
 }
+
+#[test]
+fn eight_bit_targets_encode_exactly_like_format_encode() {
+    // Screen-linear ramps through negative values, (0, 1) and values above 1.
+    let vs = PassVs::new(1);
+    let fs = CopyFs::new(InterpolateMode::Linear);
+    let state = DrawState::new(&vs, &fs, ClipConvention::OpenGl);
+    let mut verts = Vec::new();
+    for (x, y, v) in [
+        (-1.0, -1.0, [-0.3, 1.4, 0.2, 0.0]),
+        (3.0, -1.0, [2.5, -0.9, 0.7, 1.0]),
+        (-1.0, 3.0, [0.1, 0.6, -2.0, 0.5]),
+    ] {
+        verts.extend(vertex([x, y, 0.0, 1.0], &[v]));
+    }
+    let mut float = Target::new(Format::R32G32B32A32Sfloat, 61, 47);
+    float.draw(&state, &verts, 2).unwrap();
+    for format in [
+        Format::R8G8B8A8Unorm,
+        Format::B8G8R8A8Unorm,
+        Format::R8G8B8A8Srgb,
+        Format::R16G16B16A16Sfloat,
+    ] {
+        let mut target = Target::new(format, 61, 47);
+        target.draw(&state, &verts, 2).unwrap();
+        let bpp = format.bytes_per_texel();
+        for y in 0..47 {
+            for x in 0..61 {
+                let mut expected = vec![0u8; bpp];
+                format.encode(float.texel(x, y), &mut expected);
+                let off = ((y * 61 + x) as usize) * bpp;
+                assert_eq!(
+                    &target.data[off..off + bpp],
+                    &expected[..],
+                    "{format:?} ({x},{y})"
+                );
+            }
+        }
+    }
+    // NaN channels encode to 0 in the inlined path too.
+    let nan_fs = ConstFs::new([
+        f32::NAN.to_bits(),
+        1.0f32.to_bits(),
+        (-1.0f32).to_bits(),
+        0.5f32.to_bits(),
+    ]);
+    let state = DrawState::new(&vs, &nan_fs, ClipConvention::OpenGl);
+    let mut target = Target::new(Format::B8G8R8A8Unorm, 4, 4);
+    target.draw(&state, &verts, 2).unwrap();
+    assert!(target.data.chunks(4).all(|t| t == [0, 255, 0, 128]));
+}

@@ -198,6 +198,15 @@ struct Context<'a> {
     height: u32,
 }
 
+/// [`crate::texture::float_to_ubyte`] (Mesa's rounding) without branches: NaN and values ≤ 0
+/// give 0, values ≥ 1 give 255.
+#[inline(always)]
+fn unorm8(f: f32) -> u8 {
+    let c = if f > 0.0 { f.min(1.0) } else { 0.0 };
+    // 32768 has an ulp of 2^-8, so the sum's low mantissa bits are round(c * 255).
+    (c * (255.0 / 256.0) + 32768.0).to_bits() as u8
+}
+
 /// `tgsi_exec`'s plane evaluation over a quad whose top-left pixel is `(x, y)`.
 #[inline(always)]
 fn plane(k: Coef, x: f32, y: f32) -> [f32; 4] {
@@ -244,18 +253,26 @@ impl Context<'_> {
             }
             self.triangle_constants(tri, &mut regs);
             let edges = tri.edges;
+            // When the corners of the quad-aligned rectangle are inside every edge, so is all
+            // of it (the edge functions are linear): skip the per-quad tests.
+            let (xr, yb) = ((x1 & !1) as i64 + 1, (y1 & !1) as i64 + 1);
+            let inside = |x: i64, y: i64| edges.iter().all(|k| k.a * x + k.b * y + k.c > 0);
+            let (xl, yt) = (x0 as i64, y0 as i64);
+            let full = inside(xl, yt) && inside(xr, yt) && inside(xl, yb) && inside(xr, yb);
             for qy in (y0..=y1).step_by(2) {
                 let mut e = edges.map(|k| k.a * x0 as i64 + k.b * qy as i64 + k.c);
                 let row_mask = if qy + 1 > tile_y1 { 0b0011 } else { 0b1111 };
                 for qx in (x0..=x1).step_by(2) {
                     let mut mask = row_mask;
-                    for (v, k) in e.iter_mut().zip(&edges) {
-                        let e0 = *v;
-                        mask &= (e0 > 0) as u8
-                            | (((e0 + k.a) > 0) as u8) << 1
-                            | (((e0 + k.b) > 0) as u8) << 2
-                            | (((e0 + k.a + k.b) > 0) as u8) << 3;
-                        *v = e0 + 2 * k.a;
+                    if !full {
+                        for (v, k) in e.iter_mut().zip(&edges) {
+                            let e0 = *v;
+                            mask &= (e0 > 0) as u8
+                                | (((e0 + k.a) > 0) as u8) << 1
+                                | (((e0 + k.b) > 0) as u8) << 2
+                                | (((e0 + k.a + k.b) > 0) as u8) << 3;
+                            *v = e0 + 2 * k.a;
+                        }
                     }
                     if qx + 1 > tile_x1 {
                         mask &= 0b0101;
@@ -409,15 +426,73 @@ impl Context<'_> {
             let x = (qx + (lane & 1) - job.x0) as usize;
             let y = (qy + (lane >> 1) - job.y0) as usize;
             let lane = lane as usize;
-            let texel = [
-                color[0][lane],
-                color[1][lane],
-                color[2][lane],
-                color[3][lane],
-            ];
             let off = x * self.bpp;
-            self.format
-                .encode(texel, &mut job.rows[y][off..off + self.bpp]);
+            let out = &mut job.rows[y][off..off + self.bpp];
+            let channel = |c: usize| f32::from_bits(color[c][lane]);
+            // The usual 8-bit targets inline the same conversion `Format::encode` applies;
+            // the generic call per pixel would dominate the cost of cheap shaders.
+            match self.format {
+                Format::R8G8B8A8Unorm | Format::B8G8R8A8Unorm => {
+                    let (r, b) = if self.format == Format::R8G8B8A8Unorm {
+                        (0, 2)
+                    } else {
+                        (2, 0)
+                    };
+                    out[r] = unorm8(channel(0));
+                    out[1] = unorm8(channel(1));
+                    out[b] = unorm8(channel(2));
+                    out[3] = unorm8(channel(3));
+                }
+                format => format.encode(
+                    [
+                        color[0][lane],
+                        color[1][lane],
+                        color[2][lane],
+                        color[3][lane],
+                    ],
+                    out,
+                ),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unorm8;
+    use crate::texture::float_to_ubyte;
+
+    #[test]
+    fn unorm8_is_float_to_ubyte() {
+        let special = [
+            0.0f32,
+            -0.0,
+            1.0,
+            0.5,
+            1.0 / 510.0,
+            3.0 / 510.0,
+            f32::NAN,
+            f32::INFINITY,
+        ];
+        for f in special
+            .into_iter()
+            .chain([f32::NEG_INFINITY, f32::MIN_POSITIVE, 2.0, -1.0])
+        {
+            assert_eq!(unorm8(f), float_to_ubyte(f), "{f}");
+        }
+        // Every bit pattern in [0, 1] at a stride, plus a sample of the rest.
+        for bits in (0..=1.0f32.to_bits()).step_by(61) {
+            let f = f32::from_bits(bits);
+            assert_eq!(unorm8(f), float_to_ubyte(f), "{f}");
+        }
+        for bits in (0..=u32::MAX).step_by(4099) {
+            let f = f32::from_bits(bits);
+            assert_eq!(unorm8(f), float_to_ubyte(f), "{bits:#x}");
+        }
+        for k in 0..=510u32 {
+            // Exact halves of 1/255 steps: round to nearest even.
+            let f = k as f32 / 510.0;
+            assert_eq!(unorm8(f), float_to_ubyte(f), "{k}/510");
         }
     }
 }
