@@ -181,6 +181,7 @@ fn rgb10a2_packing() {
 
 #[test]
 fn integer_clamping() {
+    // These values were checked against softpipe rendering into RGBA8UI/8I/16UI/16I targets.
     assert_eq!(enc(Format::R8Uint, [300, 0, 0, 0]), vec![255]);
     assert_eq!(enc(Format::R8G8Uint, [7, u32::MAX, 0, 0]), vec![7, 255]);
     assert_eq!(enc(Format::R8Sint, [(-300i32) as u32, 0, 0, 0]), vec![0x80]);
@@ -220,4 +221,22 @@ fn encode_writes_only_its_channels() {
     let mut out = [9u8; 3];
     Format::R8G8Unorm.encode([f(1.0), f(0.0), f(1.0), f(1.0)], &mut out);
     assert_eq!(out, [255, 0, 9]);
+}
+
+#[test]
+fn srgb_encode_matches_softpipe_render_target() {
+    // tests/texture_data/srgb_encode.png: softpipe writing vec4(x, x/16, 0.375x + 0.5, x) with
+    // x = (i + 0.5) / 4096 into an sRGB render target.
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/texture_data/srgb_encode.png");
+    let want = softgpu::texture::Texture::load(&path).unwrap();
+    let want = want.level_data(0);
+    for i in 0..4096usize {
+        let x = (i as f32 + 0.5) / 4096.0;
+        let got = enc(
+            Format::R8G8B8A8Srgb,
+            [f(x), f(x * 0.0625), f(x * 0.375 + 0.5), f(x)],
+        );
+        assert_eq!(&got[..], &want[i * 4..i * 4 + 4], "x = {x}");
+    }
 }

@@ -122,3 +122,7 @@ def set_wrap_mirror(sampler_id):
 
 if __name__ == '__main__':
     main()
+
+# srgb_encode.png (made separately, same setup): a 4096x1 GL_SRGB8_ALPHA8 target with
+# GL_FRAMEBUFFER_SRGB enabled, drawn with x = gl_FragCoord.x / 4096 and
+#   o = vec4(x, x * 0.0625, x * 0.375 + 0.5, x);
