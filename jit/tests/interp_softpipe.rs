@@ -2,6 +2,9 @@
 //! softpipe executed for a 16x16 render and the exact 32-bit results it wrote (see `gen.py` there
 //! for the GLSL and how the data was produced). The interpreter must reproduce every bit.
 
+// Pixel loops index several per-lane arrays at once.
+#![allow(clippy::needless_range_loop)]
+
 use std::path::Path;
 
 use softgpu_jit::exec::{NoTextures, QuadIo, QuadShader, ShaderResources};
