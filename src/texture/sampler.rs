@@ -214,6 +214,16 @@ fn clampf(x: f32, min: f32, max: f32) -> f32 {
     }
 }
 
+/// `frac(u)` given `ifloor(u)`, which is the exact floor wherever the shortcut is taken.
+#[inline(always)]
+fn frac_with_floor(u: f32, fl: i32) -> f32 {
+    if u.abs() < 4_194_304.0 {
+        u - fl as f32
+    } else {
+        frac(u)
+    }
+}
+
 /// softpipe's `repeat`: `(coord + size * 1024) % size` in unsigned arithmetic.
 #[inline(always)]
 fn repeat(coord: i32, size: u32) -> i32 {
@@ -282,13 +292,15 @@ fn wrap_linear(mode: Wrap, s: f32, size: u32, offset: i32) -> (i32, i32, f32) {
     match mode {
         Wrap::Repeat => {
             let u = s * fsize - 0.5;
-            let i0 = repeat(ifloor(u) + offset, size);
+            let fl = ifloor(u);
+            let i0 = repeat(fl + offset, size);
             let i1 = repeat(i0 + 1, size);
-            (i0, i1, frac(u))
+            (i0, i1, frac_with_floor(u, fl))
         }
         Wrap::ClampToEdge => {
             let u = clampf(s * fsize + offset as f32, 0.0, fsize) - 0.5;
-            let mut i0 = ifloor(u);
+            let fl = ifloor(u);
+            let mut i0 = fl;
             let mut i1 = i0 + 1;
             if i0 < 0 {
                 i0 = 0;
@@ -296,7 +308,7 @@ fn wrap_linear(mode: Wrap, s: f32, size: u32, offset: i32) -> (i32, i32, f32) {
             if i1 >= size as i32 {
                 i1 = size as i32 - 1;
             }
-            (i0, i1, frac(u))
+            (i0, i1, frac_with_floor(u, fl))
         }
         Wrap::ClampToBorder => {
             let u = clampf(s * fsize + offset as f32, -1.0, fsize + 0.5) - 0.5;
