@@ -57,7 +57,7 @@
 //! DDY_FINE = BL − TL on the left column and BR − TR on the right column.
 //!
 //! **Textures** (`exec_tex` & co.): coordinates are the target's first `coord_dim` components of
-//! src0 (the rest of [`SampleRequest::coords`] are 0); the depth reference is src0.z (1D/2D/RECT
+//! src0 (the rest of [`SampleRequest::coords`](crate::exec::SampleRequest::coords) are 0); the depth reference is src0.z (1D/2D/RECT
 //! shadow, 1D array shadow), src0.w (cube shadow, 2D array shadow) or src1.x (cube array shadow);
 //! TXP divides coordinates and reference by src0.w; TXB/TXL take the bias/level from src0.w,
 //! TXB2/TXL2 from src1.x; TXD takes gradients from src1/src2; TG4 gathers component
