@@ -24,9 +24,9 @@
 //! top-left rule where "top" means the smaller row (Gallium's `bottom_edge_rule = 0`, which
 //! Mesa uses for framebuffer objects; llvmpipe implements it the same way). Two triangles
 //! sharing an edge therefore cover each pixel exactly once. Triangles of zero snapped area are
-//! dropped; both windings are drawn unless [`CullMode`] says otherwise. softpipe itself uses
-//! a floating-point scanline walk, which differs from this only for pixel centres lying exactly
-//! on a non-horizontal edge.
+//! dropped; both windings are drawn unless [`CullMode`] says otherwise. softpipe itself walks
+//! unsnapped `f32` scanlines and includes centres exactly on right edges rather than left ones;
+//! the two agree everywhere else (and bit for bit on the full-screen golden references).
 //!
 //! # Interpolation
 //!
@@ -348,7 +348,8 @@ pub struct DrawStats {
     pub triangles: u64,
     /// Triangles dropped by culling (after clipping, counted per clipped piece).
     pub culled: u64,
-    /// Triangles entirely outside the view volume, or with non-finite positions.
+    /// Triangles (or clipped pieces) entirely outside the view volume or the target, or with
+    /// non-finite positions.
     pub clipped_away: u64,
     /// Triangles (or clipped pieces) of zero area after snapping.
     pub degenerate: u64,
