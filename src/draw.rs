@@ -137,7 +137,7 @@ pub fn parse_vertices(path: &Path, source: &str) -> Result<VertexData> {
             path.display()
         );
     }
-    if count % 3 != 0 {
+    if !count.is_multiple_of(3) {
         bail!(
             "{}: expected a multiple of 3 vertices (every 3 lines are one triangle), found {count}",
             path.display()

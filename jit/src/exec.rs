@@ -92,7 +92,8 @@ pub trait TextureAccess: Sync {
     /// Four-texel gather of `component` (TG4, GATHER4).
     fn gather(&self, request: &SampleRequest, component: u32) -> QuadVec4;
     /// Texel fetch (TXF): integer coordinates `[component][lane]`, per-lane level, offset.
-    /// Out-of-range fetches return zero.
+    /// Out-of-range coordinates clamp to the level's edge, as softpipe's fetch does (GL leaves
+    /// them undefined; matching the reference driver keeps golden images identical).
     fn fetch(
         &self,
         view: u32,
