@@ -1,0 +1,286 @@
+//! `softgpu draw` and `softgpu compile` from the outside: orientation conventions, and one clear
+//! error (file, line, what was expected) with a non-zero exit for every kind of bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const VS: &str = "VERT
+DCL IN[0]
+DCL IN[1]
+DCL OUT[0], POSITION
+DCL OUT[1], GENERIC[0]
+  0: MOV OUT[0], IN[0]
+  1: MOV OUT[1], IN[1]
+  2: END
+";
+
+/// Writes the interpolated GENERIC[0] as the colour.
+const FS: &str = "FRAG
+DCL IN[0], GENERIC[0], PERSPECTIVE
+DCL OUT[0], COLOR
+  0: MOV OUT[0], IN[0]
+  1: END
+";
+
+/// Red at the top (NDC y = +1) for GL, i.e. red where y = +1 in clip space.
+const QUAD: &str = "\
+-1 -1 0 1  0 0 1 1
+ 1 -1 0 1  0 0 1 1
+-1  1 0 1  1 0 0 1
+-1  1 0 1  1 0 0 1
+ 1 -1 0 1  0 0 1 1
+ 1  1 0 1  1 0 0 1
+";
+
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let scratch = Scratch {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        scratch.write("vs.tgsi", VS);
+        scratch.write("fs.tgsi", FS);
+        scratch.write("v.txt", QUAD);
+        scratch.write("c.txt", "1 0.5 0.25 1\n");
+        scratch
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn draw(&self, extra: &[&str]) -> Output {
+        let p = |n: &str| self.path(n).to_string_lossy().into_owned();
+        let mut args = vec![
+            "draw".to_string(),
+            "--vs".into(),
+            p("vs.tgsi"),
+            "--fs".into(),
+            p("fs.tgsi"),
+            "--vertices".into(),
+            p("v.txt"),
+            "--consts".into(),
+            p("c.txt"),
+            "--out".into(),
+            p("out.png"),
+        ];
+        if !extra.contains(&"--size") {
+            args.extend(["--size".to_string(), "8x8".to_string()]);
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        softgpu(&args)
+    }
+}
+
+fn softgpu<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_softgpu"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_error(output: &Output, needles: &[&str]) {
+    let text = stderr(output);
+    assert!(!output.status.success(), "expected failure, got success");
+    assert_eq!(output.status.code(), Some(1), "exit code; stderr: {text}");
+    assert!(
+        !text.contains("panicked"),
+        "panic instead of an error: {text}"
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("softgpu: error"))
+            .count(),
+        1,
+        "one error line expected: {text}"
+    );
+    for needle in needles {
+        assert!(text.contains(needle), "`{needle}` missing from: {text}");
+    }
+}
+
+fn pixel(path: &Path, x: u32, y: u32) -> [u8; 4] {
+    image::open(path).unwrap().to_rgba8().get_pixel(x, y).0
+}
+
+#[test]
+fn gl_puts_clip_y_up_at_the_top_row_and_vulkan_at_the_bottom() {
+    let s = Scratch::new();
+    let out = s.draw(&["--convention", "gl"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let top = pixel(&s.path("out.png"), 4, 0);
+    let bottom = pixel(&s.path("out.png"), 4, 7);
+    assert!(top[0] > 200 && top[2] < 40, "gl top should be red: {top:?}");
+    assert!(
+        bottom[2] > 200 && bottom[0] < 40,
+        "gl bottom should be blue: {bottom:?}"
+    );
+
+    let out = s.draw(&["--convention", "vulkan"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let top = pixel(&s.path("out.png"), 4, 0);
+    let bottom = pixel(&s.path("out.png"), 4, 7);
+    assert!(
+        top[2] > 200 && top[0] < 40,
+        "vulkan top should be blue: {top:?}"
+    );
+    assert!(
+        bottom[0] > 200 && bottom[2] < 40,
+        "vulkan bottom should be red: {bottom:?}"
+    );
+}
+
+#[test]
+fn output_is_deterministic_across_runs() {
+    let s = Scratch::new();
+    assert!(s.draw(&[]).status.success());
+    let first = std::fs::read(s.path("out.png")).unwrap();
+    assert!(s.draw(&[]).status.success());
+    assert_eq!(first, std::fs::read(s.path("out.png")).unwrap());
+}
+
+#[test]
+fn malformed_vertex_value_names_file_and_line() {
+    let s = Scratch::new();
+    s.write("v.txt", "-1 -1 0 1\n1 -1 0 1\n-1 1 zero 1\n");
+    assert_error(&s.draw(&[]), &["v.txt:3", "expected a number", "zero"]);
+}
+
+#[test]
+fn vertex_count_not_a_multiple_of_three_is_an_error() {
+    let s = Scratch::new();
+    s.write("v.txt", "-1 -1 0 1\n1 -1 0 1\n");
+    assert_error(&s.draw(&[]), &["v.txt", "multiple of 3"]);
+}
+
+#[test]
+fn ragged_vertex_lines_are_an_error() {
+    let s = Scratch::new();
+    s.write("v.txt", "-1 -1 0 1 0 0\n1 -1 0 1\n-1 1 0 1 0 0\n");
+    assert_error(&s.draw(&[]), &["v.txt:2", "expected 6 values"]);
+}
+
+#[test]
+fn too_few_vertex_registers_for_the_shader_is_an_error() {
+    let s = Scratch::new();
+    s.write("v.txt", "-1 -1 0 1\n1 -1 0 1\n-1 1 0 1\n");
+    assert_error(&s.draw(&[]), &["IN[0..2]", "provides 1"]);
+}
+
+#[test]
+fn malformed_constant_line_names_file_and_line() {
+    let s = Scratch::new();
+    s.write("c.txt", "1 2 3 4\n# comment\n1 2 3\n");
+    assert_error(&s.draw(&[]), &["c.txt:3", "expected 4 values"]);
+}
+
+#[test]
+fn malformed_shader_names_file_and_line() {
+    let s = Scratch::new();
+    s.write(
+        "fs.tgsi",
+        "FRAG\nDCL OUT[0], COLOR\n  0: MOV OUT[0], BOGUS[0]\n  1: END\n",
+    );
+    assert_error(&s.draw(&[]), &["fs.tgsi", "line 3"]);
+}
+
+#[test]
+fn invalid_shader_reports_validation_error_with_line() {
+    let s = Scratch::new();
+    s.write(
+        "fs.tgsi",
+        "FRAG\nDCL OUT[0], COLOR\n  0: MOV OUT[0], TEMP[3]\n  1: END\n",
+    );
+    assert_error(&s.draw(&[]), &["fs.tgsi", "TEMP[3]", "not declared"]);
+}
+
+#[test]
+fn wrong_stage_is_an_error() {
+    let s = Scratch::new();
+    let (fs, vertices, out) = (s.path("fs.tgsi"), s.path("v.txt"), s.path("o.png"));
+    let args = [
+        "draw".as_ref(),
+        "--vs".as_ref(),
+        fs.as_os_str(),
+        "--fs".as_ref(),
+        fs.as_os_str(),
+        "--vertices".as_ref(),
+        vertices.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ];
+    assert_error(&softgpu(&args), &["expected a VERT program, found FRAG"]);
+}
+
+#[test]
+fn missing_texture_binding_is_an_error() {
+    let s = Scratch::new();
+    s.write(
+        "fs.tgsi",
+        "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\nDCL SVIEW[0], 2D, FLOAT\n  0: TEX OUT[0], IN[0], SAMP[0], 2D\n  1: END\n",
+    );
+    assert_error(&s.draw(&[]), &["unit 0", "--texture 0="]);
+}
+
+#[test]
+fn corrupt_texture_names_the_file() {
+    let s = Scratch::new();
+    s.write("bad.png", "not a png");
+    let bad = s.path("bad.png");
+    let binding = format!("0={}", bad.display());
+    assert_error(&s.draw(&["--texture", &binding]), &["bad.png"]);
+}
+
+#[test]
+fn bad_flags_are_errors() {
+    let s = Scratch::new();
+    assert_error(&s.draw(&["--size", "0x5"]), &["--size"]);
+    assert_error(&s.draw(&["--size", "99999x5"]), &["--size", "16384"]);
+    assert_error(&s.draw(&["--size", "big"]), &["--size", "WxH"]);
+    assert_error(
+        &s.draw(&["--texture", "x.png"]),
+        &["--texture", "N=IMAGE.png"],
+    );
+    // clap's own errors exit with 2 and name the flag.
+    let out = s.draw(&["--wrap", "sideways"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--wrap"));
+}
+
+#[test]
+fn missing_files_are_named() {
+    let s = Scratch::new();
+    std::fs::remove_file(s.path("v.txt")).unwrap();
+    assert_error(&s.draw(&[]), &["v.txt", "cannot read"]);
+}
+
+#[test]
+fn infinite_loop_hits_the_instruction_budget() {
+    let s = Scratch::new();
+    s.write(
+        "fs.tgsi",
+        "FRAG\nDCL OUT[0], COLOR\nIMM[0] FLT32 {1.0, 0.0, 0.0, 1.0}\n  0: BGNLOOP :0\n  1: ENDLOOP :0\n  2: MOV OUT[0], IMM[0]\n  3: END\n",
+    );
+    assert_error(&s.draw(&["--size", "2x2"]), &["budget"]);
+}
+
+#[test]
+fn compile_prints_the_program_back() {
+    let s = Scratch::new();
+    let out = softgpu(&["compile", s.path("vs.tgsi").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), VS);
+}
