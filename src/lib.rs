@@ -5,5 +5,6 @@ pub use softgpu_jit as jit;
 pub use softgpu_jit::{exec, interp, ir};
 
 pub mod draw;
+pub mod frontend;
 pub mod raster;
 pub mod texture;

@@ -1,0 +1,810 @@
+//! Lowering of a validated `naga::Module` entry point to the TGSI IR, following Mesa's
+//! `nir_to_tgsi` conventions so the result reads like (and runs like) what Mesa feeds softpipe.
+//!
+//! **Interface.** Vertex inputs `@location(n)` → `IN[n]`; `@builtin(vertex_index)` /
+//! `instance_index` → `SV` `VERTEXID` / `INSTANCEID`. Varyings `@location(n)` → `GENERIC[n]`
+//! (fragment inputs keep their interpolation: perspective, `LINEAR` for `linear`, `CONSTANT` for
+//! `flat`). Vertex `@builtin(position)` → `OUT POSITION`. Fragment `@builtin(position)` → `IN`
+//! `POSITION` with `FS_COORD_ORIGIN UPPER_LEFT` and `FS_COORD_PIXEL_CENTER HALF_INTEGER`, as WGSL
+//! defines `position`; `@builtin(front_facing)` → `IN FACE` (true where FACE > 0);
+//! `@location(n)` outputs → `COLOR[n]`; `@builtin(frag_depth)` → `OUT POSITION`.z.
+//!
+//! **Resources.** A `var<uniform>` at `@binding(b)` is `CONST[b]` (any group; two uniform buffers
+//! with the same binding are an error); the push-constant (immediate) block is the buffer after the
+//! highest uniform binding. A member at byte offset `o` is `CONST[buf][o / 16]`, component
+//! `(o % 16) / 4`, exactly naga's (std140-like) layout. A texture at `@binding(b)` is sampler unit
+//! `b` (`DCL SAMP[b]`, `DCL SVIEW[b]`, TEX-family instructions); the samplers used with it are
+//! reported in [`LoweredShader::resources`] (one texture used with two different samplers is an
+//! error).
+//!
+//! **Values.** Booleans are `~0`/`0`; integers and floats share untyped registers; matrices are
+//! column vectors; structs and arrays are flattened into consecutive registers, and every
+//! function-local or private variable bigger than one register is a `TEMP ARRAY` so dynamic
+//! indices go through `UARL`/`ADDR`. Functions are inlined (recursion is an error); `return` in
+//! the middle of a function is a per-lane flag; loops with a `continuing` block that `continue`
+//! targets run their body in an inner one-pass loop. Integer division follows WGSL (x / 0 = x,
+//! x % 0 = 0, `i32::MIN / -1` = `i32::MIN`); float → integer conversions clamp to the target
+//! range first, as WGSL requires.
+//!
+//! **Unsupported** (each is a `unsupported: <construct> at line N` error, never a panic or a
+//! silent miscompile): compute and other non vertex/fragment stages; storage buffers, storage
+//! textures, atomics, workgroup memory, barriers, subgroup and ray-tracing operations, pipeline
+//! overrides, `arrayLength`; f16/f64/i64/u64 types; binding arrays; depth textures and comparison
+//! sampling (`textureSampleCompare*`), multisampled textures, `textureGather*`,
+//! `textureNumSamples`, cube-array lookups with an explicit level or bias; dynamic indexing of
+//! a vector through a pointer; `continue` inside a `switch` of a loop that has a `continuing`
+//! block; structs or arrays as vertex inputs or fragment outputs beyond flat `@location` members;
+//! the math functions `modf`, `frexp`, `ldexp`, `asin`, `acos`, `sinh`, `cosh`, `tanh`,
+//! `asinh`, `acosh`, `atanh`, `faceForward`, `reflect`, `refract`, `inverse`, `determinant`,
+//! `outer`, `quantizeToF16`, `countLeadingZeros`, `countTrailingZeros`, the
+//! `dot4*Packed` and `pack*`/`unpack*` families; `isNan`/`isInf` on non-float operands; integer
+//! matrices.
+
+mod builder;
+mod expr;
+mod stmt;
+
+use std::collections::{BTreeMap, HashMap};
+
+use naga::{Handle, ShaderStage, TypeInner};
+
+use super::FrontendError;
+use crate::ir::{
+    Declaration, HeaderItem, InterpolateLocation, InterpolateMode, Interpolation, Processor,
+    Program, Property, Register, RegisterFile, ReturnType, SamplerViewDecl, Semantic, SemanticName,
+    TextureTarget,
+};
+use builder::{Builder, Slot};
+
+/// A lowered entry point and the resource bindings it expects.
+#[derive(Clone, Debug)]
+pub struct LoweredShader {
+    /// The TGSI program.
+    pub program: Program,
+    /// The entry point's name.
+    pub entry_point: String,
+    /// How the module's resource variables map to CONST buffers and sampler units.
+    pub resources: Vec<ResourceSlot>,
+}
+
+/// One resource variable of the module and where the program reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceSlot {
+    /// The variable name, if any.
+    pub name: Option<String>,
+    /// `@group`.
+    pub group: u32,
+    /// `@binding`.
+    pub binding: u32,
+    /// What the variable became.
+    pub kind: ResourceKind,
+}
+
+/// The kind of a [`ResourceSlot`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResourceKind {
+    /// A uniform buffer read as `CONST[buffer]`, `size` bytes.
+    UniformBuffer {
+        /// The CONST buffer index.
+        buffer: u32,
+        /// Size in bytes.
+        size: u32,
+    },
+    /// The push-constant (immediate) block, read as `CONST[buffer]`.
+    PushConstants {
+        /// The CONST buffer index.
+        buffer: u32,
+        /// Size in bytes.
+        size: u32,
+    },
+    /// A texture, bound to `SVIEW[unit]`/`SAMP[unit]`.
+    Texture {
+        /// The sampler unit.
+        unit: u32,
+        /// The texture target.
+        target: TextureTarget,
+    },
+    /// A sampler; its state must be bound to each of these units.
+    Sampler {
+        /// The units of the textures it samples.
+        units: Vec<u32>,
+    },
+}
+
+/// A value: per-component slots of a scalar/vector, or the parts of a matrix, struct or array.
+#[derive(Clone, Debug)]
+pub(crate) enum Value {
+    V(Vec<Slot>),
+    C(Vec<Value>),
+}
+
+impl Value {
+    /// The slots of a scalar or vector value.
+    pub fn slots(&self) -> &[Slot] {
+        match self {
+            Value::V(s) => s,
+            Value::C(_) => &[],
+        }
+    }
+}
+
+/// Where a pointer points: a register range (`TEMP`, laid out one register per vector) or a
+/// byte offset into a CONST buffer.
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    pub file: RegisterFile,
+    /// CONST buffer.
+    pub dim: Option<u32>,
+    /// Register index (register layout) or byte offset (CONST).
+    pub base: u32,
+    /// Component of a pointer to one vector component (register layout).
+    pub comp: Option<u8>,
+    /// Dynamic register offset (scalar integer), added through `ADDR`.
+    pub dynamic: Option<Slot>,
+    /// Dynamic component index and the vector size, for `v[i]` through a pointer.
+    pub dyn_comp: Option<(Slot, u8)>,
+    pub array_id: Option<u32>,
+    /// The pointee type.
+    pub ty: TypeInner,
+}
+
+impl Place {
+    fn bytes(&self) -> bool {
+        self.file == RegisterFile::Constant
+    }
+}
+
+/// A texture as a sampler unit.
+#[derive(Clone, Debug)]
+pub(crate) struct TexRef {
+    pub unit: u32,
+    pub target: TextureTarget,
+    pub dim: naga::ImageDimension,
+    pub global: Handle<naga::GlobalVariable>,
+}
+
+/// What an expression evaluated to.
+#[derive(Clone, Debug)]
+pub(crate) enum Ev {
+    Val(Value),
+    Ptr(Place),
+    Tex(TexRef),
+    Sampler(Handle<naga::GlobalVariable>),
+}
+
+/// An entry-point output register and what part of the result it takes.
+struct OutSlot {
+    reg: u32,
+    /// Member path into the result value (empty for a non-struct result).
+    path: Vec<usize>,
+    /// Write only `.z` (fragment depth).
+    depth: bool,
+}
+
+/// Module-wide lowering state shared by the entry point and every inlined call.
+pub(crate) struct Lowerer<'a> {
+    pub module: &'a naga::Module,
+    pub info: &'a naga::valid::ModuleInfo,
+    pub source: Option<&'a str>,
+    pub file: &'a str,
+    pub stage: ShaderStage,
+    pub b: Builder,
+    /// The span of the statement or expression being lowered, for errors.
+    pub span: naga::Span,
+    pub globals: HashMap<Handle<naga::GlobalVariable>, Ev>,
+    pub call_stack: Vec<Handle<naga::Function>>,
+    /// Sampler global used with each unit.
+    pub unit_sampler: BTreeMap<u32, Handle<naga::GlobalVariable>>,
+    pub units: BTreeMap<u32, TextureTarget>,
+    pub header: Vec<Declaration>,
+    outputs: Vec<OutSlot>,
+    uses_position_input: bool,
+}
+
+type R<T> = Result<T, FrontendError>;
+
+/// Lowers entry point `entry` of a validated `module` (`info` from naga's validator). `source`
+/// (the text the module came from) turns spans into line numbers in errors.
+pub fn lower(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry: usize,
+    source: Option<&str>,
+    file: &str,
+) -> Result<LoweredShader, FrontendError> {
+    let ep = module
+        .entry_points
+        .get(entry)
+        .ok_or_else(|| FrontendError::new(file, 0, 0, format!("no entry point number {entry}")))?;
+    let processor = match ep.stage {
+        ShaderStage::Vertex => Processor::Vertex,
+        ShaderStage::Fragment => Processor::Fragment,
+        other => {
+            return Err(FrontendError::new(
+                file,
+                0,
+                0,
+                format!("unsupported: {other:?} entry point `{}`", ep.name),
+            ))
+        }
+    };
+    let mut l = Lowerer {
+        module,
+        info,
+        source,
+        file,
+        stage: ep.stage,
+        b: Builder::default(),
+        span: naga::Span::default(),
+        globals: HashMap::new(),
+        call_stack: Vec::new(),
+        unit_sampler: BTreeMap::new(),
+        units: BTreeMap::new(),
+        header: Vec::new(),
+        outputs: Vec::new(),
+        uses_position_input: false,
+    };
+    let mut resources = l.globals_setup()?;
+    let args = l.entry_inputs(ep)?;
+    l.entry_outputs(ep)?;
+    l.lower_function(&ep.function, info.get_entry_point(entry), args, true)?;
+    l.b.flow(crate::ir::Opcode::END);
+
+    for slot in &mut resources {
+        if let ResourceKind::Sampler { units } = &mut slot.kind {
+            let g = module.global_variables.iter().find(|(_, v)| {
+                v.binding
+                    .as_ref()
+                    .is_some_and(|b| b.group == slot.group && b.binding == slot.binding)
+            });
+            if let Some((h, _)) = g {
+                units.extend(
+                    l.unit_sampler
+                        .iter()
+                        .filter(|(_, &s)| s == h)
+                        .map(|(&u, _)| u),
+                );
+            }
+        }
+    }
+    let program = l.finish(processor);
+    Ok(LoweredShader {
+        program,
+        entry_point: ep.name.clone(),
+        resources,
+    })
+}
+
+/// Registers one vec4 per vector, per matrix column, per flattened struct member / array element.
+pub(crate) fn reg_size(module: &naga::Module, ty: &TypeInner) -> u32 {
+    match ty {
+        TypeInner::Matrix { columns, .. } => *columns as u32,
+        TypeInner::Array {
+            base,
+            size: naga::ArraySize::Constant(n),
+            ..
+        } => n.get() * reg_size(module, &module.types[*base].inner),
+        TypeInner::Struct { members, .. } => members
+            .iter()
+            .map(|m| reg_size(module, &module.types[m.ty].inner))
+            .sum(),
+        _ => 1,
+    }
+}
+
+/// Byte size of a type in naga's layout.
+pub(crate) fn byte_size(ty: &TypeInner) -> u32 {
+    match ty {
+        TypeInner::Scalar(s) => u32::from(s.width),
+        TypeInner::Vector { size, scalar } => *size as u32 * u32::from(scalar.width),
+        TypeInner::Matrix { columns, rows, .. } => *columns as u32 * column_stride(*rows),
+        TypeInner::Array {
+            size: naga::ArraySize::Constant(n),
+            stride,
+            ..
+        } => n.get() * stride,
+        TypeInner::Struct { span, .. } => *span,
+        _ => 0,
+    }
+}
+
+/// Byte distance between f32 matrix columns (vec2 columns are 8 bytes apart, others 16).
+pub(crate) fn column_stride(rows: naga::VectorSize) -> u32 {
+    if rows == naga::VectorSize::Bi {
+        8
+    } else {
+        16
+    }
+}
+
+fn texture_target(dim: naga::ImageDimension, arrayed: bool) -> Option<TextureTarget> {
+    use naga::ImageDimension as D;
+    Some(match (dim, arrayed) {
+        (D::D1, false) => TextureTarget::Tex1D,
+        (D::D1, true) => TextureTarget::Tex1DArray,
+        (D::D2, false) => TextureTarget::Tex2D,
+        (D::D2, true) => TextureTarget::Tex2DArray,
+        (D::D3, false) => TextureTarget::Tex3D,
+        (D::Cube, false) => TextureTarget::Cube,
+        (D::Cube, true) => TextureTarget::CubeArray,
+        (D::D3, true) => return None,
+    })
+}
+
+impl<'a> Lowerer<'a> {
+    /// An error at the current span.
+    pub fn err(&self, message: impl Into<String>) -> FrontendError {
+        FrontendError::at_span(self.file, self.source, self.span, message)
+    }
+
+    /// An `unsupported: …` error naming the current line.
+    pub fn unsupported<T>(&self, what: impl std::fmt::Display) -> R<T> {
+        let line = match self.source {
+            Some(src) if self.span.is_defined() => {
+                format!(" at line {}", self.span.location(src).line_number)
+            }
+            _ => String::new(),
+        };
+        Err(self.err(format!("unsupported: {what}{line}")))
+    }
+
+    fn globals_setup(&mut self) -> R<Vec<ResourceSlot>> {
+        let module = self.module;
+        let mut resources = Vec::new();
+        let mut buffers: BTreeMap<u32, u32> = BTreeMap::new();
+        let max_uniform = module
+            .global_variables
+            .iter()
+            .filter(|(_, g)| g.space == naga::AddressSpace::Uniform)
+            .filter_map(|(_, g)| g.binding.as_ref().map(|b| b.binding))
+            .max();
+        let push_buffer = max_uniform.map_or(0, |m| m + 1);
+        for (h, g) in module.global_variables.iter() {
+            self.span = module.global_variables.get_span(h);
+            let inner = &module.types[g.ty].inner;
+            let (group, binding) = g
+                .binding
+                .as_ref()
+                .map(|b| (b.group, b.binding))
+                .unwrap_or((0, 0));
+            match g.space {
+                naga::AddressSpace::Uniform | naga::AddressSpace::Immediate => {
+                    let (buffer, push) = if g.space == naga::AddressSpace::Uniform {
+                        (binding, false)
+                    } else {
+                        (push_buffer, true)
+                    };
+                    let size = byte_size(inner);
+                    if buffers.insert(buffer, size).is_some() {
+                        return self.unsupported(format!(
+                            "two uniform buffers at binding {binding} (in different groups)"
+                        ));
+                    }
+                    let regs = size.div_ceil(16).max(1);
+                    let mut d = Declaration::new(RegisterFile::Constant, 0, regs - 1);
+                    d.dimension = Some(buffer);
+                    self.header.push(d);
+                    resources.push(ResourceSlot {
+                        name: g.name.clone(),
+                        group,
+                        binding,
+                        kind: if push {
+                            ResourceKind::PushConstants { buffer, size }
+                        } else {
+                            ResourceKind::UniformBuffer { buffer, size }
+                        },
+                    });
+                    self.globals.insert(
+                        h,
+                        Ev::Ptr(Place {
+                            file: RegisterFile::Constant,
+                            dim: Some(buffer),
+                            base: 0,
+                            comp: None,
+                            dynamic: None,
+                            dyn_comp: None,
+                            array_id: None,
+                            ty: inner.clone(),
+                        }),
+                    );
+                }
+                naga::AddressSpace::Handle => match inner {
+                    TypeInner::Image {
+                        dim,
+                        arrayed,
+                        class: naga::ImageClass::Sampled { kind, multi: false },
+                    } => {
+                        let Some(target) = texture_target(*dim, *arrayed) else {
+                            return self.unsupported("arrayed 3D texture");
+                        };
+                        let ret = match kind {
+                            naga::ScalarKind::Sint => ReturnType::Sint,
+                            naga::ScalarKind::Uint => ReturnType::Uint,
+                            _ => ReturnType::Float,
+                        };
+                        self.units.insert(binding, target);
+                        let mut samp = Declaration::new(RegisterFile::Sampler, binding, binding);
+                        samp.usage_mask = 0xF;
+                        self.header.push(samp);
+                        let mut view =
+                            Declaration::new(RegisterFile::SamplerView, binding, binding);
+                        view.sampler_view = Some(SamplerViewDecl {
+                            target,
+                            return_type: [ret; 4],
+                        });
+                        self.header.push(view);
+                        resources.push(ResourceSlot {
+                            name: g.name.clone(),
+                            group,
+                            binding,
+                            kind: ResourceKind::Texture {
+                                unit: binding,
+                                target,
+                            },
+                        });
+                        self.globals.insert(
+                            h,
+                            Ev::Tex(TexRef {
+                                unit: binding,
+                                target,
+                                dim: *dim,
+                                global: h,
+                            }),
+                        );
+                    }
+                    TypeInner::Sampler { comparison: false } => {
+                        resources.push(ResourceSlot {
+                            name: g.name.clone(),
+                            group,
+                            binding,
+                            kind: ResourceKind::Sampler { units: Vec::new() },
+                        });
+                        self.globals.insert(h, Ev::Sampler(h));
+                    }
+                    _ => {
+                        // Unused resources of unsupported kinds are harmless; a use fails later.
+                    }
+                },
+                naga::AddressSpace::Private => {
+                    let place = self.alloc_storage(inner.clone());
+                    self.globals.insert(h, Ev::Ptr(place));
+                }
+                _ => {}
+            }
+        }
+        Ok(resources)
+    }
+
+    /// Fresh temporaries for a variable of type `ty`; more than one register makes a TEMP ARRAY.
+    pub fn alloc_storage(&mut self, ty: TypeInner) -> Place {
+        let n = reg_size(self.module, &ty);
+        let (base, array_id) = if n > 1 {
+            let (first, id) = self.b.temp_array(n);
+            (first, Some(id))
+        } else {
+            (self.b.temp().index as u32, None)
+        };
+        Place {
+            file: RegisterFile::Temporary,
+            dim: None,
+            base,
+            comp: None,
+            dynamic: None,
+            dyn_comp: None,
+            array_id,
+            ty,
+        }
+    }
+
+    fn io_decl(&mut self, file: RegisterFile, index: u32, size: u32) -> Declaration {
+        let mut d = Declaration::new(file, index, index);
+        d.usage_mask = ((1u32 << size) - 1) as u8;
+        d
+    }
+
+    fn entry_inputs(&mut self, ep: &naga::EntryPoint) -> R<Vec<Ev>> {
+        let module = self.module;
+        let mut args = Vec::new();
+        let mut next_in = 0u32;
+        let mut next_sv = 0u32;
+        for arg in &ep.function.arguments {
+            let inner = &module.types[arg.ty].inner;
+            let value = match (&arg.binding, inner) {
+                (Some(b), _) => self.input_binding(b, inner, &mut next_in, &mut next_sv)?,
+                (None, TypeInner::Struct { members, .. }) => {
+                    let mut parts = Vec::new();
+                    for m in members {
+                        let Some(b) = &m.binding else {
+                            return self.unsupported("entry-point struct member without binding");
+                        };
+                        let mi = &module.types[m.ty].inner;
+                        parts.push(self.input_binding(b, mi, &mut next_in, &mut next_sv)?);
+                    }
+                    Value::C(parts)
+                }
+                _ => return self.unsupported("entry-point argument without binding"),
+            };
+            args.push(Ev::Val(value));
+        }
+        Ok(args)
+    }
+
+    fn vector_size(&self, inner: &TypeInner) -> R<u32> {
+        match inner {
+            TypeInner::Scalar(s) if s.width == 4 => Ok(1),
+            TypeInner::Vector { size, scalar } if scalar.width == 4 => Ok(*size as u32),
+            other => self.unsupported(format!("shader interface of type {other:?}")),
+        }
+    }
+
+    fn input_binding(
+        &mut self,
+        binding: &naga::Binding,
+        inner: &TypeInner,
+        next_in: &mut u32,
+        next_sv: &mut u32,
+    ) -> R<Value> {
+        let n = self.vector_size(inner)?;
+        let vertex = self.stage == ShaderStage::Vertex;
+        match binding {
+            naga::Binding::Location {
+                location,
+                interpolation,
+                ..
+            } => {
+                let index = if vertex { *location } else { *next_in };
+                if !vertex {
+                    *next_in += 1;
+                }
+                let mut d = self.io_decl(RegisterFile::Input, index, n);
+                if !vertex {
+                    d.semantic = Some(Semantic {
+                        name: SemanticName::Generic,
+                        index: *location,
+                    });
+                    let mode = match interpolation {
+                        Some(naga::Interpolation::Flat) => InterpolateMode::Constant,
+                        Some(naga::Interpolation::Linear) => InterpolateMode::Linear,
+                        _ => InterpolateMode::Perspective,
+                    };
+                    d.interpolation = Some(Interpolation {
+                        mode,
+                        location: InterpolateLocation::Center,
+                    });
+                }
+                self.header.push(d);
+                Ok(Value::V(builder::slots_of(
+                    Register::new(RegisterFile::Input, index as i32),
+                    n as usize,
+                )))
+            }
+            naga::Binding::BuiltIn(bi) => match (bi, vertex) {
+                (naga::BuiltIn::VertexIndex | naga::BuiltIn::InstanceIndex, true) => {
+                    let name = if *bi == naga::BuiltIn::VertexIndex {
+                        SemanticName::VertexId
+                    } else {
+                        SemanticName::InstanceId
+                    };
+                    let index = *next_sv;
+                    *next_sv += 1;
+                    let mut d = self.io_decl(RegisterFile::SystemValue, index, 1);
+                    d.semantic = Some(Semantic { name, index: 0 });
+                    self.header.push(d);
+                    Ok(Value::V(builder::slots_of(
+                        Register::new(RegisterFile::SystemValue, index as i32),
+                        1,
+                    )))
+                }
+                (naga::BuiltIn::Position { .. }, false) => {
+                    let index = *next_in;
+                    *next_in += 1;
+                    let mut d = self.io_decl(RegisterFile::Input, index, 4);
+                    d.semantic = Some(Semantic {
+                        name: SemanticName::Position,
+                        index: 0,
+                    });
+                    d.interpolation = Some(Interpolation {
+                        mode: InterpolateMode::Linear,
+                        location: InterpolateLocation::Center,
+                    });
+                    self.header.push(d);
+                    self.uses_position_input = true;
+                    Ok(Value::V(builder::slots_of(
+                        Register::new(RegisterFile::Input, index as i32),
+                        4,
+                    )))
+                }
+                (naga::BuiltIn::FrontFacing, false) => {
+                    let index = *next_in;
+                    *next_in += 1;
+                    let mut d = self.io_decl(RegisterFile::Input, index, 1);
+                    d.semantic = Some(Semantic {
+                        name: SemanticName::Face,
+                        index: 0,
+                    });
+                    d.interpolation = Some(Interpolation {
+                        mode: InterpolateMode::Constant,
+                        location: InterpolateLocation::Center,
+                    });
+                    self.header.push(d);
+                    let face = Slot {
+                        reg: Register::new(RegisterFile::Input, index as i32),
+                        comp: 0,
+                    };
+                    let zero = self.b.immf(0.0);
+                    let r = self.b.op(
+                        crate::ir::Opcode::FSLT,
+                        1,
+                        &[builder::s(&[zero]), builder::s(&[face])],
+                    );
+                    Ok(Value::V(r))
+                }
+                (other, _) => self.unsupported(format!(
+                    "@builtin({other:?}) input of a {} shader",
+                    if vertex { "vertex" } else { "fragment" }
+                )),
+            },
+        }
+    }
+
+    fn entry_outputs(&mut self, ep: &naga::EntryPoint) -> R<()> {
+        let module = self.module;
+        let Some(result) = &ep.function.result else {
+            return Ok(());
+        };
+        let inner = &module.types[result.ty].inner;
+        let mut list: Vec<(Vec<usize>, naga::Binding, TypeInner)> = Vec::new();
+        match (&result.binding, inner) {
+            (Some(b), _) => list.push((vec![], b.clone(), inner.clone())),
+            (None, TypeInner::Struct { members, .. }) => {
+                for (i, m) in members.iter().enumerate() {
+                    let Some(b) = &m.binding else {
+                        return self.unsupported("entry-point result member without binding");
+                    };
+                    list.push((vec![i], b.clone(), module.types[m.ty].inner.clone()));
+                }
+            }
+            _ => return self.unsupported("entry-point result without binding"),
+        }
+        let vertex = self.stage == ShaderStage::Vertex;
+        for (next, (path, binding, ty)) in list.into_iter().enumerate() {
+            let n = self.vector_size(&ty)?;
+            let reg = next as u32;
+            let (semantic, depth) = match (&binding, vertex) {
+                (naga::Binding::Location { location, .. }, true) => (
+                    Semantic {
+                        name: SemanticName::Generic,
+                        index: *location,
+                    },
+                    false,
+                ),
+                (naga::Binding::Location { location, .. }, false) => (
+                    Semantic {
+                        name: SemanticName::Color,
+                        index: *location,
+                    },
+                    false,
+                ),
+                (naga::Binding::BuiltIn(naga::BuiltIn::Position { .. }), true) => (
+                    Semantic {
+                        name: SemanticName::Position,
+                        index: 0,
+                    },
+                    false,
+                ),
+                (naga::Binding::BuiltIn(naga::BuiltIn::FragDepth), false) => (
+                    Semantic {
+                        name: SemanticName::Position,
+                        index: 0,
+                    },
+                    true,
+                ),
+                (naga::Binding::BuiltIn(other), _) => {
+                    return self.unsupported(format!("@builtin({other:?}) output"))
+                }
+            };
+            let mut d = self.io_decl(RegisterFile::Output, reg, if depth { 4 } else { n });
+            if depth {
+                d.usage_mask = 0b100;
+            }
+            d.semantic = Some(semantic);
+            self.header.push(d);
+            self.outputs.push(OutSlot { reg, path, depth });
+        }
+        Ok(())
+    }
+
+    /// Writes an entry point's returned value to the output registers.
+    pub fn write_outputs(&mut self, value: &Value) -> R<()> {
+        for i in 0..self.outputs.len() {
+            let mut v = value;
+            for &p in &self.outputs[i].path {
+                v = match v {
+                    Value::C(parts) if p < parts.len() => &parts[p],
+                    _ => return Err(self.err("entry-point result does not match its type")),
+                };
+            }
+            let slots = v.slots().to_vec();
+            if slots.is_empty() {
+                return Err(self.err("entry-point result member is not a scalar or vector"));
+            }
+            let reg = Register::new(RegisterFile::Output, self.outputs[i].reg as i32);
+            let first = if self.outputs[i].depth { 2 } else { 0 };
+            self.b.store(reg, first, &slots);
+        }
+        Ok(())
+    }
+
+    fn finish(self, processor: Processor) -> Program {
+        let mut p = Program::new(processor);
+        if processor == Processor::Fragment && self.uses_position_input {
+            for (name, value) in [
+                ("FS_COORD_ORIGIN", "UPPER_LEFT"),
+                ("FS_COORD_PIXEL_CENTER", "HALF_INTEGER"),
+            ] {
+                p.header.push(HeaderItem::Property(Property {
+                    name: name.into(),
+                    values: vec![value.into()],
+                }));
+            }
+        }
+        let file_order = |f: RegisterFile| match f {
+            RegisterFile::Input => 0,
+            RegisterFile::SystemValue => 1,
+            RegisterFile::Output => 2,
+            RegisterFile::Sampler => 3,
+            RegisterFile::SamplerView => 4,
+            RegisterFile::Constant => 5,
+            _ => 6,
+        };
+        let mut decls = self.header;
+        decls.sort_by_key(|d| (file_order(d.file), d.dimension, d.first));
+        for d in decls {
+            p.header.push(HeaderItem::Declaration(d));
+        }
+        // Plain temporaries fill the gaps between the arrays.
+        let mut ranges: Vec<(u32, u32, Option<u32>)> = self
+            .b
+            .arrays
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, b))| (a, b, Some(i as u32 + 1)))
+            .collect();
+        let mut covered = vec![false; self.b.next_temp as usize];
+        for &(a, b, _) in &ranges {
+            for c in &mut covered[a as usize..=b as usize] {
+                *c = true;
+            }
+        }
+        let mut i = 0;
+        while i < covered.len() {
+            if covered[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < covered.len() && !covered[i] {
+                i += 1;
+            }
+            ranges.push((start as u32, i as u32 - 1, None));
+        }
+        ranges.sort();
+        for (a, b, id) in ranges {
+            let mut d = Declaration::new(RegisterFile::Temporary, a, b);
+            d.array_id = id;
+            p.header.push(HeaderItem::Declaration(d));
+        }
+        if self.b.uses_addr {
+            p.header.push(HeaderItem::Declaration(Declaration::new(
+                RegisterFile::Address,
+                0,
+                0,
+            )));
+        }
+        for imm in self.b.immediates() {
+            p.header.push(HeaderItem::Immediate(imm));
+        }
+        p.instructions = self.b.insts;
+        p
+    }
+}

@@ -1,0 +1,68 @@
+//! Shader frontends: source languages compiled through a `naga::Module` into the TGSI IR.
+//!
+//! [`wgsl`] parses and validates WGSL with naga; [`lower`] turns any validated naga module's entry
+//! point into an [`ir::Program`](crate::ir::Program), so every later language only has to produce
+//! a naga module.
+
+pub mod lower;
+pub mod wgsl;
+
+use std::fmt;
+
+/// A compile error with the source position it refers to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrontendError {
+    /// The file name given by the caller (used only in messages).
+    pub file: String,
+    /// 1-based line, or 0 when no position is known.
+    pub line: u32,
+    /// 1-based column (in bytes), or 0 when no position is known.
+    pub column: u32,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl FrontendError {
+    /// An error at `line:column` of `file`.
+    pub fn new(file: &str, line: u32, column: u32, message: impl Into<String>) -> FrontendError {
+        FrontendError {
+            file: file.to_string(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    /// An error at the start of `span` in `source` (position 0:0 when the span is unknown).
+    pub fn at_span(
+        file: &str,
+        source: Option<&str>,
+        span: naga::Span,
+        message: impl Into<String>,
+    ) -> FrontendError {
+        let (line, column) = match source {
+            Some(src) if span.is_defined() => {
+                let loc = span.location(src);
+                (loc.line_number, loc.line_position)
+            }
+            _ => (0, 0),
+        };
+        FrontendError::new(file, line, column, message)
+    }
+}
+
+impl fmt::Display for FrontendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file, self.line, self.column, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for FrontendError {}
