@@ -28,9 +28,17 @@ fn plasma_matches_softpipe() {
     let mut worst = 0u8;
     let mut differing = 0usize;
     for (a, e) in actual.pixels().zip(expected.pixels()) {
-        let diff = a.0.iter().zip(e.0).map(|(x, y)| x.abs_diff(y)).max().unwrap();
+        let diff =
+            a.0.iter()
+                .zip(e.0)
+                .map(|(x, y)| x.abs_diff(y))
+                .max()
+                .unwrap();
         worst = worst.max(diff);
         differing += usize::from(diff > 0);
     }
-    assert!(worst <= 1, "max channel difference {worst}, {differing} pixels differ");
+    assert!(
+        worst <= 1,
+        "max channel difference {worst}, {differing} pixels differ"
+    );
 }
