@@ -44,6 +44,7 @@ pub fn parse(source: &str, file: &str) -> Result<Parsed, FrontendError> {
         }
         FrontendError::new(file, line, column, message)
     })?;
+    lower::check_stage_rules(&module, Some(source), file)?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
         naga::valid::Capabilities::all(),

@@ -544,7 +544,6 @@ impl<'a> Lowerer<'a> {
         next_in: &mut u32,
         next_sv: &mut u32,
     ) -> R<Value> {
-        let n = self.vector_size(inner)?;
         let vertex = self.stage == ShaderStage::Vertex;
         match binding {
             naga::Binding::Location {
@@ -552,6 +551,7 @@ impl<'a> Lowerer<'a> {
                 interpolation,
                 ..
             } => {
+                let n = self.vector_size(inner)?;
                 let index = if vertex { *location } else { *next_in };
                 if !vertex {
                     *next_in += 1;
@@ -807,4 +807,93 @@ impl<'a> Lowerer<'a> {
         p.instructions = self.b.insts;
         p
     }
+}
+
+/// Stage rules checked on the unvalidated module, so the error names the offending line (naga's
+/// validator only names the entry point): `discard`, derivatives and implicit-derivative texture
+/// sampling are fragment-only.
+pub fn check_stage_rules(
+    module: &naga::Module,
+    source: Option<&str>,
+    file: &str,
+) -> Result<(), FrontendError> {
+    for ep in &module.entry_points {
+        if ep.stage != ShaderStage::Vertex {
+            continue;
+        }
+        let mut visited = Vec::new();
+        if let Some((span, what)) = find_fragment_only(module, &ep.function, &mut visited) {
+            let line = match source {
+                Some(src) if span.is_defined() => {
+                    format!(" (line {})", span.location(src).line_number)
+                }
+                _ => String::new(),
+            };
+            return Err(FrontendError::at_span(
+                file,
+                source,
+                span,
+                format!(
+                    "{what} is only allowed in a fragment shader, not in vertex entry point `{}`{line}",
+                    ep.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn find_fragment_only(
+    module: &naga::Module,
+    func: &naga::Function,
+    visited: &mut Vec<Handle<naga::Function>>,
+) -> Option<(naga::Span, &'static str)> {
+    for (h, e) in func.expressions.iter() {
+        let what = match e {
+            naga::Expression::Derivative { .. } => "a derivative",
+            naga::Expression::ImageSample {
+                level: naga::SampleLevel::Auto,
+                ..
+            } => "textureSample (implicit derivatives)",
+            naga::Expression::ImageSample {
+                level: naga::SampleLevel::Bias(_),
+                ..
+            } => "textureSampleBias (implicit derivatives)",
+            _ => continue,
+        };
+        return Some((func.expressions.get_span(h), what));
+    }
+    find_in_block(module, &func.body, visited)
+}
+
+fn find_in_block(
+    module: &naga::Module,
+    block: &naga::Block,
+    visited: &mut Vec<Handle<naga::Function>>,
+) -> Option<(naga::Span, &'static str)> {
+    for (st, span) in block.span_iter() {
+        let found = match st {
+            naga::Statement::Kill => Some((*span, "discard")),
+            naga::Statement::Block(b) => find_in_block(module, b, visited),
+            naga::Statement::If { accept, reject, .. } => find_in_block(module, accept, visited)
+                .or_else(|| find_in_block(module, reject, visited)),
+            naga::Statement::Switch { cases, .. } => cases
+                .iter()
+                .find_map(|c| find_in_block(module, &c.body, visited)),
+            naga::Statement::Loop {
+                body, continuing, ..
+            } => find_in_block(module, body, visited)
+                .or_else(|| find_in_block(module, continuing, visited)),
+            naga::Statement::Call { function, .. } if !visited.contains(function) => {
+                visited.push(*function);
+                find_fragment_only(module, &module.functions[*function], visited)
+                    .map(|(s, what)| (if span.is_defined() { s } else { *span }, what))
+            }
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
 }
