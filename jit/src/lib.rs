@@ -2,6 +2,7 @@
 //! interpreter ([`interp`]) and the execution contract every executor implements ([`exec`]).
 //! It depends on nothing else of softgpu.
 
+pub mod codegen;
 pub mod exec;
 pub mod interp;
 pub mod ir;

@@ -71,9 +71,9 @@
 //! Not supported (rejected by [`Interpreter::new`]): PUSHA, POPA, ARA and BRA (NV/ARB-era address
 //! stacks and unstructured jumps), and IMAGE/BUFFER/MEMORY/HWATOMIC operands.
 
-mod decode;
+pub(crate) mod decode;
 pub mod ops;
-mod run;
+pub(crate) mod run;
 mod texture;
 
 use std::cell::RefCell;

@@ -13,7 +13,7 @@
 //! Where C leaves the result undefined, the x86-64 behaviour of the compiled softpipe is used and
 //! noted (float → int conversions: `cvttss2si`, NaN/out of range → `0x8000_0000`).
 //! Not reproduced: which NaN propagates when both operands of an operation are NaN (softpipe's
-//! compiler may commute operands); results are some NaN in both.
+//! compiler may commute operands); here a fixed rule (see `pick_nan`).
 
 use std::hint::black_box;
 
@@ -97,28 +97,43 @@ pub fn saturate(x: f32) -> f32 {
     }
 }
 
+/// When both operands of a float operation are NaN, x86 SSE returns the first source operand
+/// of the instruction, quieted. Which operand that is for `a + b` is the compiler's choice, so it
+/// is pinned down here (the JIT relies on the same rule): for the commutative ADD and MUL the
+/// second operand's NaN wins (what softpipe's build does, checked on its MAD), for SUB and DIV the
+/// first's. One NaN operand propagates (quieted); invalid operations give the default NaN
+/// `0xffc0_0000`, as the hardware does.
+#[inline]
+fn pick_nan(winner: f32, other: f32, r: f32) -> f32 {
+    if r.is_nan() && winner.is_nan() && other.is_nan() {
+        f32::from_bits(winner.to_bits() | 0x0040_0000)
+    } else {
+        r
+    }
+}
+
 /// ADD.
 #[inline]
 pub fn add(a: f32, b: f32) -> f32 {
-    flush(flush(a) + flush(b))
+    flush(pick_nan(b, a, flush(a) + flush(b)))
 }
 
 /// SUB.
 #[inline]
 pub fn sub(a: f32, b: f32) -> f32 {
-    flush(flush(a) - flush(b))
+    flush(pick_nan(a, b, flush(a) - flush(b)))
 }
 
 /// MUL.
 #[inline]
 pub fn mul(a: f32, b: f32) -> f32 {
-    flush(flush(a) * flush(b))
+    flush(pick_nan(b, a, flush(a) * flush(b)))
 }
 
 /// DIV.
 #[inline]
 pub fn div(a: f32, b: f32) -> f32 {
-    flush(flush(a) / flush(b))
+    flush(pick_nan(a, b, flush(a) / flush(b)))
 }
 
 /// MAD: `a * b + c`, rounded (and flushed) after the multiply and after the add — x86-64

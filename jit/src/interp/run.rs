@@ -603,7 +603,7 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
     }
 
     /// Executes an arithmetic or texture instruction (exec mask is non-empty).
-    fn alu(&mut self, inst: &Inst) -> Result<(), ExecError> {
+    pub(crate) fn alu(&mut self, inst: &Inst) -> Result<(), ExecError> {
         use Opcode::*;
         let m = inst.write_mask;
         let s = &inst.src;

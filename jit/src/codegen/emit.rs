@@ -1,0 +1,1479 @@
+//! Lowering of a decoded program to Cranelift IR.
+//!
+//! Registers live in memory in the interpreter's layout; each instruction loads its operands as
+//! `i32x4` vectors (one per channel, lanes TL TR BL BR), computes, and stores the written channels
+//! blended with the execution mask. The execution masks (`cond`, `loop`, `cont`, `switch`,
+//! `func`, as the interpreter's) are SSA variables; the interpreter's mask stacks become
+//! compile-time nesting, and every construct is skipped with a branch when no lane runs it.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8X16};
+use cranelift_codegen::ir::{
+    AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot,
+    StackSlotData, StackSlotKind, Type, UserFuncName, Value,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::JITModule;
+use cranelift_module::{FuncId, Module};
+
+use super::{CtxOffsets, LaneOp, Shims, MAX_CALL_DEPTH};
+use super::{STATUS_BUDGET, STATUS_CALL_OVERFLOW, STATUS_ERROR};
+use crate::exec::ExecError;
+use crate::interp::decode::{Decoded, DstLoc, Inst, Loc, Modifier, Slot, Src};
+use crate::ir::{Opcode, OpcodeClass};
+
+/// Most instructions emitted after inlining subroutines before compilation is refused.
+const MAX_EMITTED: usize = 200_000;
+
+/// What [`compile`] produced.
+pub(super) struct Compiled {
+    pub func_id: FuncId,
+    pub num_inputs: usize,
+    pub num_sysvals: usize,
+    pub num_outputs: usize,
+    pub num_const_buffers: usize,
+}
+
+fn unsupported(pc: usize, message: impl Into<String>) -> ExecError {
+    ExecError::Unsupported {
+        pc,
+        message: message.into(),
+    }
+}
+
+/// Compiles `d` into one function of `module` and finalizes it.
+pub(super) fn compile(
+    module: &mut JITModule,
+    d: &Decoded,
+    offsets: CtxOffsets,
+    shims: Shims,
+) -> Result<Compiled, ExecError> {
+    let cl = |e: &dyn std::fmt::Display| unsupported(0, format!("cranelift: {e}"));
+    let ptr = module.target_config().pointer_type();
+    let call_conv = module.isa().default_call_conv();
+    let mut sig = module.make_signature();
+    sig.params.push(AbiParam::new(ptr));
+    sig.returns.push(AbiParam::new(I32));
+    let func_id = module
+        .declare_anonymous_function(&sig)
+        .map_err(|e| cl(&e))?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    ctx.func.name = UserFuncName::user(0, func_id.as_u32());
+
+    // Direct I/O extents and constants.
+    let mut io = (0usize, 0usize, 0usize);
+    let mut consts: Vec<(u32, u32)> = Vec::new();
+    for inst in &d.insts {
+        for s in &inst.src {
+            if let Loc::Direct(slot) = s.loc {
+                match slot {
+                    Slot::Input(i) => io.0 = io.0.max(i as usize + 1),
+                    Slot::SystemValue(i) => io.1 = io.1.max(i as usize + 1),
+                    Slot::Output(i) => io.2 = io.2.max(i as usize + 1),
+                    Slot::Const(b, i) if !consts.contains(&(b, i)) => consts.push((b, i)),
+                    _ => {}
+                }
+            }
+        }
+        if let DstLoc::Output(i) = inst.dst {
+            io.2 = io.2.max(i as usize + 1);
+        }
+    }
+    let num_const_buffers = consts.iter().map(|c| c.0 as usize + 1).max().unwrap_or(0);
+    if io.0.max(io.1).max(io.2) > super::MAX_DIRECT_IO as usize {
+        return Ok(Compiled {
+            func_id,
+            num_inputs: io.0,
+            num_sysvals: io.1,
+            num_outputs: io.2,
+            num_const_buffers,
+        });
+    }
+
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let mut step = module.make_signature();
+        step.params.push(AbiParam::new(ptr));
+        step.params.push(AbiParam::new(I32));
+        step.params.push(AbiParam::new(I32));
+        step.returns.push(AbiParam::new(I32));
+        step.call_conv = call_conv;
+        let step_sig = b.import_signature(step);
+        let mut lanes = module.make_signature();
+        lanes.params.push(AbiParam::new(I32));
+        lanes.params.push(AbiParam::new(ptr));
+        lanes.call_conv = call_conv;
+        let lanes_sig = b.import_signature(lanes);
+        let slot =
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 48, 4));
+
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        let ctx_p = b.block_params(entry)[0];
+        let mf = MemFlagsData::new().with_notrap();
+        let load_p = |b: &mut FunctionBuilder, off: i32| b.ins().load(ptr, mf, ctx_p, off);
+        let regs = load_p(&mut b, offsets.regs);
+        let inp = load_p(&mut b, offsets.inputs);
+        let sv = load_p(&mut b, offsets.sysvals);
+        let out = load_p(&mut b, offsets.outputs);
+        let cb = load_p(&mut b, offsets.consts);
+        let live = b.ins().load(I32X4, mf, ctx_p, offsets.live);
+        let budget = b.ins().load(I64, mf, ctx_p, offsets.budget);
+        static ZERO_BLOCK: [u32; 16] = [0; 16];
+        let zero_addr = b.ins().iconst(ptr, ZERO_BLOCK.as_ptr() as i64);
+        let mut const_addr = HashMap::new();
+        for &(buf, i) in &consts {
+            let entry = b.ins().iadd_imm_s(cb, buf as i64 * 16);
+            let base = b.ins().load(ptr, mf, entry, 0);
+            let len = b.ins().load(ptr, mf, entry, 8);
+            let idx = b.ins().iconst(ptr, i as i64);
+            let ok = b.ins().icmp(IntCC::UnsignedLessThan, idx, len);
+            let addr = b.ins().iadd_imm_s(base, i as i64 * 16);
+            let addr = b.ins().select(ok, addr, zero_addr);
+            const_addr.insert((buf, i), addr);
+        }
+        let mut e = Emitter {
+            b,
+            d,
+            ptr,
+            mf,
+            le: MemFlagsData::new().with_endianness(Endianness::Little),
+            ctx: ctx_p,
+            regs,
+            inp,
+            sv,
+            out,
+            live,
+            budget,
+            const_addr,
+            masks: [Variable::from_u32(0); 5],
+            exec: Variable::from_u32(0),
+            kill: Variable::from_u32(0),
+            counter: Variable::from_u32(0),
+            exit: Block::from_u32(0),
+            step_sig,
+            lanes_sig,
+            slot,
+            shims,
+            offsets,
+            emitted: 0,
+            ret_in_main: false,
+            consts: HashMap::new(),
+            zero_addr,
+            cb,
+            indirect_cache: HashMap::new(),
+        };
+        e.exit = e.b.create_block();
+        let ones = e.splat(!0);
+        let zero = e.splat(0);
+        for m in 0..5 {
+            e.masks[m] = e.b.declare_var(I32X4);
+            e.b.def_var(e.masks[m], ones);
+        }
+        e.exec = e.b.declare_var(I32X4);
+        e.b.def_var(e.exec, ones);
+        e.kill = e.b.declare_var(I32X4);
+        e.b.def_var(e.kill, zero);
+        e.counter = e.b.declare_var(I64);
+        let c0 = e.b.ins().iconst(I64, 0);
+        e.b.def_var(e.counter, c0);
+
+        e.walk(0, d.insts.len(), None, 0)?;
+        e.b.ins().jump(e.exit, &[]);
+        e.b.switch_to_block(e.exit);
+        let kill = e.b.use_var(e.kill);
+        let bits = e.b.ins().vhigh_bits(I32, kill);
+        e.b.ins().return_(&[bits]);
+        e.b.seal_all_blocks();
+        e.b.finalize(module.target_config());
+    }
+    module
+        .define_function(func_id, &mut ctx)
+        .map_err(|e| cl(&format!("{e:?}")))?;
+    module.clear_context(&mut ctx);
+    module.finalize_definitions().map_err(|e| cl(&e))?;
+    Ok(Compiled {
+        func_id,
+        num_inputs: io.0,
+        num_sysvals: io.1,
+        num_outputs: io.2,
+        num_const_buffers,
+    })
+}
+
+/// Mask variables: the interpreter's CondMask, LoopMask, ContMask, Switch.mask and FuncMask.
+const COND: usize = 0;
+const LOOP: usize = 1;
+const CONT: usize = 2;
+const SWITCH: usize = 3;
+const FUNC: usize = 4;
+
+/// A channel value (`i32x4`) and whether it is known to hold no denormal (flushing it is a no-op).
+#[derive(Clone, Copy)]
+struct V {
+    v: Value,
+    flushed: bool,
+}
+
+/// An open flow construct of the current instruction sequence.
+enum Open {
+    If {
+        saved: Variable,
+        else_block: Option<Block>,
+        end: Block,
+    },
+    Loop {
+        saved_loop: Variable,
+        saved_cont: Variable,
+        header: Block,
+        after: Block,
+        count: i64,
+    },
+    Switch {
+        prev: Variable,
+        selector: Variable,
+        matched: Variable,
+        after: Block,
+    },
+}
+
+struct Emitter<'a, 'f> {
+    b: FunctionBuilder<'f>,
+    d: &'a Decoded,
+    ptr: Type,
+    mf: MemFlagsData,
+    le: MemFlagsData,
+    ctx: Value,
+    regs: Value,
+    inp: Value,
+    sv: Value,
+    out: Value,
+    live: Value,
+    budget: Value,
+    const_addr: HashMap<(u32, u32), Value>,
+    masks: [Variable; 5],
+    exec: Variable,
+    kill: Variable,
+    counter: Variable,
+    exit: Block,
+    step_sig: SigRef,
+    lanes_sig: SigRef,
+    slot: StackSlot,
+    shims: Shims,
+    offsets: CtxOffsets,
+    emitted: usize,
+    ret_in_main: bool,
+    consts: HashMap<u32, Value>,
+    /// A 64-byte block of zeros: where out-of-range lanes of indirect reads read.
+    zero_addr: Value,
+    /// The constant-buffer table.
+    cb: Value,
+    /// Per-lane addresses of the indirect operands of the current instruction.
+    indirect_cache: HashMap<u32, [Value; 4]>,
+}
+
+const SIGN: u32 = 0x8000_0000;
+const EXP: u32 = 0x7f80_0000;
+const MANT: u32 = 0x007f_ffff;
+const ONE: u32 = 0x3f80_0000;
+
+fn is_denormal(bits: u32) -> bool {
+    bits & EXP == 0 && bits & MANT != 0
+}
+
+impl Emitter<'_, '_> {
+    // ---- values ------------------------------------------------------------------------------
+
+    /// `x` in every lane.
+    fn splat(&mut self, x: u32) -> Value {
+        if let Some(&v) = self.consts.get(&x) {
+            // Constants are defined in the entry block, which dominates every use.
+            return v;
+        }
+        let bytes: Vec<u8> = (0..4).flat_map(|_| x.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        let v = self.b.ins().vconst(I32X4, c);
+        if self.b.current_block() == Some(self.b.func.layout.entry_block().unwrap_or(self.exit))
+            && self.consts.len() < 64
+        {
+            self.consts.insert(x, v);
+        }
+        v
+    }
+
+    fn f(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(F32X4, self.le, v)
+    }
+
+    fn i(&mut self, v: Value) -> Value {
+        self.b.ins().bitcast(I32X4, self.le, v)
+    }
+
+    /// Denormals to zero of the same sign (`ops::flush`).
+    fn flush(&mut self, v: Value) -> Value {
+        let exp = self.splat(EXP);
+        let e = self.b.ins().band(v, exp);
+        let zero = self.splat(0);
+        let z = self.b.ins().icmp(IntCC::Equal, e, zero);
+        let mant = self.splat(MANT);
+        let m = self.b.ins().band(z, mant);
+        self.b.ins().band_not(v, m)
+    }
+
+    fn fl(&mut self, v: V) -> Value {
+        if v.flushed {
+            v.v
+        } else {
+            self.flush(v.v)
+        }
+    }
+
+    fn flushed(v: Value) -> V {
+        V { v, flushed: true }
+    }
+
+    /// A float binary op with flushed inputs and output.
+    fn fbin(&mut self, op: Opcode, a: V, b: V) -> V {
+        let x = self.fl(a);
+        let y = self.fl(b);
+        let x = self.f(x);
+        let y = self.f(y);
+        // Operand order decides which NaN wins when both are NaN (`ops::pick_nan`): x86 returns
+        // the instruction's first source, so ADD and MUL (second operand wins) are swapped.
+        let r = match op {
+            Opcode::ADD => self.b.ins().fadd(y, x),
+            Opcode::SUB => self.b.ins().fsub(x, y),
+            Opcode::MUL => self.b.ins().fmul(y, x),
+            _ => self.b.ins().fdiv(x, y),
+        };
+        let r = self.i(r);
+        Self::flushed(self.flush(r))
+    }
+
+    fn add(&mut self, a: V, b: V) -> V {
+        self.fbin(Opcode::ADD, a, b)
+    }
+
+    fn mul(&mut self, a: V, b: V) -> V {
+        self.fbin(Opcode::MUL, a, b)
+    }
+
+    /// Float compare of flushed operands: an `i32x4` lane mask.
+    fn fcmp(&mut self, cc: FloatCC, a: V, b: V) -> Value {
+        let x = self.fl(a);
+        let y = self.fl(b);
+        let x = self.f(x);
+        let y = self.f(y);
+        self.b.ins().fcmp(cc, x, y)
+    }
+
+    fn is_nan(&mut self, a: Value) -> Value {
+        let x = self.f(a);
+        self.b.ins().fcmp(FloatCC::Unordered, x, x)
+    }
+
+    /// `ops::fmax` / `ops::fmin`: a NaN operand yields the other unchanged, ties the first.
+    fn minmax(&mut self, max: bool, a: V, b: V) -> V {
+        let cc = if max {
+            FloatCC::GreaterThan
+        } else {
+            FloatCC::LessThan
+        };
+        let x = self.fl(a);
+        let y = self.fl(b);
+        let take_b = self.fcmp(cc, Self::flushed(y), Self::flushed(x));
+        let r = self.b.ins().bitselect(take_b, y, x);
+        let nb = self.is_nan(b.v);
+        let r = self.b.ins().bitselect(nb, a.v, r);
+        let na = self.is_nan(a.v);
+        let r = self.b.ins().bitselect(na, b.v, r);
+        V {
+            v: r,
+            flushed: a.flushed && b.flushed,
+        }
+    }
+
+    /// libm's rounding functions return a NaN argument unchanged (even a signalling one, which
+    /// `roundps` would quiet).
+    fn keep_nan(&mut self, x: Value, r: Value) -> Value {
+        let n = self.is_nan(x);
+        self.b.ins().bitselect(n, x, r)
+    }
+
+    /// `ops::saturate`.
+    fn saturate(&mut self, v: V) -> Value {
+        let x = self.fl(v);
+        let one = self.splat(ONE);
+        let zero = self.splat(0);
+        let lt1 = self.fcmp(FloatCC::LessThan, Self::flushed(x), Self::flushed(one));
+        let r = self.b.ins().bitselect(lt1, x, one);
+        let gt0 = self.fcmp(FloatCC::GreaterThan, Self::flushed(x), Self::flushed(zero));
+        self.b.ins().band(gt0, r)
+    }
+
+    fn bool_float(&mut self, mask: Value) -> V {
+        let one = self.splat(ONE);
+        Self::flushed(self.b.ins().band(mask, one))
+    }
+
+    /// Lane `idx[l]` of `v` in lane `l`.
+    fn lanes(&mut self, v: Value, idx: [u8; 4]) -> Value {
+        let bytes: Vec<u8> = idx
+            .iter()
+            .flat_map(|&l| (0..4).map(move |k| l * 4 + k))
+            .collect();
+        let imm = self.b.func.dfg.immediates.push(ConstantData::from(bytes));
+        let v8 = self.b.ins().bitcast(I8X16, self.le, v);
+        let s = self.b.ins().shuffle(v8, v8, imm);
+        self.i(s)
+    }
+
+    /// `cvttps2dq`: truncation, NaN and out of range → `i32::MIN` (`ops::f2i`).
+    fn f2i(&mut self, v: Value) -> Value {
+        let x = self.f(v);
+        self.b.ins().x86_cvtt2dq(I32X4, x)
+    }
+
+    /// Per-lane scalar integer op on two vectors.
+    fn per_lane(
+        &mut self,
+        a: Value,
+        b: Value,
+        op: fn(&mut FunctionBuilder, Value, Value) -> Value,
+    ) -> Value {
+        let mut r = a;
+        for l in 0..4u8 {
+            let x = self.b.ins().extractlane(a, l);
+            let y = self.b.ins().extractlane(b, l);
+            let z = op(&mut self.b, x, y);
+            r = self.b.ins().insertlane(r, z, l);
+        }
+        r
+    }
+
+    /// Calls an `ops` function per lane through the `lane_op` shim.
+    fn lane_call(&mut self, op: LaneOp, args: &[Value]) -> Value {
+        for (k, &a) in args.iter().enumerate() {
+            self.b
+                .ins()
+                .stack_store(self.ptr, a, self.slot, k as i32 * 16);
+        }
+        let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
+        let opv = self.b.ins().iconst(I32, op as i64);
+        let callee = self.b.ins().iconst(self.ptr, self.shims.lanes as i64);
+        self.b
+            .ins()
+            .call_indirect(self.lanes_sig, callee, &[opv, addr]);
+        self.b.ins().stack_load(self.ptr, I32X4, self.slot, 0)
+    }
+
+    // ---- masks -------------------------------------------------------------------------------
+
+    fn mask(&mut self, m: usize) -> Value {
+        self.b.use_var(self.masks[m])
+    }
+
+    fn set_mask(&mut self, m: usize, v: Value) {
+        self.b.def_var(self.masks[m], v);
+        let mut e = self.mask(0);
+        for k in 1..5 {
+            let x = self.mask(k);
+            e = self.b.ins().band(e, x);
+        }
+        self.b.def_var(self.exec, e);
+    }
+
+    fn exec(&mut self) -> Value {
+        self.b.use_var(self.exec)
+    }
+
+    fn any(&mut self, v: Value) -> Value {
+        self.b.ins().vany_true(v)
+    }
+
+    fn save(&mut self, v: Value) -> Variable {
+        let var = self.b.declare_var(I32X4);
+        self.b.def_var(var, v);
+        var
+    }
+
+    /// Continues emission in a fresh block (after an unconditional jump or return).
+    fn fresh_block(&mut self) {
+        let blk = self.b.create_block();
+        self.b.switch_to_block(blk);
+    }
+
+    fn error_return(&mut self, pc: usize, status: u32) {
+        let pcv = self.b.ins().iconst(I64, pc as i64);
+        self.b
+            .ins()
+            .store(self.mf, pcv, self.ctx, self.offsets.err_pc);
+        let s = self.b.ins().iconst(I32, (status << 8) as i64);
+        self.b.ins().return_(&[s]);
+    }
+
+    // ---- operands ----------------------------------------------------------------------------
+
+    fn reg_base(&mut self, slot: Slot) -> Option<(Value, u32)> {
+        match slot {
+            Slot::Local(i) => Some((self.regs, i)),
+            Slot::Input(i) => Some((self.inp, i)),
+            Slot::SystemValue(i) => Some((self.sv, i)),
+            Slot::Output(i) => Some((self.out, i)),
+            _ => None,
+        }
+    }
+
+    fn load_slot(&mut self, slot: Slot, comp: u8) -> V {
+        if let Some((base, i)) = self.reg_base(slot) {
+            let off = (i as i64 * 64 + comp as i64 * 16) as i32;
+            let v = self.b.ins().load(I32X4, self.mf, base, off);
+            return V { v, flushed: false };
+        }
+        match slot {
+            Slot::Imm(i) => {
+                let bits = self.d.imms[i as usize][comp as usize][0];
+                V {
+                    v: self.splat(bits),
+                    flushed: !is_denormal(bits),
+                }
+            }
+            Slot::Const(b, i) => {
+                let addr = self.const_addr[&(b, i)];
+                let x = self.b.ins().load(I32, self.mf, addr, comp as i32 * 4);
+                V {
+                    v: self.b.ins().splat(I32X4, x),
+                    flushed: false,
+                }
+            }
+            _ => Self::flushed(self.splat(0)),
+        }
+    }
+
+    /// Channel `chan` of a source: swizzled, modifiers applied.
+    fn fetch(&mut self, s: &Src, chan: usize, _pc: usize) -> Result<V, ExecError> {
+        let v = match s.loc {
+            Loc::Direct(slot) => self.load_slot(slot, s.swizzle[chan]),
+            Loc::Indirect(k) => self.load_indirect(k, s.swizzle[chan]),
+        };
+        Ok(self.modify(v, s.modifier))
+    }
+
+    /// One lane of an index register, as the interpreter's `i64` index plus `offset`.
+    fn index_lane(&mut self, reg: Option<Value>, lane: u8, offset: i64) -> Value {
+        match reg {
+            Some(v) => {
+                let x = self.b.ins().extractlane(v, lane);
+                let x = self.b.ins().sextend(I64, x);
+                self.b.ins().iadd_imm_s(x, offset)
+            }
+            None => self.b.ins().iconst(I64, offset),
+        }
+    }
+
+    /// `base + i * scale + add`.
+    fn scaled(&mut self, base: Value, i: Value, scale: i64, add: i64) -> Value {
+        let k = self.b.ins().iconst(I64, scale);
+        let off = self.b.ins().imul(i, k);
+        let a = self.b.ins().iadd(base, off);
+        self.b.ins().iadd_imm_s(a, add)
+    }
+
+    /// Per-lane addresses of an indirect operand: lane `l` reads channel `c` at
+    /// `addr[l] + c * 16` (`c * 4` for constants); out-of-range lanes point at zeros.
+    fn indirect_addrs(&mut self, k: u32) -> [Value; 4] {
+        if let Some(a) = self.indirect_cache.get(&k) {
+            return *a;
+        }
+        use crate::interp::decode::IndirectFile;
+        let ind = self.d.indirects[k as usize];
+        let idx = ind.index_reg.map(|r| self.load_slot(r.slot, r.component).v);
+        let dims = ind.dim_reg.map(|r| self.load_slot(r.slot, r.component).v);
+        let mut addrs = [self.zero_addr; 4];
+        for (l, addr) in addrs.iter_mut().enumerate() {
+            let lane = l as u8;
+            let i = self.index_lane(idx, lane, ind.index);
+            let lane_off = l as i64 * 4;
+            let (ok, a) = match ind.file {
+                IndirectFile::Local { base, lo, hi } => {
+                    let rel = self.b.ins().iadd_imm_s(i, -lo);
+                    let n = self.b.ins().iconst(I64, (hi - lo).max(0));
+                    let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, rel, n);
+                    let a = self.scaled(self.regs, i, 64, base as i64 * 64 + lane_off);
+                    (ok, a)
+                }
+                IndirectFile::Input | IndirectFile::Output | IndirectFile::SystemValue => {
+                    let (p, len_off) = match ind.file {
+                        IndirectFile::Input => (self.inp, self.offsets.io_inputs_len),
+                        IndirectFile::Output => (self.out, self.offsets.io_outputs_len),
+                        _ => (self.sv, self.offsets.io_sysvals_len),
+                    };
+                    let len = self.b.ins().load(I64, self.mf, self.ctx, len_off);
+                    let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, i, len);
+                    (ok, self.scaled(p, i, 64, lane_off))
+                }
+                IndirectFile::Imm => {
+                    let n = self.b.ins().iconst(I64, self.d.imms.len() as i64);
+                    let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, i, n);
+                    let base = self.b.ins().iconst(I64, self.d.imms.as_ptr() as i64);
+                    (ok, self.scaled(base, i, 64, lane_off))
+                }
+                IndirectFile::Const => {
+                    let d = self.index_lane(dims, lane, ind.dim);
+                    let nb = self
+                        .b
+                        .ins()
+                        .load(I64, self.mf, self.ctx, self.offsets.consts_len);
+                    let d_ok = self.b.ins().icmp(IntCC::UnsignedLessThan, d, nb);
+                    static EMPTY: [usize; 2] = [0, 0];
+                    let empty = self.b.ins().iconst(I64, EMPTY.as_ptr() as i64);
+                    let entry = self.scaled(self.cb, d, 16, 0);
+                    let entry = self.b.ins().select(d_ok, entry, empty);
+                    let ptr = self.b.ins().load(I64, self.mf, entry, 0);
+                    let len = self.b.ins().load(I64, self.mf, entry, 8);
+                    let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, i, len);
+                    (ok, self.scaled(ptr, i, 16, 0))
+                }
+            };
+            *addr = self.b.ins().select(ok, a, self.zero_addr);
+        }
+        self.indirect_cache.insert(k, addrs);
+        addrs
+    }
+
+    fn load_indirect(&mut self, k: u32, comp: u8) -> V {
+        let addrs = self.indirect_addrs(k);
+        let stride = if matches!(
+            self.d.indirects[k as usize].file,
+            crate::interp::decode::IndirectFile::Const
+        ) {
+            4
+        } else {
+            16
+        };
+        let mut v = self.splat(0);
+        for (l, a) in addrs.iter().enumerate() {
+            let x = self.b.ins().load(I32, self.mf, *a, comp as i32 * stride);
+            v = self.b.ins().insertlane(v, x, l as u8);
+        }
+        V { v, flushed: false }
+    }
+
+    fn modify(&mut self, v: V, m: Modifier) -> V {
+        let b = &mut self.b;
+        let c = |e: &mut Self, x| e.splat(x);
+        match m {
+            Modifier::None => v,
+            Modifier::Abs => {
+                let k = c(self, !SIGN);
+                V {
+                    v: self.b.ins().band(v.v, k),
+                    flushed: v.flushed,
+                }
+            }
+            Modifier::FNeg => {
+                let k = c(self, SIGN);
+                V {
+                    v: self.b.ins().bxor(v.v, k),
+                    flushed: v.flushed,
+                }
+            }
+            Modifier::FNegAbs => {
+                let k = c(self, SIGN);
+                V {
+                    v: self.b.ins().bor(v.v, k),
+                    flushed: v.flushed,
+                }
+            }
+            Modifier::INeg => {
+                let _ = b;
+                V {
+                    v: self.b.ins().ineg(v.v),
+                    flushed: false,
+                }
+            }
+            Modifier::INegAbs => {
+                let k = c(self, !SIGN);
+                let a = self.b.ins().band(v.v, k);
+                V {
+                    v: self.b.ins().ineg(a),
+                    flushed: false,
+                }
+            }
+        }
+    }
+
+    /// Stores the written channels of `vals` for the executing (and, for OUT, live) lanes.
+    fn store(&mut self, inst: &Inst, vals: &[Option<V>; 4], full: bool) {
+        let (base, i, is_out) = match inst.dst {
+            DstLoc::Local(i) => (self.regs, i, false),
+            DstLoc::Output(i) => (self.out, i, true),
+            _ => return,
+        };
+        let mut lanes = if full { None } else { Some(self.exec()) };
+        if is_out {
+            lanes = Some(match lanes {
+                None => self.live,
+                Some(e) => self.b.ins().band(e, self.live),
+            });
+        }
+        for (c, v) in vals.iter().enumerate() {
+            let Some(v) = v else { continue };
+            if inst.write_mask & (1 << c) == 0 {
+                continue;
+            }
+            let val = if inst.saturate {
+                self.saturate(*v)
+            } else {
+                v.v
+            };
+            let off = (i as i64 * 64 + c as i64 * 16) as i32;
+            let val = match lanes {
+                None => val,
+                Some(m) => {
+                    let old = self.b.ins().load(I32X4, self.mf, base, off);
+                    self.b.ins().bitselect(m, val, old)
+                }
+            };
+            self.b.ins().store(self.mf, val, base, off);
+        }
+    }
+
+    // ---- instructions ------------------------------------------------------------------------
+
+    /// Emits instructions `start..end`. `sub_ret` is the return block of an inlined subroutine.
+    fn walk(
+        &mut self,
+        start: usize,
+        end: usize,
+        sub_ret: Option<Block>,
+        depth: usize,
+    ) -> Result<(), ExecError> {
+        let mut stack: Vec<Open> = Vec::new();
+        let mut pc = start;
+        while pc < end {
+            self.emitted += 1;
+            if self.emitted > MAX_EMITTED {
+                return Err(unsupported(
+                    pc,
+                    "the program is too large once subroutines are inlined",
+                ));
+            }
+            let inst = self.d.insts[pc];
+            self.indirect_cache.clear();
+            if let Some(Open::Loop { count, .. }) = stack.last_mut() {
+                *count += 1;
+            }
+            let full = stack.is_empty() && sub_ret.is_none() && !self.ret_in_main;
+            if !inst.is_flow {
+                if !self.native_alu(&inst, full, pc)? {
+                    self.step(pc, full);
+                }
+                pc += 1;
+                continue;
+            }
+            match inst.op {
+                Opcode::END => {
+                    self.b.ins().jump(self.exit, &[]);
+                    self.fresh_block();
+                }
+                Opcode::BGNSUB => {
+                    pc = inst.target as usize + 1;
+                    continue;
+                }
+                Opcode::ENDSUB => {
+                    let to = sub_ret.unwrap_or(self.exit);
+                    self.b.ins().jump(to, &[]);
+                    self.fresh_block();
+                }
+                Opcode::NOP => {}
+                Opcode::KILL | Opcode::KILP => {
+                    let k = self.b.use_var(self.kill);
+                    let e = self.exec();
+                    let k = self.b.ins().bor(k, e);
+                    self.b.def_var(self.kill, k);
+                }
+                Opcode::KILL_IF | Opcode::KIL => {
+                    let zero = Self::flushed(self.splat(0));
+                    let mut any = None;
+                    for c in 0..4 {
+                        let v = self.fetch(&inst.src[0], c, pc)?;
+                        let lt = self.fcmp(FloatCC::LessThan, v, zero);
+                        any = Some(match any {
+                            None => lt,
+                            Some(a) => self.b.ins().bor(a, lt),
+                        });
+                    }
+                    let any = any.unwrap_or(zero.v);
+                    let e = self.exec();
+                    let m = self.b.ins().band(any, e);
+                    let k = self.b.use_var(self.kill);
+                    let k = self.b.ins().bor(k, m);
+                    self.b.def_var(self.kill, k);
+                }
+                Opcode::IF | Opcode::UIF => {
+                    let x = self.fetch(&inst.src[0], 0, pc)?;
+                    let t = if inst.op == Opcode::IF {
+                        self.float_true(x.v)
+                    } else {
+                        let zero = self.splat(0);
+                        self.b.ins().icmp(IntCC::NotEqual, x.v, zero)
+                    };
+                    let cond = self.mask(COND);
+                    let saved = self.save(cond);
+                    let c = self.b.ins().band(cond, t);
+                    self.set_mask(COND, c);
+                    let has_else = self.d.insts[inst.target as usize].op == Opcode::ELSE;
+                    let body = self.b.create_block();
+                    let skip = self.b.create_block();
+                    let end = if has_else {
+                        self.b.create_block()
+                    } else {
+                        skip
+                    };
+                    let e = self.exec();
+                    let any = self.any(e);
+                    self.b.ins().brif(any, body, &[], skip, &[]);
+                    self.b.switch_to_block(body);
+                    stack.push(Open::If {
+                        saved,
+                        else_block: has_else.then_some(skip),
+                        end,
+                    });
+                }
+                Opcode::ELSE => {
+                    let Some(Open::If {
+                        saved,
+                        else_block,
+                        end,
+                    }) = stack.last_mut()
+                    else {
+                        return Err(unsupported(pc, "ELSE without IF"));
+                    };
+                    let (saved, end) = (*saved, *end);
+                    let Some(eb) = else_block.take() else {
+                        return Err(unsupported(pc, "ELSE without IF"));
+                    };
+                    self.b.ins().jump(eb, &[]);
+                    self.b.switch_to_block(eb);
+                    let prev = self.b.use_var(saved);
+                    let cond = self.mask(COND);
+                    let c = self.b.ins().band_not(prev, cond);
+                    self.set_mask(COND, c);
+                    let body = self.b.create_block();
+                    let e = self.exec();
+                    let any = self.any(e);
+                    self.b.ins().brif(any, body, &[], end, &[]);
+                    self.b.switch_to_block(body);
+                }
+                Opcode::ENDIF => {
+                    let Some(Open::If { saved, end, .. }) = stack.pop() else {
+                        return Err(unsupported(pc, "ENDIF without IF"));
+                    };
+                    self.b.ins().jump(end, &[]);
+                    self.b.switch_to_block(end);
+                    let v = self.b.use_var(saved);
+                    self.set_mask(COND, v);
+                }
+                Opcode::BGNLOOP => {
+                    let pre = self.b.create_block();
+                    let header = self.b.create_block();
+                    let after = self.b.create_block();
+                    let e = self.exec();
+                    let any = self.any(e);
+                    self.b.ins().brif(any, pre, &[], after, &[]);
+                    self.b.switch_to_block(pre);
+                    let l = self.mask(LOOP);
+                    let saved_loop = self.save(l);
+                    let c = self.mask(CONT);
+                    let saved_cont = self.save(c);
+                    self.b.ins().jump(header, &[]);
+                    self.b.switch_to_block(header);
+                    stack.push(Open::Loop {
+                        saved_loop,
+                        saved_cont,
+                        header,
+                        after,
+                        count: 0,
+                    });
+                }
+                Opcode::ENDLOOP => {
+                    let Some(Open::Loop {
+                        saved_loop,
+                        saved_cont,
+                        header,
+                        after,
+                        count,
+                    }) = stack.pop()
+                    else {
+                        return Err(unsupported(pc, "ENDLOOP without BGNLOOP"));
+                    };
+                    let c = self.b.use_var(saved_cont);
+                    self.set_mask(CONT, c);
+                    // Budget: a lower bound of the instructions this iteration executed.
+                    let n = self.b.use_var(self.counter);
+                    let n = self.b.ins().iadd_imm_s(n, count.max(1));
+                    self.b.def_var(self.counter, n);
+                    let over = self
+                        .b
+                        .ins()
+                        .icmp(IntCC::UnsignedGreaterThan, n, self.budget);
+                    let bad = self.b.create_block();
+                    let ok = self.b.create_block();
+                    self.b.ins().brif(over, bad, &[], ok, &[]);
+                    self.b.switch_to_block(bad);
+                    self.error_return(pc, STATUS_BUDGET);
+                    self.b.switch_to_block(ok);
+                    let exit = self.b.create_block();
+                    let e = self.exec();
+                    let any = self.any(e);
+                    self.b.ins().brif(any, header, &[], exit, &[]);
+                    self.b.switch_to_block(exit);
+                    let l = self.b.use_var(saved_loop);
+                    self.b.def_var(self.masks[LOOP], l);
+                    let c = self.b.use_var(saved_cont);
+                    self.set_mask(CONT, c);
+                    self.b.ins().jump(after, &[]);
+                    self.b.switch_to_block(after);
+                }
+                Opcode::BRK | Opcode::BREAKC => {
+                    let mut lanes = self.exec();
+                    if inst.op == Opcode::BREAKC {
+                        let x = self.fetch(&inst.src[0], 0, pc)?;
+                        let zero = self.splat(0);
+                        let t = self.b.ins().icmp(IntCC::NotEqual, x.v, zero);
+                        lanes = self.b.ins().band(lanes, t);
+                    }
+                    let m = if inst.breaks_switch { SWITCH } else { LOOP };
+                    let cur = self.mask(m);
+                    let v = self.b.ins().band_not(cur, lanes);
+                    self.set_mask(m, v);
+                }
+                Opcode::CONT => {
+                    let e = self.exec();
+                    let cur = self.mask(CONT);
+                    let v = self.b.ins().band_not(cur, e);
+                    self.set_mask(CONT, v);
+                }
+                Opcode::SWITCH => {
+                    let body = self.b.create_block();
+                    let after = self.b.create_block();
+                    let e = self.exec();
+                    let any = self.any(e);
+                    self.b.ins().brif(any, body, &[], after, &[]);
+                    self.b.switch_to_block(body);
+                    let sel = self.fetch(&inst.src[0], 0, pc)?.v;
+                    let mut matched = self.splat(0);
+                    for k in 0..self.d.cases[inst.aux as usize].len() {
+                        let case_pc = self.d.cases[inst.aux as usize][k] as usize;
+                        let case = self.d.insts[case_pc];
+                        let v = self.fetch(&case.src[0], 0, case_pc)?.v;
+                        let eq = self.b.ins().icmp(IntCC::Equal, sel, v);
+                        matched = self.b.ins().bor(matched, eq);
+                    }
+                    let cur = self.mask(SWITCH);
+                    let prev = self.save(cur);
+                    let selector = self.save(sel);
+                    let matched = self.save(matched);
+                    let zero = self.splat(0);
+                    self.set_mask(SWITCH, zero);
+                    stack.push(Open::Switch {
+                        prev,
+                        selector,
+                        matched,
+                        after,
+                    });
+                }
+                Opcode::CASE | Opcode::DEFAULT => {
+                    let Some(&Open::Switch {
+                        prev,
+                        selector,
+                        matched,
+                        ..
+                    }) = stack
+                        .iter()
+                        .rev()
+                        .find(|o| matches!(o, Open::Switch { .. }))
+                    else {
+                        return Err(unsupported(pc, "CASE outside of a SWITCH"));
+                    };
+                    let prev = self.b.use_var(prev);
+                    let add = if inst.op == Opcode::CASE {
+                        let sel = self.b.use_var(selector);
+                        let v = self.fetch(&inst.src[0], 0, pc)?.v;
+                        let eq = self.b.ins().icmp(IntCC::Equal, sel, v);
+                        self.b.ins().band(eq, prev)
+                    } else {
+                        let m = self.b.use_var(matched);
+                        self.b.ins().band_not(prev, m)
+                    };
+                    let cur = self.mask(SWITCH);
+                    let v = self.b.ins().bor(cur, add);
+                    self.set_mask(SWITCH, v);
+                }
+                Opcode::ENDSWITCH => {
+                    let Some(Open::Switch { prev, after, .. }) = stack.pop() else {
+                        return Err(unsupported(pc, "ENDSWITCH without SWITCH"));
+                    };
+                    let p = self.b.use_var(prev);
+                    self.set_mask(SWITCH, p);
+                    self.b.ins().jump(after, &[]);
+                    self.b.switch_to_block(after);
+                }
+                Opcode::CAL | Opcode::CALLNZ => {
+                    let e = self.exec();
+                    let lanes = if inst.op == Opcode::CALLNZ {
+                        let x = self.fetch(&inst.src[0], 0, pc)?;
+                        let t = self.float_true(x.v);
+                        self.b.ins().band(e, t)
+                    } else {
+                        e
+                    };
+                    let call = self.b.create_block();
+                    let after = self.b.create_block();
+                    let any = self.any(lanes);
+                    self.b.ins().brif(any, call, &[], after, &[]);
+                    self.b.switch_to_block(call);
+                    if depth >= MAX_CALL_DEPTH {
+                        self.error_return(pc, STATUS_CALL_OVERFLOW);
+                    } else {
+                        let saved: Vec<Variable> = (0..5)
+                            .map(|m| {
+                                let v = self.mask(m);
+                                self.save(v)
+                            })
+                            .collect();
+                        let func = self.mask(FUNC);
+                        let not_exec = self.b.ins().bnot(e);
+                        let keep = self.b.ins().bor(lanes, not_exec);
+                        let f = self.b.ins().band(func, keep);
+                        self.set_mask(FUNC, f);
+                        let ret = self.b.create_block();
+                        let sub = inst.target as usize;
+                        let endsub = self.d.insts[sub].target as usize;
+                        self.walk(sub + 1, endsub, Some(ret), depth + 1)?;
+                        self.b.ins().jump(ret, &[]);
+                        self.b.switch_to_block(ret);
+                        for (m, var) in saved.into_iter().enumerate() {
+                            let v = self.b.use_var(var);
+                            self.b.def_var(self.masks[m], v);
+                        }
+                        let c = self.mask(COND);
+                        self.set_mask(COND, c);
+                        self.b.ins().jump(after, &[]);
+                    }
+                    self.b.switch_to_block(after);
+                }
+                Opcode::RET => {
+                    let e = self.exec();
+                    let func = self.mask(FUNC);
+                    let f = self.b.ins().band_not(func, e);
+                    self.set_mask(FUNC, f);
+                    let cont = self.b.create_block();
+                    let any = self.any(f);
+                    let to = match sub_ret {
+                        Some(r) => r,
+                        None => {
+                            self.ret_in_main = true;
+                            self.exit
+                        }
+                    };
+                    self.b.ins().brif(any, cont, &[], to, &[]);
+                    self.b.switch_to_block(cont);
+                }
+                other => {
+                    return Err(unsupported(
+                        pc,
+                        format!("{} is not a flow instruction", other.name()),
+                    ))
+                }
+            }
+            pc += 1;
+        }
+        if !stack.is_empty() {
+            return Err(unsupported(pc, "unclosed flow construct"));
+        }
+        Ok(())
+    }
+
+    /// `!ops::eq(x, 0.0)`: true unless x is ±0 or a denormal (NaN is true).
+    fn float_true(&mut self, x: Value) -> Value {
+        let exp = self.splat(EXP);
+        let e = self.b.ins().band(x, exp);
+        let zero = self.splat(0);
+        self.b.ins().icmp(IntCC::NotEqual, e, zero)
+    }
+
+    /// Runs instruction `pc` through the interpreter.
+    fn step(&mut self, pc: usize, full: bool) {
+        let bits = if full {
+            self.b.ins().iconst(I32, 0xF)
+        } else {
+            let e = self.exec();
+            self.b.ins().vhigh_bits(I32, e)
+        };
+        let pcv = self.b.ins().iconst(I32, pc as i64);
+        let callee = self.b.ins().iconst(self.ptr, self.shims.step as i64);
+        let call = self
+            .b
+            .ins()
+            .call_indirect(self.step_sig, callee, &[self.ctx, pcv, bits]);
+        let r = self.b.inst_results(call)[0];
+        let bad = self.b.create_block();
+        let ok = self.b.create_block();
+        self.b.ins().brif(r, bad, &[], ok, &[]);
+        self.b.switch_to_block(bad);
+        let s = self.b.ins().iconst(I32, (STATUS_ERROR << 8) as i64);
+        self.b.ins().return_(&[s]);
+        self.b.switch_to_block(ok);
+    }
+
+    /// Emits an arithmetic instruction natively; false when it must go through the interpreter.
+    fn native_alu(&mut self, inst: &Inst, full: bool, pc: usize) -> Result<bool, ExecError> {
+        use Opcode::*;
+        let op = inst.op;
+        if op.class() == OpcodeClass::Texture || matches!(inst.dst, DstLoc::Indirect(_)) {
+            return Ok(false);
+        }
+        let m = inst.write_mask;
+        let s = inst.src;
+        let mut r: [Option<V>; 4] = [None; 4];
+        // Componentwise ops over the written channels.
+        macro_rules! each {
+            (|$($a:ident),*| $body:expr) => {{
+                for c in 0..4 {
+                    if m & (1 << c) != 0 {
+                        let mut k = 0;
+                        $( let $a = self.fetch(&s[k], c, pc)?; k += 1; )*
+                        let _ = k;
+                        r[c] = Some($body);
+                    }
+                }
+            }};
+        }
+        macro_rules! broadcast {
+            ($v:expr) => {{
+                let v = $v;
+                r = [Some(v); 4];
+            }};
+        }
+        match op {
+            NOP => return Ok(true),
+            MOV | UARL => each!(|a| a),
+            ADD | SUB | MUL | DIV => each!(|a, b| self.fbin(op, a, b)),
+            MAD => each!(|a, b, c3| {
+                let t = self.mul(a, b);
+                self.add(t, c3)
+            }),
+            LRP => each!(|a, b, c3| {
+                let t = self.fbin(SUB, b, c3);
+                let t = self.mul(a, t);
+                self.add(t, c3)
+            }),
+            MIN | MAX => each!(|a, b| self.minmax(op == MAX, a, b)),
+            CLAMP => each!(|a, lo, hi| {
+                let t = self.minmax(true, a, lo);
+                self.minmax(false, t, hi)
+            }),
+            SLT | SGE | SGT | SLE | SEQ | SNE | FSLT | FSGE | FSEQ | FSNE => each!(|a, b| {
+                let (cc, x, y) = match op {
+                    SLT | FSLT => (FloatCC::LessThan, a, b),
+                    SGE | FSGE => (FloatCC::GreaterThanOrEqual, a, b),
+                    SGT => (FloatCC::LessThan, b, a),
+                    SLE => (FloatCC::GreaterThanOrEqual, b, a),
+                    SEQ | FSEQ => (FloatCC::Equal, a, b),
+                    _ => (FloatCC::NotEqual, a, b),
+                };
+                let mask = self.fcmp(cc, x, y);
+                if matches!(op, FSLT | FSGE | FSEQ | FSNE) {
+                    V {
+                        v: mask,
+                        flushed: false,
+                    }
+                } else {
+                    self.bool_float(mask)
+                }
+            }),
+            CMP => each!(|a, b, c3| {
+                let zero = Self::flushed(self.splat(0));
+                let lt = self.fcmp(FloatCC::LessThan, a, zero);
+                V {
+                    v: self.b.ins().bitselect(lt, b.v, c3.v),
+                    flushed: b.flushed && c3.flushed,
+                }
+            }),
+            CND => each!(|a, b, c3| {
+                let half = Self::flushed(self.splat(0x3f00_0000));
+                let gt = self.fcmp(FloatCC::LessThan, half, c3);
+                V {
+                    v: self.b.ins().bitselect(gt, a.v, b.v),
+                    flushed: a.flushed && b.flushed,
+                }
+            }),
+            UCMP => each!(|a, b, c3| {
+                let zero = self.splat(0);
+                let nz = self.b.ins().icmp(IntCC::NotEqual, a.v, zero);
+                V {
+                    v: self.b.ins().bitselect(nz, b.v, c3.v),
+                    flushed: b.flushed && c3.flushed,
+                }
+            }),
+            ABS => each!(|a| self.modify(a, Modifier::Abs)),
+            FLR | CEIL | TRUNC | ROUND => each!(|a| {
+                // Rounding a normal number never yields a denormal: no output flush needed.
+                let x = self.fl(a);
+                let x = self.f(x);
+                let y = match op {
+                    FLR => self.b.ins().floor(x),
+                    CEIL => self.b.ins().ceil(x),
+                    TRUNC => self.b.ins().trunc(x),
+                    _ => self.b.ins().nearest(x),
+                };
+                let y = self.i(y);
+                let xi = self.i(x);
+                Self::flushed(self.keep_nan(xi, y))
+            }),
+            FRC => each!(|a| {
+                let x = Self::flushed(self.fl(a));
+                let xf = self.f(x.v);
+                let fl = self.b.ins().floor(xf);
+                let fl = self.i(fl);
+                let fl = Self::flushed(self.keep_nan(x.v, fl));
+                self.fbin(SUB, x, fl)
+            }),
+            SSG => each!(|a| {
+                let zero = Self::flushed(self.splat(0));
+                let lt = self.fcmp(FloatCC::LessThan, a, zero);
+                let gt = self.fcmp(FloatCC::GreaterThan, a, zero);
+                let neg = self.splat(0xbf80_0000);
+                let pos = self.splat(ONE);
+                let n = self.b.ins().band(lt, neg);
+                let p = self.b.ins().band(gt, pos);
+                Self::flushed(self.b.ins().bor(n, p))
+            }),
+            DDX | DDY | DDX_FINE | DDY_FINE => each!(|a| {
+                let (hi, lo) = match op {
+                    DDX => ([3, 3, 3, 3], [2, 2, 2, 2]),
+                    DDY => ([2, 2, 2, 2], [0, 0, 0, 0]),
+                    DDX_FINE => ([1, 1, 3, 3], [0, 0, 2, 2]),
+                    _ => ([2, 3, 2, 3], [0, 1, 0, 1]),
+                };
+                let x = self.lanes(a.v, hi);
+                let y = self.lanes(a.v, lo);
+                let (x, y) = (
+                    V {
+                        v: x,
+                        flushed: a.flushed,
+                    },
+                    V {
+                        v: y,
+                        flushed: a.flushed,
+                    },
+                );
+                self.fbin(SUB, x, y)
+            }),
+            RCP | RSQ | SQRT => {
+                let a = self.fetch(&s[0], 0, pc)?;
+                let one = Self::flushed(self.splat(ONE));
+                let v = match op {
+                    RCP => self.fbin(DIV, one, a),
+                    _ => {
+                        // sqrt of a normal number is normal: no output flush needed.
+                        let x = self.fl(a);
+                        let x = self.f(x);
+                        let q = self.b.ins().sqrt(x);
+                        let q = Self::flushed(self.i(q));
+                        if op == RSQ {
+                            self.fbin(DIV, one, q)
+                        } else {
+                            q
+                        }
+                    }
+                };
+                broadcast!(v)
+            }
+            EX2 | LG2 | SIN | COS => {
+                let a = self.fetch(&s[0], 0, pc)?;
+                let lop = match op {
+                    EX2 => LaneOp::Ex2,
+                    LG2 => LaneOp::Lg2,
+                    SIN => LaneOp::Sin,
+                    _ => LaneOp::Cos,
+                };
+                let v = self.lane_call(lop, &[a.v]);
+                broadcast!(V { v, flushed: false })
+            }
+            POW => {
+                let a = self.fetch(&s[0], 0, pc)?;
+                let b = self.fetch(&s[1], 0, pc)?;
+                let v = self.lane_call(LaneOp::Pow, &[a.v, b.v]);
+                broadcast!(V { v, flushed: false })
+            }
+            IDIV | MOD | UDIV | UMOD | LDEXP | IMUL_HI | UMUL_HI => each!(|a, b| {
+                let lop = match op {
+                    IDIV => LaneOp::Idiv,
+                    MOD => LaneOp::Imod,
+                    UDIV => LaneOp::Udiv,
+                    UMOD => LaneOp::Umod,
+                    LDEXP => LaneOp::Ldexp,
+                    IMUL_HI => LaneOp::ImulHi,
+                    _ => LaneOp::UmulHi,
+                };
+                V {
+                    v: self.lane_call(lop, &[a.v, b.v]),
+                    flushed: false,
+                }
+            }),
+            FMA => each!(|a, b, c3| V {
+                v: self.lane_call(LaneOp::Fma, &[a.v, b.v, c3.v]),
+                flushed: false,
+            }),
+            DP2 | DP3 | DP4 | DPH | DP2A => {
+                let n = match op {
+                    DP2 | DP2A => 2,
+                    DP3 | DPH => 3,
+                    _ => 4,
+                };
+                let a0 = self.fetch(&s[0], 0, pc)?;
+                let b0 = self.fetch(&s[1], 0, pc)?;
+                let mut d = self.mul(a0, b0);
+                for c in 1..n {
+                    let a = self.fetch(&s[0], c, pc)?;
+                    let b = self.fetch(&s[1], c, pc)?;
+                    let t = self.mul(a, b);
+                    d = self.add(t, d);
+                }
+                if op == DPH {
+                    let w = self.fetch(&s[1], 3, pc)?;
+                    d = self.add(d, w);
+                } else if op == DP2A {
+                    let x = self.fetch(&s[2], 0, pc)?;
+                    d = self.add(d, x);
+                }
+                broadcast!(d)
+            }
+            I2F | U2F => each!(|a| {
+                let f = if op == I2F {
+                    self.b.ins().fcvt_from_sint(F32X4, a.v)
+                } else {
+                    self.b.ins().fcvt_from_uint(F32X4, a.v)
+                };
+                Self::flushed(self.i(f))
+            }),
+            F2I => each!(|a| V {
+                v: self.f2i(a.v),
+                flushed: false,
+            }),
+            F2U => each!(|a| {
+                let two31 = self.splat(0x4f00_0000);
+                let xf = self.f(a.v);
+                let tf = self.f(two31);
+                let big = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, xf, tf);
+                let t = self.b.ins().fsub(xf, tf);
+                let t = self.i(t);
+                let hi = self.f2i(t);
+                let sign = self.splat(SIGN);
+                let hi = self.b.ins().bxor(hi, sign);
+                let lo = self.f2i(a.v);
+                V {
+                    v: self.b.ins().bitselect(big, hi, lo),
+                    flushed: false,
+                }
+            }),
+            ARL | ARR => each!(|a| {
+                let x = if op == ARR {
+                    let half = Self::flushed(self.splat(0x3f00_0000));
+                    self.add(a, half)
+                } else {
+                    a
+                };
+                let x = self.fl(x);
+                let xf = self.f(x);
+                let fl = self.b.ins().floor(xf);
+                let fl = self.i(fl);
+                V {
+                    v: self.f2i(fl),
+                    flushed: false,
+                }
+            }),
+            NOT => each!(|a| V {
+                v: self.b.ins().bnot(a.v),
+                flushed: false,
+            }),
+            AND | OR | XOR | UADD | UMUL | IMAX | IMIN | UMAX | UMIN => each!(|a, b| {
+                let (x, y) = (a.v, b.v);
+                let ins = self.b.ins();
+                let v = match op {
+                    AND => ins.band(x, y),
+                    OR => ins.bor(x, y),
+                    XOR => ins.bxor(x, y),
+                    UADD => ins.iadd(x, y),
+                    UMUL => ins.imul(x, y),
+                    IMAX => ins.smax(x, y),
+                    IMIN => ins.smin(x, y),
+                    UMAX => ins.umax(x, y),
+                    _ => ins.umin(x, y),
+                };
+                V { v, flushed: false }
+            }),
+            UMAD => each!(|a, b, c3| {
+                let t = self.b.ins().imul(a.v, b.v);
+                V {
+                    v: self.b.ins().iadd(t, c3.v),
+                    flushed: false,
+                }
+            }),
+            INEG => each!(|a| V {
+                v: self.b.ins().ineg(a.v),
+                flushed: false,
+            }),
+            IABS => each!(|a| V {
+                v: self.b.ins().iabs(a.v),
+                flushed: false,
+            }),
+            ISSG => each!(|a| {
+                let minus = self.splat(!0);
+                let one = self.splat(1);
+                let t = self.b.ins().smax(a.v, minus);
+                V {
+                    v: self.b.ins().smin(t, one),
+                    flushed: false,
+                }
+            }),
+            ISGE | ISLT | USEQ | USNE | USGE | USLT => each!(|a, b| {
+                let cc = match op {
+                    ISGE => IntCC::SignedGreaterThanOrEqual,
+                    ISLT => IntCC::SignedLessThan,
+                    USEQ => IntCC::Equal,
+                    USNE => IntCC::NotEqual,
+                    USGE => IntCC::UnsignedGreaterThanOrEqual,
+                    _ => IntCC::UnsignedLessThan,
+                };
+                V {
+                    v: self.b.ins().icmp(cc, a.v, b.v),
+                    flushed: false,
+                }
+            }),
+            SHL | USHR | ISHR => each!(|a, b| {
+                let f: fn(&mut FunctionBuilder, Value, Value) -> Value = match op {
+                    SHL => |b, x, y| b.ins().ishl(x, y),
+                    USHR => |b, x, y| b.ins().ushr(x, y),
+                    _ => |b, x, y| b.ins().sshr(x, y),
+                };
+                V {
+                    v: self.per_lane(a.v, b.v, f),
+                    flushed: false,
+                }
+            }),
+            _ => return Ok(false),
+        }
+        self.store(inst, &r, full);
+        Ok(true)
+    }
+}

@@ -1,0 +1,575 @@
+//! Cranelift JIT: compiles an [`ir::Program`](crate::ir::Program) into a native kernel that shades
+//! one 2x2 quad per call with 128-bit SIMD (one `i32x4`/`f32x4` per register channel), with
+//! exactly the interpreter's results.
+//!
+//! **What is native and what is called.** Control flow (IF/UIF/ELSE, loops with BRK/BREAKC/CONT,
+//! SWITCH/CASE/DEFAULT, CAL/CALLNZ/RET — subroutines are inlined per call site, up to
+//! [`MAX_CALL_DEPTH`] deep, the next level returning [`ExecError::CallStackOverflow`] exactly
+//! where the interpreter does), KILL/KILL_IF, derivatives (lane shuffles) and the common
+//! arithmetic (see [`emit`]'s `native_alu`) are compiled inline, including the interpreter's
+//! denormal flushing, MIN/MAX NaN rules and F2I/F2U conversions. Transcendentals (EX2, LG2, SIN,
+//! COS, POW, …) and integer division call the very functions of [`crate::interp::ops`] per lane
+//! through an `extern "C"` shim. Everything else — texture instructions, operands with
+//! indirect addressing, legacy and packing opcodes — calls the interpreter's own executor for
+//! that one instruction (`interp_step`), on the same register memory, so the result is the
+//! interpreter's by construction: the JIT keeps every register in memory laid out exactly as the
+//! interpreter's (`TEMP` then `ADDR`, `[channel][lane]`).
+//!
+//! **Instruction budget.** The kernel counts, per loop iteration, the instructions that sit
+//! directly in the loop body (not inside a nested IF, loop or SWITCH), a lower bound of what the
+//! interpreter counts for that iteration. An infinite loop therefore ends in
+//! [`ExecError::BudgetExceeded`] (reported at the `ENDLOOP`), and the JIT never reports it for a
+//! quad the interpreter finishes; a program that finishes just under or over the budget may
+//! finish under the JIT where the interpreter stops.
+//!
+//! **Caching.** [`JitShader::compile`] hashes the program and returns the already compiled
+//! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive.
+
+mod emit;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+
+use crate::exec::{
+    ExecError, QuadIo, QuadShader, QuadVec4, ShaderResources, ShaderSignature,
+    DEFAULT_INSTRUCTION_BUDGET,
+};
+use crate::interp::decode::{self, Decoded};
+use crate::interp::run::Machine;
+pub use crate::interp::MAX_CALL_DEPTH;
+use crate::interp::{ops, Interpreter};
+use crate::ir::Program;
+
+/// Kernel status codes (bits 8.. of the kernel's return value; bits 0..4 are the kill mask).
+const STATUS_BUDGET: u32 = 1;
+const STATUS_CALL_OVERFLOW: u32 = 2;
+const STATUS_ERROR: u32 = 3;
+
+/// Largest register index of IN/OUT/SV a kernel addresses directly; larger programs are refused
+/// (the kernel pads those files to their highest direct index for every quad).
+const MAX_DIRECT_IO: u32 = 1024;
+
+/// One constant buffer as the kernel sees it.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct ConstBuf {
+    ptr: *const [u32; 4],
+    len: usize,
+}
+
+/// The per-call context a kernel receives. The first fields are read by compiled code at the
+/// offsets `offset_of!` gives; the rest serve the `interp_step` trampoline.
+#[repr(C)]
+struct Ctx {
+    regs: *mut QuadVec4,
+    inputs: *const QuadVec4,
+    sysvals: *const QuadVec4,
+    outputs: *mut QuadVec4,
+    consts: *const ConstBuf,
+    consts_len: usize,
+    live: [u32; 4],
+    budget: u64,
+    err_pc: u64,
+    // Trampoline state: the caller's real operands, as the interpreter must see them.
+    kernel: *const Kernel,
+    resources: *const (),
+    io_inputs: *const QuadVec4,
+    io_inputs_len: usize,
+    io_sysvals: *const QuadVec4,
+    io_sysvals_len: usize,
+    io_outputs: *mut QuadVec4,
+    io_outputs_len: usize,
+    io_live: u8,
+    num_locals: usize,
+    error: Option<ExecError>,
+}
+
+/// Field offsets of [`Ctx`] for the code generator.
+#[derive(Clone, Copy)]
+struct CtxOffsets {
+    regs: i32,
+    inputs: i32,
+    sysvals: i32,
+    outputs: i32,
+    consts: i32,
+    consts_len: i32,
+    io_inputs_len: i32,
+    io_sysvals_len: i32,
+    io_outputs_len: i32,
+    live: i32,
+    budget: i32,
+    err_pc: i32,
+}
+
+impl CtxOffsets {
+    fn get() -> CtxOffsets {
+        use std::mem::offset_of;
+        CtxOffsets {
+            regs: offset_of!(Ctx, regs) as i32,
+            inputs: offset_of!(Ctx, inputs) as i32,
+            sysvals: offset_of!(Ctx, sysvals) as i32,
+            outputs: offset_of!(Ctx, outputs) as i32,
+            consts: offset_of!(Ctx, consts) as i32,
+            consts_len: offset_of!(Ctx, consts_len) as i32,
+            io_inputs_len: offset_of!(Ctx, io_inputs_len) as i32,
+            io_sysvals_len: offset_of!(Ctx, io_sysvals_len) as i32,
+            io_outputs_len: offset_of!(Ctx, io_outputs_len) as i32,
+            live: offset_of!(Ctx, live) as i32,
+            budget: offset_of!(Ctx, budget) as i32,
+            err_pc: offset_of!(Ctx, err_pc) as i32,
+        }
+    }
+}
+
+type KernelFn = unsafe extern "C" fn(*mut Ctx) -> u32;
+
+/// A compiled program, shared between all [`JitShader`]s of equal programs.
+struct Kernel {
+    program: Program,
+    decoded: Decoded,
+    interp: Interpreter,
+    signature: ShaderSignature,
+    func: KernelFn,
+    /// Registers of IN, SV and OUT the kernel addresses directly (the files are padded to these).
+    num_inputs: usize,
+    num_sysvals: usize,
+    num_outputs: usize,
+    /// Constant buffers the kernel addresses directly.
+    num_const_buffers: usize,
+    /// Owns the executable memory of `func`; freed on drop.
+    module: Mutex<Option<JITModule>>,
+}
+
+impl Drop for Kernel {
+    fn drop(&mut self) {
+        let module = self.module.get_mut().ok().and_then(Option::take);
+        if let Some(module) = module {
+            // SAFETY: `func` points into this module's memory and is only reachable through this
+            // kernel, which is being dropped: no call can be running or start afterwards.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// A program compiled to native code; a drop-in [`QuadShader`] with the interpreter's results.
+#[derive(Clone)]
+pub struct JitShader {
+    kernel: Arc<Kernel>,
+    budget: u64,
+}
+
+impl std::fmt::Debug for JitShader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitShader")
+            .field("instructions", &self.kernel.program.instructions.len())
+            .field("budget", &self.budget)
+            .finish()
+    }
+}
+
+fn isa() -> Result<OwnedTargetIsa, String> {
+    static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let mut flags = settings::builder();
+        let set = |f: &mut settings::Builder, k: &str, v: &str| {
+            f.set(k, v)
+                .map_err(|e| format!("cranelift setting {k}={v}: {e}"))
+        };
+        set(&mut flags, "opt_level", "speed")?;
+        set(&mut flags, "use_colocated_libcalls", "false")?;
+        set(&mut flags, "is_pic", "false")?;
+        set(&mut flags, "enable_verifier", "false")?;
+        let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
+        builder
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+}
+
+type Cache = Mutex<HashMap<u64, Vec<Weak<Kernel>>>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn program_hash(program: &Program) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    program.hash(&mut h);
+    h.finish()
+}
+
+impl JitShader {
+    /// Compiles `program` (or returns the cached kernel of an equal program). Fails with
+    /// [`ExecError::Unsupported`] for programs the interpreter rejects and for the few shapes the
+    /// JIT does not compile (indirect operands of flow instructions, huge inlined subroutine
+    /// trees, more than [`MAX_DIRECT_IO`] directly addressed I/O registers); callers then use the
+    /// interpreter.
+    pub fn compile(program: &Program) -> Result<JitShader, ExecError> {
+        let hash = program_hash(program);
+        if let Some(kernel) = Self::lookup(hash, program) {
+            return Ok(JitShader {
+                kernel,
+                budget: DEFAULT_INSTRUCTION_BUDGET,
+            });
+        }
+        let kernel = Arc::new(compile_kernel(program)?);
+        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+        let list = cache.entry(hash).or_default();
+        list.retain(|w| w.strong_count() > 0);
+        list.push(Arc::downgrade(&kernel));
+        if cache.len() > 256 {
+            cache.retain(|_, l| {
+                l.retain(|w| w.strong_count() > 0);
+                !l.is_empty()
+            });
+        }
+        Ok(JitShader {
+            kernel,
+            budget: DEFAULT_INSTRUCTION_BUDGET,
+        })
+    }
+
+    fn lookup(hash: u64, program: &Program) -> Option<Arc<Kernel>> {
+        let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(&hash)?
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|k| k.program == *program)
+    }
+
+    /// Sets how many instructions one quad may execute (see the module docs for how loops are
+    /// counted).
+    pub fn with_budget(mut self, budget: u64) -> JitShader {
+        self.budget = budget;
+        self
+    }
+
+    /// True when `other` shares this shader's compiled kernel (a cache hit).
+    pub fn shares_kernel_with(&self, other: &JitShader) -> bool {
+        Arc::ptr_eq(&self.kernel, &other.kernel)
+    }
+}
+
+fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
+    let interp = Interpreter::new(program)?;
+    let decoded = decode::decode(program)?;
+    let isa = isa().map_err(|message| ExecError::Unsupported { pc: 0, message })?;
+    let mut module = JITModule::new(JITBuilder::with_isa(
+        isa,
+        cranelift_module::default_libcall_names(),
+    ));
+    let compiled = emit::compile(
+        &mut module,
+        &decoded,
+        CtxOffsets::get(),
+        Shims {
+            step: interp_step as *const u8,
+            lanes: lane_op as *const u8,
+        },
+    );
+    let compiled = match compiled {
+        Ok(c) => c,
+        Err(e) => {
+            // SAFETY: nothing was handed out from this module; it is dropped right here.
+            unsafe { module.free_memory() };
+            return Err(e);
+        }
+    };
+    for (what, n) in [
+        ("IN", compiled.num_inputs),
+        ("SV", compiled.num_sysvals),
+        ("OUT", compiled.num_outputs),
+    ] {
+        if n > MAX_DIRECT_IO as usize {
+            // SAFETY: as above, the module's code is never called.
+            unsafe { module.free_memory() };
+            return Err(ExecError::Unsupported {
+                pc: 0,
+                message: format!("{what}[{}] is beyond the JIT's direct range", n - 1),
+            });
+        }
+    }
+    let ptr = module.get_finalized_function(compiled.func_id);
+    // SAFETY: `ptr` is the finalized code of a function whose Cranelift signature is
+    // `(pointer) -> i32` in the platform's default (C) calling convention, which is what
+    // `KernelFn` declares; the module owning the code lives as long as the kernel.
+    let func: KernelFn = unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) };
+    Ok(Kernel {
+        program: program.clone(),
+        signature: ShaderSignature::from_program(program),
+        decoded,
+        interp,
+        func,
+        num_inputs: compiled.num_inputs,
+        num_sysvals: compiled.num_sysvals,
+        num_outputs: compiled.num_outputs,
+        num_const_buffers: compiled.num_const_buffers,
+        module: Mutex::new(Some(module)),
+    })
+}
+
+/// Addresses of the Rust functions compiled code calls.
+#[derive(Clone, Copy)]
+struct Shims {
+    step: *const u8,
+    lanes: *const u8,
+}
+
+/// Per-thread working memory of kernels, reused across quads.
+#[derive(Default)]
+struct Scratch {
+    regs: Vec<QuadVec4>,
+    inputs: Vec<QuadVec4>,
+    sysvals: Vec<QuadVec4>,
+    consts: Vec<ConstBuf>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+const ZERO4: QuadVec4 = [[0; 4]; 4];
+
+/// A pointer to at least `need` registers: the caller's slice when long enough, else a
+/// zero-padded copy (direct reads past the caller's registers give zero, as in the interpreter).
+fn padded(src: &[QuadVec4], need: usize, buf: &mut Vec<QuadVec4>) -> *const QuadVec4 {
+    if src.len() >= need {
+        src.as_ptr()
+    } else {
+        buf.clear();
+        buf.extend_from_slice(src);
+        buf.resize(need, ZERO4);
+        buf.as_ptr()
+    }
+}
+
+impl JitShader {
+    fn run(
+        &self,
+        scratch: &mut Scratch,
+        resources: &ShaderResources<'_>,
+        io: &mut QuadIo<'_>,
+    ) -> Result<u8, ExecError> {
+        let k = &*self.kernel;
+        scratch.regs.clear();
+        scratch.regs.resize(k.decoded.num_locals, ZERO4);
+        let inputs = padded(io.inputs, k.num_inputs, &mut scratch.inputs);
+        let sysvals = padded(io.system_values, k.num_sysvals, &mut scratch.sysvals);
+        scratch.consts.clear();
+        scratch
+            .consts
+            .extend(resources.constants.iter().map(|b| ConstBuf {
+                ptr: b.as_ptr(),
+                len: b.len(),
+            }));
+        while scratch.consts.len() < k.num_const_buffers {
+            scratch.consts.push(ConstBuf {
+                ptr: std::ptr::NonNull::dangling().as_ptr(),
+                len: 0,
+            });
+        }
+        let lane = |l: u8| if io.live & (1 << l) != 0 { !0u32 } else { 0 };
+        let outputs = io.outputs.as_mut_ptr();
+        let mut ctx = Ctx {
+            regs: scratch.regs.as_mut_ptr(),
+            inputs,
+            sysvals,
+            outputs,
+            consts: scratch.consts.as_ptr(),
+            consts_len: scratch.consts.len(),
+            live: [lane(0), lane(1), lane(2), lane(3)],
+            budget: self.budget,
+            err_pc: 0,
+            kernel: k,
+            resources: resources as *const ShaderResources<'_> as *const (),
+            io_inputs: io.inputs.as_ptr(),
+            io_inputs_len: io.inputs.len(),
+            io_sysvals: io.system_values.as_ptr(),
+            io_sysvals_len: io.system_values.len(),
+            io_outputs: outputs,
+            io_outputs_len: io.outputs.len(),
+            io_live: io.live,
+            num_locals: k.decoded.num_locals,
+            error: None,
+        };
+        // SAFETY: the kernel was compiled from `k.decoded` for exactly this context layout: it
+        // reads and writes `regs` within `num_locals` registers, `inputs`/`sysvals` within the
+        // padded `num_inputs`/`num_sysvals`, `outputs` within `num_outputs` (checked ≤ the
+        // caller's slice by `shade_quad`), constants only at addresses bounds-checked against
+        // each `ConstBuf::len` and the table padded to `num_const_buffers`; indirect accesses go
+        // through the interpreter's bounds-checked code. All pointers stay valid for the call and
+        // nothing else accesses that memory meanwhile.
+        let status = unsafe { (k.func)(&mut ctx) };
+        match status >> 8 {
+            0 => Ok((status & 0xF) as u8),
+            STATUS_BUDGET => Err(ExecError::BudgetExceeded {
+                budget: self.budget,
+                pc: ctx.err_pc as usize,
+            }),
+            STATUS_CALL_OVERFLOW => Err(ExecError::CallStackOverflow {
+                pc: ctx.err_pc as usize,
+            }),
+            _ => Err(ctx.error.take().unwrap_or(ExecError::Unsupported {
+                pc: ctx.err_pc as usize,
+                message: "the JIT kernel failed without a reason".into(),
+            })),
+        }
+    }
+}
+
+impl QuadShader for JitShader {
+    fn shade_quad(
+        &self,
+        resources: &ShaderResources<'_>,
+        io: &mut QuadIo<'_>,
+    ) -> Result<u8, ExecError> {
+        if io.outputs.len() < self.kernel.num_outputs {
+            // The kernel writes OUT registers directly; with fewer outputs than the program
+            // addresses, the interpreter's dropped writes are the specification.
+            return self
+                .kernel
+                .interp
+                .clone()
+                .with_budget(self.budget)
+                .shade_quad(resources, io);
+        }
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => self.run(&mut scratch, resources, io),
+            // Re-entered from a texture callback: use fresh memory rather than fail.
+            Err(_) => self.run(&mut Scratch::default(), resources, io),
+        })
+    }
+
+    fn signature(&self) -> &ShaderSignature {
+        &self.kernel.signature
+    }
+}
+
+/// Executes instruction `pc` with the interpreter on the kernel's registers, for the lanes in
+/// `exec`. Returns 0, or 1 with the error stored in the context.
+extern "C" fn interp_step(ctx: *mut Ctx, pc: u32, exec: u32) -> u32 {
+    if exec & 0xF == 0 {
+        return 0;
+    }
+    // SAFETY: compiled code passes the context pointer it was called with, which `run` created
+    // from a live `&mut Ctx`; the kernel is suspended in this call, so nothing else uses it.
+    let ctx = unsafe { &mut *ctx };
+    // SAFETY: `kernel` and `resources` were set by `run` from references that outlive the
+    // kernel call.
+    let (kernel, resources) = unsafe {
+        (
+            &*ctx.kernel,
+            &*(ctx.resources as *const ShaderResources<'_>),
+        )
+    };
+    // SAFETY: these (pointer, length) pairs come from the slices `run` was given (and its
+    // scratch registers); they are valid for the kernel call and no other reference to them is
+    // used while this function runs (compiled code is suspended in the call).
+    let (regs, inputs, system_values, outputs) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(ctx.regs, ctx.num_locals),
+            std::slice::from_raw_parts(ctx.io_inputs, ctx.io_inputs_len),
+            std::slice::from_raw_parts(ctx.io_sysvals, ctx.io_sysvals_len),
+            std::slice::from_raw_parts_mut(ctx.io_outputs, ctx.io_outputs_len),
+        )
+    };
+    let mut io = QuadIo {
+        inputs,
+        system_values,
+        outputs,
+        live: ctx.io_live,
+    };
+    let Some(inst) = kernel.decoded.insts.get(pc as usize) else {
+        ctx.err_pc = pc as u64;
+        return 1;
+    };
+    let mut machine = Machine::new(&kernel.decoded, regs, resources, &mut io);
+    machine.exec = (exec & 0xF) as u8;
+    match machine.alu(inst) {
+        Ok(()) => 0,
+        Err(e) => {
+            ctx.err_pc = pc as u64;
+            ctx.error = Some(e);
+            1
+        }
+    }
+}
+
+/// Per-lane operations compiled code calls through [`lane_op`]: the interpreter's own functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+enum LaneOp {
+    Ex2,
+    Lg2,
+    Sin,
+    Cos,
+    Pow,
+    Idiv,
+    Imod,
+    Udiv,
+    Umod,
+    Fma,
+    Ldexp,
+    ImulHi,
+    UmulHi,
+}
+
+impl LaneOp {
+    const ALL: [LaneOp; 13] = [
+        LaneOp::Ex2,
+        LaneOp::Lg2,
+        LaneOp::Sin,
+        LaneOp::Cos,
+        LaneOp::Pow,
+        LaneOp::Idiv,
+        LaneOp::Imod,
+        LaneOp::Udiv,
+        LaneOp::Umod,
+        LaneOp::Fma,
+        LaneOp::Ldexp,
+        LaneOp::ImulHi,
+        LaneOp::UmulHi,
+    ];
+
+    fn apply(self, a: u32, b: u32, c: u32) -> u32 {
+        let f = f32::from_bits;
+        match self {
+            LaneOp::Ex2 => ops::ex2(f(a)).to_bits(),
+            LaneOp::Lg2 => ops::lg2(f(a)).to_bits(),
+            LaneOp::Sin => ops::sin(f(a)).to_bits(),
+            LaneOp::Cos => ops::cos(f(a)).to_bits(),
+            LaneOp::Pow => ops::pow(f(a), f(b)).to_bits(),
+            LaneOp::Idiv => ops::idiv(a as i32, b as i32) as u32,
+            LaneOp::Imod => ops::imod(a as i32, b as i32) as u32,
+            LaneOp::Udiv => ops::udiv(a, b),
+            LaneOp::Umod => ops::umod(a, b),
+            LaneOp::Fma => ops::fma(f(a), f(b), f(c)).to_bits(),
+            LaneOp::Ldexp => ops::ldexp(f(a), b as i32).to_bits(),
+            LaneOp::ImulHi => ops::imul_hi(a as i32, b as i32) as u32,
+            LaneOp::UmulHi => ops::umul_hi(a, b),
+        }
+    }
+}
+
+/// `args[0][lane] = op(args[0][lane], args[1][lane], args[2][lane])` for the four lanes.
+extern "C" fn lane_op(op: u32, args: *mut [[u32; 4]; 3]) {
+    // SAFETY: compiled code passes a 48-byte stack slot of its own frame, exclusively ours for
+    // the duration of the call.
+    let args = unsafe { &mut *args };
+    let Some(op) = LaneOp::ALL.get(op as usize).copied() else {
+        return;
+    };
+    let [a, b, c] = args;
+    for ((x, y), z) in a.iter_mut().zip(b.iter()).zip(c.iter()) {
+        *x = op.apply(*x, *y, *z);
+    }
+}

@@ -1,0 +1,687 @@
+//! Differential test: the JIT must reproduce the interpreter bit for bit — every output bit, the
+//! kill mask and the error — on (a) every TGSI program of the test suite and the reference
+//! images, and (b) thousands of randomly generated programs, all on random inputs that include
+//! NaN, ±Inf, ±0, denormals and extreme integers.
+
+use softgpu_jit::codegen::JitShader;
+use softgpu_jit::exec::{
+    ExecError, LodMode, QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources, TextureAccess,
+};
+use softgpu_jit::interp::Interpreter;
+use softgpu_jit::ir::text::parse_program;
+use softgpu_jit::ir::{Program, TextureTarget};
+use std::path::Path;
+
+/// splitmix64: small, deterministic, good enough to drive a generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+}
+
+const SPECIAL: &[u32] = &[
+    0x0000_0000, // +0
+    0x8000_0000, // -0
+    0x3f80_0000, // 1
+    0xbf80_0000, // -1
+    0x3f00_0000, // 0.5
+    0x7f80_0000, // +inf
+    0xff80_0000, // -inf
+    0x7fc0_0000, // NaN
+    0xffc0_0001, // -NaN with payload
+    0x7f80_0001, // signalling NaN
+    0x0000_0001, // smallest denormal
+    0x007f_ffff, // largest denormal
+    0x8040_0000, // negative denormal
+    0x0080_0000, // smallest normal
+    0x7f7f_ffff, // f32::MAX
+    0xff7f_ffff, // -f32::MAX
+    0x4f00_0000, // 2^31
+    0x4f80_0000, // 2^32
+    0xcf00_0000, // -2^31
+    0x3eff_ffff, // 0.49999997
+    0x4060_0000, // 3.5
+    0xc020_0000, // -2.5
+    0x0080_0001, // just above the smallest normal
+    0x0100_0000, // 2^-125
+];
+
+fn random_value(rng: &mut Rng) -> u32 {
+    match rng.below(7) {
+        0 | 1 => ((rng.next() % 20_000) as f32 / 1000.0 - 10.0).to_bits(),
+        2 => rng.pick(SPECIAL),
+        3 => (rng.below(13) as i32 - 4) as u32,
+        4 => rng.pick(&[
+            i32::MIN as u32,
+            i32::MAX as u32,
+            u32::MAX,
+            0x8000_0001,
+            31,
+            32,
+            33,
+        ]),
+        5 => rng.next() as u32,
+        _ => {
+            // Any float magnitude, including values that underflow when combined.
+            let exp = rng.below(256) as u32;
+            (rng.next() as u32 & 0x807f_ffff) | (exp << 23)
+        }
+    }
+}
+
+fn random_quad(rng: &mut Rng) -> QuadVec4 {
+    let mut v = [[0u32; 4]; 4];
+    for c in v.iter_mut() {
+        // Often lane-uniform, so that uniform branches and equal lanes are exercised too.
+        if rng.chance(25) {
+            *c = [random_value(rng); 4];
+        } else {
+            for x in c.iter_mut() {
+                *x = random_value(rng);
+            }
+        }
+    }
+    v
+}
+
+/// A deterministic texture unit whose results depend on every field of the request, so a JIT that
+/// builds a different request gets different texels.
+struct HashTextures;
+
+fn mix(h: u64, x: u64) -> u64 {
+    (h ^ x)
+        .wrapping_mul(0x0000_0100_0000_01b3)
+        .rotate_left(29)
+        .wrapping_add(0x9e37_79b9)
+}
+
+fn texel(h: u64) -> QuadVec4 {
+    let mut r = [[0u32; 4]; 4];
+    for (c, ch) in r.iter_mut().enumerate() {
+        for (l, x) in ch.iter_mut().enumerate() {
+            let v = mix(h, (c * 4 + l) as u64 + 1);
+            // A float in [0, 1) most of the time, raw bits sometimes.
+            *x = if v.is_multiple_of(8) {
+                v as u32
+            } else {
+                ((v >> 40) as f32 / (1u64 << 24) as f32).to_bits()
+            };
+        }
+    }
+    r
+}
+
+fn hash_request(r: &SampleRequest) -> u64 {
+    let mut h = mix(r.view as u64, r.sampler as u64);
+    h = mix(h, r.target as u64);
+    for c in r.coords.iter().flatten() {
+        h = mix(h, c.to_bits() as u64);
+    }
+    if let Some(cmp) = r.compare {
+        for c in cmp {
+            h = mix(h, c.to_bits() as u64 ^ 0x55);
+        }
+    }
+    let lod: Vec<u32> = match r.lod {
+        LodMode::Implicit => vec![1],
+        LodMode::Zero => vec![2],
+        LodMode::Bias(b) => std::iter::once(3).chain(b.map(f32::to_bits)).collect(),
+        LodMode::Explicit(b) => std::iter::once(4).chain(b.map(f32::to_bits)).collect(),
+        LodMode::Gradient { ddx, ddy } => std::iter::once(5)
+            .chain(ddx.iter().flatten().map(|f| f.to_bits()))
+            .chain(ddy.iter().flatten().map(|f| f.to_bits()))
+            .collect(),
+    };
+    for x in lod {
+        h = mix(h, x as u64);
+    }
+    for o in r.offset {
+        h = mix(h, o as u64);
+    }
+    h
+}
+
+impl TextureAccess for HashTextures {
+    fn sample(&self, request: &SampleRequest) -> QuadVec4 {
+        texel(hash_request(request))
+    }
+    fn gather(&self, request: &SampleRequest, component: u32) -> QuadVec4 {
+        texel(mix(hash_request(request), component as u64 + 77))
+    }
+    fn fetch(
+        &self,
+        view: u32,
+        target: TextureTarget,
+        coords: [[i32; 4]; 4],
+        lod: [i32; 4],
+        offset: [i32; 3],
+    ) -> QuadVec4 {
+        let mut h = mix(view as u64, target as u64);
+        for c in coords
+            .iter()
+            .flatten()
+            .chain(lod.iter())
+            .chain(offset.iter())
+        {
+            h = mix(h, *c as u64);
+        }
+        texel(h)
+    }
+    fn size(&self, view: u32, target: TextureTarget, lod: i32) -> [u32; 4] {
+        let h = mix(mix(view as u64, target as u64), lod as u64);
+        [h as u32, (h >> 16) as u32, (h >> 32) as u32, 3]
+    }
+    fn query_lod(&self, request: &SampleRequest) -> [[f32; 4]; 2] {
+        let t = texel(hash_request(request));
+        [t[0].map(f32::from_bits), t[1].map(f32::from_bits)]
+    }
+}
+
+/// One set of quad inputs.
+struct Inputs {
+    inputs: Vec<QuadVec4>,
+    system_values: Vec<QuadVec4>,
+    constants: Vec<Vec<[u32; 4]>>,
+    outputs: Vec<QuadVec4>,
+    live: u8,
+}
+
+fn random_inputs(rng: &mut Rng, n_in: usize, n_sv: usize, n_out: usize) -> Inputs {
+    let constants = (0..2)
+        .map(|_| {
+            (0..8 + rng.below(8))
+                .map(|_| [0; 4].map(|_: u32| random_value(rng)))
+                .collect()
+        })
+        .collect();
+    Inputs {
+        inputs: (0..n_in).map(|_| random_quad(rng)).collect(),
+        system_values: (0..n_sv).map(|_| random_quad(rng)).collect(),
+        constants,
+        outputs: (0..n_out).map(|_| random_quad(rng)).collect(),
+        live: if rng.chance(60) {
+            0xF
+        } else {
+            rng.below(16) as u8
+        },
+    }
+}
+
+fn run(shader: &dyn QuadShader, inp: &Inputs) -> (Result<u8, ExecError>, Vec<QuadVec4>) {
+    let consts: Vec<&[[u32; 4]]> = inp.constants.iter().map(|c| c.as_slice()).collect();
+    let res = ShaderResources {
+        constants: &consts,
+        textures: &HashTextures,
+    };
+    let mut outputs = inp.outputs.clone();
+    let mut io = QuadIo {
+        inputs: &inp.inputs,
+        system_values: &inp.system_values,
+        outputs: &mut outputs,
+        live: inp.live,
+    };
+    let r = shader.shade_quad(&res, &mut io);
+    (r, outputs)
+}
+
+/// Instruction budget of both executors: small, so that random inputs that make a loop infinite
+/// cost little time.
+const BUDGET: u64 = 1 << 16;
+
+/// Runs `program` through both executors on `trials` random input sets; panics on a difference.
+/// Returns false when the interpreter rejects the program.
+fn compare(program: &Program, what: &str, rng: &mut Rng, trials: usize) -> bool {
+    let Ok(interp) = Interpreter::new(program) else {
+        return false;
+    };
+    let interp = interp.with_budget(BUDGET);
+    let jit = match JitShader::compile(program) {
+        Ok(j) => j.with_budget(BUDGET),
+        Err(e) => panic!("{what}: the JIT rejects a program the interpreter runs: {e}"),
+    };
+    let sig = interp.signature();
+    for trial in 0..trials {
+        let inp = random_inputs(
+            rng,
+            sig.num_inputs.max(3),
+            sig.num_system_values,
+            sig.num_outputs.max(2),
+        );
+        let (ri, oi) = run(&interp, &inp);
+        let (rj, oj) = run(&jit, &inp);
+        if let Err(ExecError::BudgetExceeded { .. }) = ri {
+            // The JIT counts loop iterations by a lower bound of the interpreter's count (see
+            // `codegen`): it may run further, and where it stops is not comparable.
+            assert!(
+                matches!(rj, Ok(_) | Err(ExecError::BudgetExceeded { .. })),
+                "{what}, trial {trial}: interpreter ran out of budget, JIT {rj:?}"
+            );
+            continue;
+        }
+        if ri != rj || oi != oj {
+            let text = softgpu_jit::ir::text::print_program(program);
+            panic!(
+                "{what}, trial {trial}: interpreter {ri:?} vs JIT {rj:?}\n\
+                 live {:#x}\ninputs {:x?}\nconsts {:x?}\ninterp outputs {:x?}\n\
+                 JIT outputs    {:x?}\n{text}",
+                inp.live, inp.inputs, inp.constants, oi, oj
+            );
+        }
+    }
+    true
+}
+
+fn tgsi_files() -> Vec<std::path::PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    if let Ok(dir) = std::fs::read_dir(root.join("tests/data/tgsi")) {
+        for e in dir.flatten() {
+            if e.path().extension().is_some_and(|x| x == "tgsi") {
+                files.push(e.path());
+            }
+        }
+    }
+    if let Ok(dir) = std::fs::read_dir(root.join("../reference-images/draw")) {
+        for e in dir.flatten() {
+            let p = e.path().join("fs.tgsi");
+            if p.exists() {
+                files.push(p);
+            }
+        }
+    }
+    if let Ok(dir) = std::fs::read_dir(root.join("../benches/shaders")) {
+        for e in dir.flatten() {
+            let p = e.path().join("fs.tgsi");
+            if p.exists() {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn every_suite_program_matches_the_interpreter() {
+    let files = tgsi_files();
+    assert!(
+        files.len() >= 40,
+        "expected the TGSI corpus, found {files:?}"
+    );
+    let mut rng = Rng(1);
+    let mut ran = 0;
+    for f in &files {
+        let src = std::fs::read_to_string(f).expect("readable corpus file");
+        let program = parse_program(&src).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        if compare(&program, &f.display().to_string(), &mut rng, 96) {
+            ran += 1;
+        }
+    }
+    assert!(ran >= 40, "only {ran} corpus programs ran");
+}
+
+// ---- random programs ---------------------------------------------------------------------------
+
+const ALU: &[&str] = &[
+    "MOV", "ADD", "SUB", "MUL", "DIV", "MAD", "LRP", "FMA", "MIN", "MAX", "CLAMP", "SLT", "SGE",
+    "SGT", "SLE", "SEQ", "SNE", "FSLT", "FSGE", "FSEQ", "FSNE", "CMP", "CND", "UCMP", "ABS", "FLR",
+    "CEIL", "TRUNC", "ROUND", "FRC", "SSG", "DDX", "DDY", "DDX_FINE", "DDY_FINE", "RCP", "RSQ",
+    "SQRT", "EX2", "LG2", "SIN", "COS", "POW", "DP2", "DP3", "DP4", "DPH", "DP2A", "I2F", "U2F",
+    "F2I", "F2U", "NOT", "AND", "OR", "XOR", "SHL", "USHR", "ISHR", "UADD", "UMUL", "UMAD", "IMAX",
+    "IMIN", "UMAX", "UMIN", "INEG", "IABS", "ISSG", "ISGE", "ISLT", "USEQ", "USNE", "USGE", "USLT",
+    "IDIV", "UDIV", "MOD", "UMOD", "LDEXP", "IMUL_HI", "UMUL_HI", "IBFE", "UBFE", "BFI", "BREV",
+    "POPC", "LSB", "IMSB", "UMSB", "LIT", "EXP", "LOG", "XPD", "DST", "NRM", "PK2H", "UP2H",
+    "PK4UB", "UP4UB", "ARR", "RCC", "SCS", "X2D",
+];
+
+/// The most common opcodes, drawn more often.
+const HOT: &[&str] = &[
+    "MOV", "ADD", "MUL", "MAD", "DP3", "DP4", "MIN", "MAX", "FSLT", "FSGE", "UCMP", "CMP", "FRC",
+    "FLR", "SUB",
+];
+
+struct Gen {
+    rng: Rng,
+    lines: Vec<String>,
+    loop_depth: usize,
+    depth: usize,
+    in_switch: usize,
+    in_sub: bool,
+    calls: usize,
+}
+
+impl Gen {
+    fn swz(&mut self) -> String {
+        let c = ['x', 'y', 'z', 'w'];
+        if self.rng.chance(40) {
+            return "xyzw".into();
+        }
+        (0..4).map(|_| c[self.rng.below(4)]).collect()
+    }
+
+    fn reg_src(&mut self) -> String {
+        let k = self.rng.below(4);
+        match self.rng.below(24) {
+            0..=7 => format!("TEMP[{}]", self.rng.below(6)),
+            8..=10 => format!("IN[{}]", self.rng.below(3)),
+            11..=12 => format!("CONST[0][{}]", self.rng.below(10)),
+            13..=15 => format!("IMM[{}]", self.rng.below(6)),
+            16 => format!("TEMP[{}]", 8 + self.rng.below(4)),
+            17 => format!("OUT[{}]", self.rng.below(2)),
+            18 => format!("TEMP[{}]", 6 + self.rng.below(2)),
+            19 => format!("TEMP[ADDR[0].x+{}](1)", k),
+            20 => format!("CONST[0][ADDR[0].x+{k}]"),
+            21 => "IN[ADDR[0].x]".into(),
+            22 => "SV[0]".into(),
+            _ => format!("CONST[1][{}]", self.rng.below(4)),
+        }
+    }
+
+    fn src(&mut self) -> String {
+        let reg = self.reg_src();
+        let sw = self.swz();
+        let body = format!("{reg}.{sw}");
+        match self.rng.below(10) {
+            0 => format!("-{body}"),
+            1 => format!("|{body}|"),
+            2 => format!("-|{body}|"),
+            _ => body,
+        }
+    }
+
+    fn scalar_src(&mut self) -> String {
+        let reg = self.reg_src();
+        let c = ['x', 'y', 'z', 'w'][self.rng.below(4)];
+        format!("{reg}.{c}{c}{c}{c}")
+    }
+
+    fn dst(&mut self) -> String {
+        let reg = match self.rng.below(12) {
+            0..=6 => format!("TEMP[{}]", self.rng.below(6)),
+            7..=8 => format!("OUT[{}]", self.rng.below(2)),
+            9 => format!("TEMP[{}]", 8 + self.rng.below(4)),
+            10 => format!("TEMP[ADDR[0].x+{}](1)", self.rng.below(4)),
+            _ => "OUT[ADDR[0].x]".into(),
+        };
+        let mut mask = String::new();
+        while mask.is_empty() {
+            for c in ['x', 'y', 'z', 'w'] {
+                if self.rng.chance(55) {
+                    mask.push(c);
+                }
+            }
+        }
+        if mask == "xyzw" {
+            reg
+        } else {
+            format!("{reg}.{mask}")
+        }
+    }
+
+    fn emit(&mut self, s: String) {
+        self.lines.push(s);
+    }
+
+    fn alu(&mut self) {
+        let op = if self.rng.chance(40) {
+            self.rng.pick(HOT)
+        } else {
+            self.rng.pick(ALU)
+        };
+        let n = softgpu_jit::ir::Opcode::from_name(op)
+            .map(|o| o.num_src())
+            .unwrap_or(1);
+        let sat = if self.rng.chance(12) { "_SAT" } else { "" };
+        let dst = self.dst();
+        let srcs: Vec<String> = (0..n).map(|_| self.src()).collect();
+        self.emit(format!("{op}{sat} {dst}, {}", srcs.join(", ")));
+    }
+
+    fn tex(&mut self) {
+        let d = format!("TEMP[{}]", self.rng.below(6));
+        let c = self.src();
+        let line = match self.rng.below(11) {
+            0 => format!("TEX {d}, {c}, SAMP[0], 2D"),
+            1 => format!("TXB {d}, {c}, SAMP[0], 2D"),
+            2 => format!("TXL {d}, {c}, SAMP[1], 2D"),
+            3 => format!("TXP {d}, {c}, SAMP[0], 2D"),
+            4 => format!("TXF {d}, {c}, SAMP[0], 2D"),
+            5 => format!("TXQ {d}, {c}, SAMP[0], 2D"),
+            6 => {
+                let (x, y) = (self.src(), self.src());
+                format!("TXD {d}, {c}, {x}, {y}, SAMP[0], 2D")
+            }
+            7 => format!("LODQ {d}, {c}, SAMP[0], 2D"),
+            8 => {
+                let k = self.scalar_src();
+                format!("TG4 {d}, {c}, {k}, SAMP[0], 2D")
+            }
+            9 => format!("TEX {d}, {c}, SAMP[0], SHADOW2D"),
+            _ => format!("SAMPLE {d}, {c}, SVIEW[0].yxzw, SAMP[1]"),
+        };
+        self.emit(line);
+    }
+
+    fn block(&mut self, len: usize) {
+        for _ in 0..len {
+            self.statement();
+        }
+    }
+
+    fn statement(&mut self) {
+        let nested = self.depth < 3;
+        match self.rng.below(100) {
+            0..=54 => self.alu(),
+            55..=58 => {
+                let s = self.scalar_src();
+                let op = if self.rng.chance(50) { "ARL" } else { "UARL" };
+                self.emit(format!("{op} ADDR[0].x, {s}"));
+            }
+            59..=62 => self.tex(),
+            63..=64 => {
+                let s = self.src();
+                self.emit(format!("KILL_IF {s}"));
+            }
+            65..=72 if nested => {
+                let op = if self.rng.chance(60) { "IF" } else { "UIF" };
+                let s = self.scalar_src();
+                self.emit(format!("{op} {s}"));
+                self.depth += 1;
+                let n = 1 + self.rng.below(4);
+                self.block(n);
+                if self.rng.chance(50) {
+                    self.emit("ELSE".into());
+                    let n = 1 + self.rng.below(4);
+                    self.block(n);
+                }
+                self.depth -= 1;
+                self.emit("ENDIF".into());
+            }
+            73..=77 if nested && self.loop_depth < 2 && !self.in_sub => {
+                let ctr = format!("TEMP[{}]", 6 + self.loop_depth);
+                let n = self.rng.below(5);
+                self.emit(format!("MOV {ctr}.x, IMM[0].xxxx"));
+                self.emit("BGNLOOP".into());
+                self.emit(format!(
+                    "USGE {ctr}.y, {ctr}.xxxx, IMM[0].{}",
+                    ["xxxx", "yyyy", "zzzz", "wwww"][n % 4]
+                ));
+                self.emit(format!("UIF {ctr}.yyyy"));
+                self.emit("BRK".into());
+                self.emit("ENDIF".into());
+                self.emit(format!("UADD {ctr}.x, {ctr}.xxxx, IMM[0].yyyy"));
+                self.loop_depth += 1;
+                self.depth += 1;
+                let saved = self.in_switch;
+                self.in_switch = 0;
+                let n = 1 + self.rng.below(6);
+                self.block(n);
+                self.in_switch = saved;
+                self.depth -= 1;
+                self.loop_depth -= 1;
+                self.emit("ENDLOOP".into());
+            }
+            78..=81 if self.loop_depth > 0 || self.in_switch > 0 => {
+                // BRK/CONT, usually under a divergent condition.
+                let s = self.scalar_src();
+                let op = if self.in_switch > 0 || self.rng.chance(50) {
+                    "BRK"
+                } else {
+                    "CONT"
+                };
+                if self.rng.chance(75) {
+                    self.emit(format!("IF {s}"));
+                    self.emit(op.into());
+                    self.emit("ENDIF".into());
+                } else {
+                    self.emit(op.into());
+                }
+            }
+            82..=84 if nested => {
+                let s = self.scalar_src();
+                self.emit(format!("AND TEMP[5].x, {s}, IMM[0].wwww"));
+                self.emit("SWITCH TEMP[5].xxxx".into());
+                self.depth += 1;
+                self.in_switch += 1;
+                for case in ["xxxx", "yyyy", "zzzz"] {
+                    if self.rng.chance(70) {
+                        self.emit(format!("CASE IMM[0].{case}"));
+                        let n = self.rng.below(3);
+                        self.block(n);
+                        if self.rng.chance(70) {
+                            self.emit("BRK".into());
+                        }
+                    }
+                }
+                if self.rng.chance(60) {
+                    self.emit("DEFAULT".into());
+                    let n = self.rng.below(3);
+                    self.block(n);
+                    self.emit("BRK".into());
+                }
+                self.in_switch -= 1;
+                self.depth -= 1;
+                self.emit("ENDSWITCH".into());
+            }
+            85..=86 if !self.in_sub && self.calls < 3 => {
+                self.calls += 1;
+                let sub = self.rng.below(2);
+                if self.rng.chance(50) {
+                    self.emit(format!("CAL :SUB{sub}"));
+                } else {
+                    let s = self.scalar_src();
+                    self.emit(format!("CALLNZ {s} :SUB{sub}"));
+                }
+            }
+            87 if self.in_sub || self.depth > 0 => {
+                let s = self.scalar_src();
+                self.emit(format!("IF {s}"));
+                self.emit("RET".into());
+                self.emit("ENDIF".into());
+            }
+            88 if self.depth > 0 => self.emit("KILL".into()),
+            _ => self.alu(),
+        }
+    }
+}
+
+fn imm_line(rng: &mut Rng, k: usize) -> String {
+    let vals: Vec<String> = (0..4).map(|_| random_value(rng).to_string()).collect();
+    format!("IMM[{k}] UINT32 {{{}}}", vals.join(", "))
+}
+
+/// A random valid fragment program.
+fn random_program(seed: u64) -> String {
+    let mut g = Gen {
+        rng: Rng(seed),
+        lines: Vec::new(),
+        loop_depth: 0,
+        depth: 0,
+        in_switch: 0,
+        in_sub: false,
+        calls: 0,
+    };
+    let n = 4 + g.rng.below(24);
+    g.block(n);
+    g.emit("END".into());
+    let mut subs = [0usize; 2];
+    g.in_sub = true;
+    for s in &mut subs {
+        *s = g.lines.len();
+        g.emit("BGNSUB".into());
+        let n = 1 + g.rng.below(5);
+        g.block(n);
+        g.emit("ENDSUB".into());
+    }
+    let mut text = String::from(
+        "FRAG\n\
+         DCL IN[0..2], GENERIC[0], PERSPECTIVE\n\
+         DCL SV[0], FACE\n\
+         DCL OUT[0], COLOR\n\
+         DCL OUT[1], GENERIC[1]\n\
+         DCL SAMP[0]\n\
+         DCL SAMP[1]\n\
+         DCL SVIEW[0], 2D, FLOAT\n\
+         DCL CONST[0][0..9]\n\
+         DCL CONST[1][0..3]\n\
+         DCL TEMP[0..7]\n\
+         DCL TEMP[8..11], ARRAY(1)\n\
+         DCL ADDR[0]\n\
+         IMM[0] UINT32 {0, 1, 2, 3}\n\
+         IMM[1] UINT32 {0, 1065353216, 1056964608, 3212836864}\n",
+    );
+    for k in 2..6 {
+        text.push_str(&imm_line(&mut g.rng, k));
+        text.push('\n');
+    }
+    for (i, l) in g.lines.iter().enumerate() {
+        let l = l
+            .replace(":SUB0", &format!(":{}", subs[0]))
+            .replace(":SUB1", &format!(":{}", subs[1]));
+        text.push_str(&format!("{i:3}: {l}\n"));
+    }
+    text
+}
+
+fn random_programs(first_seed: u64, count: u64, trials: usize) {
+    let mut rng = Rng(first_seed ^ 0xabcdef);
+    for seed in first_seed..first_seed + count {
+        let text = random_program(seed);
+        let program = parse_program(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        assert!(
+            compare(
+                &program,
+                &format!("random program {seed}"),
+                &mut rng,
+                trials
+            ),
+            "seed {seed}: the interpreter rejects a generated program\n{text}"
+        );
+    }
+}
+
+#[test]
+fn random_programs_match_the_interpreter() {
+    random_programs(1000, 1500, 8);
+}
+
+#[test]
+#[ignore = "nightly-size run: cargo test --release -p softgpu-jit --test jit_diff -- --ignored"]
+fn many_random_programs_match_the_interpreter() {
+    random_programs(1_000_000, 40_000, 16);
+}
