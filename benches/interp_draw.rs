@@ -1,12 +1,12 @@
-//! Full-screen 1920x1080 draws through the reference interpreter, side by side with Mesa's
-//! softpipe and llvmpipe measured in the same run.
+//! Full-screen 1920x1080 draws through the JIT and the reference interpreter, side by side with
+//! Mesa's softpipe and llvmpipe measured in the same run.
 //!
 //! `cargo bench --bench interp_draw` prints criterion's numbers, then a table of Mpix/s and
 //! ratios. The peers run through `mesa_run.py --frames N` (path from `MESA_RUN`, default
 //! `../shared/peers/mesa_run.py`); set `SOFTGPU_BENCH_PEERS=0` to skip them (e.g. without Mesa).
 
 use criterion::{criterion_group, Criterion, Throughput};
-use softgpu::draw::{self, DrawJob};
+use softgpu::draw::{self, DrawJob, Executor};
 use softgpu::ir::Processor;
 use softgpu::raster::ClipConvention;
 use softgpu::texture::{Filter, Texture, Wrap};
@@ -18,7 +18,10 @@ use std::time::Duration;
 const WIDTH: u32 = 1920;
 const HEIGHT: u32 = 1080;
 const SHADERS: [&str; 4] = ["tex_mul", "alu_loop", "math_builtins", "const_color"];
-const GROUP: &str = "draw_1080p_interp";
+const GROUPS: [(&str, Executor); 2] = [
+    ("draw_1080p_jit", Executor::Jit),
+    ("draw_1080p_interp", Executor::Interp),
+];
 
 fn shader_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -41,24 +44,26 @@ fn load_job(name: &str) -> DrawJob {
     }
 }
 
-fn bench_interp(c: &mut Criterion) {
-    let mut group = c.benchmark_group(GROUP);
-    group.sample_size(10);
-    group.warm_up_time(Duration::from_secs(1));
-    group.measurement_time(Duration::from_secs(8));
-    group.throughput(Throughput::Elements(u64::from(WIDTH * HEIGHT)));
-    for name in SHADERS {
-        let job = load_job(name);
-        group.bench_function(name, |b| b.iter(|| draw::run(&job).unwrap()));
+fn bench_draws(c: &mut Criterion) {
+    for (group_name, executor) in GROUPS {
+        let mut group = c.benchmark_group(group_name);
+        group.sample_size(10);
+        group.warm_up_time(Duration::from_secs(1));
+        group.measurement_time(Duration::from_secs(8));
+        group.throughput(Throughput::Elements(u64::from(WIDTH * HEIGHT)));
+        for name in SHADERS {
+            let job = load_job(name);
+            group.bench_function(name, |b| b.iter(|| draw::run_with(&job, executor).unwrap()));
+        }
+        group.finish();
     }
-    group.finish();
 }
 
 /// Mean time per iteration criterion measured, in seconds.
-fn criterion_mean_seconds(name: &str) -> Option<f64> {
+fn criterion_mean_seconds(group: &str, name: &str) -> Option<f64> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("target/criterion")
-        .join(GROUP)
+        .join(group)
         .join(name)
         .join("new/estimates.json");
     let json = std::fs::read_to_string(path).ok()?;
@@ -102,13 +107,22 @@ fn peer_mpix(name: &str, driver: &str, frames: u32) -> Option<f64> {
 
 fn report_side_by_side() {
     let with_peers = std::env::var("SOFTGPU_BENCH_PEERS").map_or(true, |v| v != "0");
-    println!("\nsoftgpu interpreter vs Mesa 22.3 (same run, 1920x1080, Mpix/s)");
+    println!("\nsoftgpu vs Mesa 22.3 (same run, 1920x1080, Mpix/s)");
     println!(
-        "{:<14} {:>10} {:>10} {:>10} {:>14} {:>14}",
-        "shader", "interp", "softpipe", "llvmpipe", "interp/softp", "interp/llvmp"
+        "{:<14} {:>9} {:>9} {:>9} {:>9} {:>11} {:>12} {:>11}",
+        "shader",
+        "jit",
+        "interp",
+        "softpipe",
+        "llvmpipe",
+        "jit/llvmp",
+        "interp/softp",
+        "jit/interp"
     );
+    let mpix = |s: f64| f64::from(WIDTH * HEIGHT) / s / 1e6;
     for name in SHADERS {
-        let ours = criterion_mean_seconds(name).map(|s| f64::from(WIDTH * HEIGHT) / s / 1e6);
+        let jit = criterion_mean_seconds(GROUPS[0].0, name).map(mpix);
+        let interp = criterion_mean_seconds(GROUPS[1].0, name).map(mpix);
         let (softpipe, llvmpipe) = if with_peers {
             (
                 peer_mpix(name, "softpipe", 2),
@@ -123,18 +137,20 @@ fn report_side_by_side() {
             _ => "-".to_string(),
         };
         println!(
-            "{:<14} {:>10} {:>10} {:>10} {:>14} {:>14}",
+            "{:<14} {:>9} {:>9} {:>9} {:>9} {:>11} {:>12} {:>11}",
             name,
-            fmt(ours),
+            fmt(jit),
+            fmt(interp),
             fmt(softpipe),
             fmt(llvmpipe),
-            ratio(ours, softpipe),
-            ratio(ours, llvmpipe)
+            ratio(jit, llvmpipe),
+            ratio(interp, softpipe),
+            ratio(jit, interp)
         );
     }
 }
 
-criterion_group!(benches, bench_interp);
+criterion_group!(benches, bench_draws);
 
 fn main() {
     benches();

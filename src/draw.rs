@@ -10,6 +10,7 @@
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
 use crate::interp::Interpreter;
 use crate::ir::{text, validate, Processor, Program};
+use crate::jit::codegen::JitShader;
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use anyhow::{anyhow, bail, Context, Result};
@@ -20,6 +21,27 @@ use std::sync::Arc;
 pub const MAX_VERTICES: usize = 3 << 20;
 /// Largest number of constant vectors a constant file may hold.
 pub const MAX_CONSTANTS: usize = 1 << 16;
+
+/// Which executor runs the shaders. Both give bit-identical results (the JIT is tested against
+/// the interpreter); the JIT is the fast one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Executor {
+    /// Cranelift-compiled quad kernels; a program the JIT refuses runs on the interpreter.
+    #[default]
+    Jit,
+    /// The reference interpreter.
+    Interp,
+}
+
+/// Builds the quad shader for `program` with the chosen executor.
+pub fn build_shader(program: &Program, executor: Executor) -> Result<Box<dyn QuadShader>> {
+    if executor == Executor::Jit {
+        if let Ok(shader) = JitShader::compile(program) {
+            return Ok(Box::new(shader));
+        }
+    }
+    Ok(Box::new(Interpreter::new(program)?))
+}
 
 /// Everything one `draw` invocation needs, already read from disk.
 pub struct DrawJob {
@@ -249,12 +271,18 @@ fn check_bindings(job: &DrawJob, vs: &ShaderSignature) -> Result<()> {
     Ok(())
 }
 
-/// Runs the draw and returns the rendered RGBA8 image with row 0 at the top of the picture.
+/// Runs the draw with the default executor (the JIT) and returns the rendered RGBA8 image with
+/// row 0 at the top of the picture.
 pub fn run(job: &DrawJob) -> Result<Texture> {
+    run_with(job, Executor::default())
+}
+
+/// Runs the draw with the given executor.
+pub fn run_with(job: &DrawJob, executor: Executor) -> Result<Texture> {
     let vertex_shader =
-        Interpreter::new(&job.vertex_program).map_err(|e| anyhow!("vertex shader: {e}"))?;
-    let fragment_shader =
-        Interpreter::new(&job.fragment_program).map_err(|e| anyhow!("fragment shader: {e}"))?;
+        build_shader(&job.vertex_program, executor).map_err(|e| anyhow!("vertex shader: {e}"))?;
+    let fragment_shader = build_shader(&job.fragment_program, executor)
+        .map_err(|e| anyhow!("fragment shader: {e}"))?;
     check_bindings(job, vertex_shader.signature())?;
 
     let mut units = TextureUnits::new();
@@ -270,7 +298,7 @@ pub fn run(job: &DrawJob) -> Result<Texture> {
         vertex_resources: resources,
         fragment_resources: resources,
         frag_coord: FragCoordConvention::from_program(&job.fragment_program),
-        ..DrawState::new(&vertex_shader, &fragment_shader, job.convention)
+        ..DrawState::new(&*vertex_shader, &*fragment_shader, job.convention)
     };
     let mut target = Texture::new(Format::R8G8B8A8Unorm, job.size.0, job.size.1, 1)?;
     let vertices = Vertices::new(&job.vertices.registers, job.vertices.attributes);

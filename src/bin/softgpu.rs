@@ -2,7 +2,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
-use softgpu::draw::{self, DrawJob};
+use softgpu::draw::{self, DrawJob, Executor};
 use softgpu::ir::{text, validate, Processor};
 use softgpu::raster::ClipConvention;
 use softgpu::texture::{Filter, Texture, Wrap};
@@ -38,6 +38,12 @@ enum WrapArg {
     Clamp,
     Mirror,
     Border,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExecArg {
+    Jit,
+    Interp,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -78,6 +84,9 @@ struct DrawArgs {
     /// Output PNG (RGBA8 UNORM; row 0 is the top of the image).
     #[arg(long, value_name = "OUT.png")]
     out: PathBuf,
+    /// Shader executor: the Cranelift JIT, or the reference interpreter (bit-identical results).
+    #[arg(long, value_enum, default_value = "jit")]
+    exec: ExecArg,
 }
 
 #[derive(clap::Args)]
@@ -127,7 +136,11 @@ fn run_draw(args: DrawArgs) -> Result<()> {
             ConventionArg::Vulkan => ClipConvention::Vulkan,
         },
     };
-    let image = draw::run(&job)?;
+    let executor = match args.exec {
+        ExecArg::Jit => Executor::Jit,
+        ExecArg::Interp => Executor::Interp,
+    };
+    let image = draw::run_with(&job, executor)?;
     image
         .save_png(&args.out)
         .map_err(|e| anyhow!("{}: {e}", args.out.display()))?;
