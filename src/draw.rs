@@ -72,6 +72,49 @@ pub struct VertexData {
     pub attributes: usize,
 }
 
+/// The language of a shader file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    /// Mesa's TGSI text format.
+    Tgsi,
+    /// WGSL (through naga).
+    Wgsl,
+}
+
+impl Language {
+    /// The language a file name implies: `.wgsl` is WGSL, anything else TGSI text.
+    pub fn from_path(path: &Path) -> Language {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(ext) if ext.eq_ignore_ascii_case("wgsl") => Language::Wgsl,
+            _ => Language::Tgsi,
+        }
+    }
+}
+
+/// Reads a shader file in `language` (or the one its extension implies) and compiles the
+/// `expected` stage to a validated program; errors name the file and line.
+pub fn compile_shader(
+    path: &Path,
+    expected: Processor,
+    language: Option<Language>,
+) -> Result<Program> {
+    match language.unwrap_or_else(|| Language::from_path(path)) {
+        Language::Tgsi => load_program(path, expected),
+        Language::Wgsl => {
+            let source = std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read shader", path.display()))?;
+            let stage = match expected {
+                Processor::Vertex => crate::frontend::wgsl::Stage::Vertex,
+                Processor::Fragment => crate::frontend::wgsl::Stage::Fragment,
+                other => bail!("{}: no {} stage in WGSL", path.display(), other.name()),
+            };
+            let file = path.display().to_string();
+            let lowered = crate::frontend::wgsl::compile(&source, &file, stage, None)?;
+            Ok(lowered.program)
+        }
+    }
+}
+
 /// Reads and validates a TGSI program file; errors name the file and line.
 pub fn load_program(path: &Path, expected: Processor) -> Result<Program> {
     let source = std::fs::read_to_string(path)

@@ -284,3 +284,65 @@ fn compile_prints_the_program_back() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(String::from_utf8_lossy(&out.stdout), VS);
 }
+
+const WGSL: &str = "
+struct VsOut { @builtin(position) pos: vec4<f32>, @location(0) color: vec4<f32> };
+@vertex fn vs(@location(0) pos: vec4<f32>, @location(1) color: vec4<f32>) -> VsOut {
+    return VsOut(pos, color);
+}
+@fragment fn fs(@location(0) color: vec4<f32>) -> @location(0) vec4<f32> {
+    return color;
+}
+";
+
+#[test]
+fn wgsl_shaders_draw_the_same_pixels_as_equivalent_tgsi() {
+    let s = Scratch::new();
+    assert!(s.draw(&[]).status.success());
+    let tgsi = std::fs::read(s.path("out.png")).unwrap();
+    s.write("shader.wgsl", WGSL);
+    std::fs::copy(s.path("shader.wgsl"), s.path("vs.wgsl")).unwrap();
+    std::fs::rename(s.path("shader.wgsl"), s.path("fs.wgsl")).unwrap();
+    let p = |n: &str| s.path(n).to_string_lossy().into_owned();
+    let out = softgpu(&[
+        "draw".to_string(),
+        "--vs".into(),
+        p("vs.wgsl"),
+        "--fs".into(),
+        p("fs.wgsl"),
+        "--vertices".into(),
+        p("v.txt"),
+        "--size".into(),
+        "8x8".into(),
+        "--out".into(),
+        p("wgsl.png"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let wgsl = image::open(s.path("wgsl.png")).unwrap().to_rgba8();
+    let expected = image::load_from_memory(&tgsi).unwrap().to_rgba8();
+    assert_eq!(wgsl, expected);
+}
+
+#[test]
+fn compile_lowers_wgsl_to_tgsi_and_reports_errors_with_lines() {
+    let s = Scratch::new();
+    let file = s.write("shader.wgsl", WGSL);
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--stage".as_ref(),
+        "vertex".as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("VERT\n"), "{text}");
+    assert!(text.contains("POSITION"), "{text}");
+    let bad = s.write(
+        "bad.wgsl",
+        "@fragment fn fs() -> @location(0) vec4<f32> {\n    return vec4<f32>(1.0, 2.0);\n}\n",
+    );
+    assert_error(
+        &softgpu(&["compile".as_ref(), bad.as_os_str()]),
+        &["bad.wgsl:2"],
+    );
+}

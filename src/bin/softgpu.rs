@@ -89,10 +89,37 @@ struct DrawArgs {
     exec: ExecArg,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum LangArg {
+    Tgsi,
+    Wgsl,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StageArg {
+    Vertex,
+    Fragment,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EmitArg {
+    Tgsi,
+    Naga,
+}
+
 #[derive(clap::Args)]
 struct CompileArgs {
-    /// The TGSI program.
+    /// The shader (TGSI text, or WGSL).
     file: PathBuf,
+    /// Source language; by default `.wgsl` files are WGSL and everything else TGSI text.
+    #[arg(long, value_enum)]
+    lang: Option<LangArg>,
+    /// The stage to compile from a WGSL module (TGSI programs name their own).
+    #[arg(long, value_enum, default_value = "fragment")]
+    stage: StageArg,
+    /// What to print: the TGSI program (Mesa's text format) or the naga module (WGSL only).
+    #[arg(long, value_enum, default_value = "tgsi")]
+    emit: EmitArg,
 }
 
 fn read(path: &PathBuf, what: &str) -> Result<String> {
@@ -124,8 +151,8 @@ fn run_draw(args: DrawArgs) -> Result<()> {
         WrapArg::Border => Wrap::ClampToBorder,
     };
     let job = DrawJob {
-        vertex_program: draw::load_program(&args.vs, Processor::Vertex)?,
-        fragment_program: draw::load_program(&args.fs, Processor::Fragment)?,
+        vertex_program: draw::compile_shader(&args.vs, Processor::Vertex, None)?,
+        fragment_program: draw::compile_shader(&args.fs, Processor::Fragment, None)?,
         vertices,
         constants,
         textures,
@@ -148,6 +175,31 @@ fn run_draw(args: DrawArgs) -> Result<()> {
 }
 
 fn run_compile(args: CompileArgs) -> Result<()> {
+    let language = match args.lang {
+        Some(LangArg::Tgsi) => draw::Language::Tgsi,
+        Some(LangArg::Wgsl) => draw::Language::Wgsl,
+        None => draw::Language::from_path(&args.file),
+    };
+    if language == draw::Language::Wgsl {
+        if args.emit == EmitArg::Naga {
+            let source = read(&args.file, "shader")?;
+            let parsed = softgpu::frontend::wgsl::parse(&source, &args.file.display().to_string())?;
+            println!("{:#?}", parsed.module);
+            return Ok(());
+        }
+        let stage = match args.stage {
+            StageArg::Vertex => Processor::Vertex,
+            StageArg::Fragment => Processor::Fragment,
+        };
+        let program = draw::compile_shader(&args.file, stage, Some(language))?;
+        print!("{}", text::print_program(&program));
+        return Ok(());
+    }
+    if args.emit == EmitArg::Naga {
+        return Err(anyhow!(
+            "--emit naga needs a WGSL shader; TGSI programs have no naga module"
+        ));
+    }
     let source = read(&args.file, "shader")?;
     let program =
         text::parse_program(&source).map_err(|e| anyhow!("{}: {e}", args.file.display()))?;

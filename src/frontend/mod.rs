@@ -5,6 +5,7 @@
 //! a naga module.
 
 pub mod lower;
+pub mod slang;
 pub mod wgsl;
 
 use std::fmt;

@@ -1,0 +1,311 @@
+//! RetroArch `.slang` shaders (Vulkan GLSL 450): preprocess, compile each stage with glslang to
+//! SPIR-V, split combined image-samplers, read the SPIR-V with naga and reflect the interface.
+//!
+//! ```text
+//! .slang ─preprocess─▶ vertex / fragment GLSL ─glslang─▶ SPIR-V ─split samplers─▶ naga::Module
+//! ```
+//!
+//! Every error names the original file and line (through the preprocessor's line map) where one
+//! is known; naga's SPIR-V reader keeps no source positions, so its errors name the `.slang` file
+//! and the stage.
+
+pub mod preprocess;
+pub mod reflect;
+pub mod split_samplers;
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use super::lower::{self, LoweredShader};
+use super::FrontendError;
+pub use preprocess::{preprocess_file, LineMap, Parameter, Preprocessed, StageSource};
+pub use reflect::{BlockReflection, Member, ShaderReflection, StageReflection};
+pub use split_samplers::{SplitSampler, SAMPLER_BINDING_OFFSET};
+
+/// A slang pipeline stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// `#pragma stage vertex`
+    Vertex,
+    /// `#pragma stage fragment`
+    Fragment,
+}
+
+impl Stage {
+    /// The stage's name as written in `#pragma stage`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Vertex => "vertex",
+            Stage::Fragment => "fragment",
+        }
+    }
+
+    fn naga(self) -> naga::ShaderStage {
+        match self {
+            Stage::Vertex => naga::ShaderStage::Vertex,
+            Stage::Fragment => naga::ShaderStage::Fragment,
+        }
+    }
+}
+
+/// One compiled stage of a slang shader.
+#[derive(Debug)]
+pub struct SlangStage {
+    /// Which stage this is.
+    pub stage: Stage,
+    /// The preprocessed GLSL given to glslang, with its line map.
+    pub source: StageSource,
+    /// The SPIR-V after sampler splitting (what naga read).
+    pub spirv: Vec<u32>,
+    /// The validated naga module.
+    pub module: naga::Module,
+    /// naga's validation results for `module`.
+    pub info: naga::valid::ModuleInfo,
+    /// The entry point's name in `module` (glslang keeps GLSL's `main`).
+    pub entry_point: String,
+    /// Index of that entry point in `module.entry_points`.
+    pub entry_index: usize,
+    /// The combined image-samplers that were split, with their new sampler bindings.
+    pub split_samplers: Vec<SplitSampler>,
+    /// The stage's interface.
+    pub reflection: StageReflection,
+}
+
+/// A compiled `.slang` file: both stages, their reflection and the pragma metadata.
+#[derive(Debug)]
+pub struct SlangShader {
+    /// The file as given to [`compile_slang`] (used in messages).
+    pub file: String,
+    /// `#pragma name`.
+    pub name: Option<String>,
+    /// `#pragma format` (RetroArch renders to `R8G8B8A8_UNORM` when absent).
+    pub format: Option<String>,
+    /// The `#pragma parameter`s.
+    pub parameters: Vec<Parameter>,
+    /// The vertex stage.
+    pub vertex: SlangStage,
+    /// The fragment stage.
+    pub fragment: SlangStage,
+}
+
+impl SlangShader {
+    /// The whole shader's reflection (what `softgpu compile --emit reflection` prints).
+    pub fn reflection(&self) -> ShaderReflection {
+        ShaderReflection {
+            name: self.name.clone(),
+            format: self.format.clone(),
+            parameters: self.parameters.clone(),
+            vertex: self.vertex.reflection.clone(),
+            fragment: self.fragment.reflection.clone(),
+        }
+    }
+
+    /// Lowers both stages to TGSI programs (vertex, fragment).
+    pub fn lower(&self) -> Result<(LoweredShader, LoweredShader), FrontendError> {
+        Ok((lower_stage(&self.vertex)?, lower_stage(&self.fragment)?))
+    }
+}
+
+/// Lowers one compiled stage to a TGSI program; errors name the `.slang` file and the stage.
+pub fn lower_stage(stage: &SlangStage) -> Result<LoweredShader, FrontendError> {
+    let root = stage
+        .source
+        .line_map
+        .files
+        .first()
+        .map_or("", |f| f.as_str());
+    lower::lower(&stage.module, &stage.info, stage.entry_index, None, root).map_err(|e| {
+        FrontendError::new(
+            &e.file,
+            e.line,
+            e.column,
+            format!("{} stage: {}", stage.stage.name(), e.message),
+        )
+    })
+}
+
+/// Preprocesses, compiles, splits, validates and reflects the `.slang` file at `path`.
+pub fn compile_slang(path: &Path) -> Result<SlangShader, FrontendError> {
+    let pre = preprocess_file(path)?;
+    let vertex = compile_stage(pre.vertex, Stage::Vertex)?;
+    let fragment = compile_stage(pre.fragment, Stage::Fragment)?;
+    Ok(SlangShader {
+        file: path.display().to_string(),
+        name: pre.name,
+        format: pre.format,
+        parameters: pre.parameters,
+        vertex,
+        fragment,
+    })
+}
+
+/// Runs one preprocessed stage through glslang, the sampler split, naga and reflection.
+pub fn compile_stage(source: StageSource, stage: Stage) -> Result<SlangStage, FrontendError> {
+    let words = glsl_to_spirv(&source, stage)?;
+    compile_stage_from_spirv(source, stage, &words)
+}
+
+/// The part of [`compile_stage`] after glslang: `words` is glslang's SPIR-V for `source`.
+pub fn compile_stage_from_spirv(
+    source: StageSource,
+    stage: Stage,
+    words: &[u32],
+) -> Result<SlangStage, FrontendError> {
+    let root = source.line_map.files.first().cloned().unwrap_or_default();
+    let (module, info, split) = spirv_to_naga(words, stage, &root)?;
+    let entry_index = module
+        .entry_points
+        .iter()
+        .position(|ep| ep.stage == stage.naga())
+        .ok_or_else(|| {
+            FrontendError::new(&root, 0, 0, format!("no {} entry point", stage.name()))
+        })?;
+    let entry_point = module.entry_points[entry_index].name.clone();
+    let reflection = reflect::reflect_stage(&module, entry_index, &split.words, &split.samplers)
+        .map_err(|m| FrontendError::new(&root, 0, 0, format!("{} stage: {m}", stage.name())))?;
+    Ok(SlangStage {
+        stage,
+        source,
+        spirv: split.words,
+        module,
+        info,
+        entry_point,
+        entry_index,
+        split_samplers: split.samplers,
+        reflection,
+    })
+}
+
+/// glslang keeps process-wide state; compiling from several threads at once is not something
+/// its C API promises to support, so compiles take turns.
+static GLSLANG: Mutex<()> = Mutex::new(());
+
+/// Compiles a preprocessed stage (Vulkan GLSL) to SPIR-V 1.0 with glslang. glslang's errors are
+/// mapped back through the line map to `file:line`.
+pub fn glsl_to_spirv(source: &StageSource, stage: Stage) -> Result<Vec<u32>, FrontendError> {
+    use glslang::{
+        CompilerOptions, ShaderInput, ShaderMessage, ShaderSource, ShaderStage, SourceLanguage,
+        SpirvVersion, Target, VulkanVersion,
+    };
+    let root = source.line_map.files.first().map_or("", |f| f.as_str());
+    let fail = |m: String| FrontendError::new(root, 0, 0, format!("{} stage: {m}", stage.name()));
+    if source.text.contains('\0') {
+        return Err(fail("source contains a NUL byte".into()));
+    }
+    let _guard = GLSLANG.lock().unwrap_or_else(|p| p.into_inner());
+    let compiler =
+        glslang::Compiler::acquire().ok_or_else(|| fail("glslang failed to initialise".into()))?;
+    let glsl = ShaderSource::from(source.text.as_str());
+    let options = CompilerOptions {
+        source_language: SourceLanguage::GLSL,
+        target: Target::Vulkan {
+            version: VulkanVersion::Vulkan1_0,
+            spirv_version: SpirvVersion::SPIRV1_0,
+        },
+        version_profile: None,
+        messages: ShaderMessage::DEFAULT,
+    };
+    let glsl_stage = match stage {
+        Stage::Vertex => ShaderStage::Vertex,
+        Stage::Fragment => ShaderStage::Fragment,
+    };
+    let input = ShaderInput::new(&glsl, glsl_stage, &options, None, None)
+        .map_err(|e| fail(format!("glslang: {e}")))?;
+    let shader = glslang::Shader::new(compiler, input)
+        .parse()
+        .map_err(|e| glslang_error(source, stage, &e))?;
+    shader
+        .compile()
+        .map_err(|e| glslang_error(source, stage, &e))
+}
+
+/// Turns glslang's log (`ERROR: 0:LINE: message` lines) into an error at the first failing
+/// original line, listing every error with its original position.
+fn glslang_error(
+    source: &StageSource,
+    stage: Stage,
+    e: &glslang::error::GlslangError,
+) -> FrontendError {
+    use glslang::error::GlslangError as G;
+    let log = match e {
+        G::PreprocessError(l) | G::ParseError(l) | G::MapIoError(l) | G::LinkError(l) => {
+            l.log.clone()
+        }
+        other => other.to_string(),
+    };
+    let mut first: Option<(u32, String)> = None;
+    let mut all = Vec::new();
+    for line in log.lines() {
+        let Some(rest) = line.trim().strip_prefix("ERROR:") else {
+            continue;
+        };
+        let rest = rest.trim();
+        let mut parts = rest.splitn(3, ':');
+        let (Some(_string), Some(l), Some(msg)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(l) = l.trim().parse::<u32>() else {
+            continue;
+        };
+        let msg = msg.trim().to_string();
+        let place = match source.line_map.resolve(l) {
+            Some((f, ol)) => format!("{f}:{ol}"),
+            None => format!("line {l}"),
+        };
+        all.push(format!("{place}: {msg}"));
+        if first.is_none() {
+            first = Some((l, msg));
+        }
+    }
+    match first {
+        Some((l, msg)) => {
+            let mut message = format!("{} stage: {msg}", stage.name());
+            if all.len() > 1 {
+                message.push_str(&format!(
+                    " (and {} more: {})",
+                    all.len() - 1,
+                    all[1..].join("; ")
+                ));
+            }
+            source.line_map.error(l, message)
+        }
+        None => source.line_map.error(
+            0,
+            format!("{} stage: glslang: {}", stage.name(), log.trim()),
+        ),
+    }
+}
+
+/// Splits combined image-samplers in `words`, reads the result with naga (no coordinate-space
+/// flip: RetroArch's MVP already maps to Vulkan clip space) and validates it.
+pub fn spirv_to_naga(
+    words: &[u32],
+    stage: Stage,
+    file: &str,
+) -> Result<(naga::Module, naga::valid::ModuleInfo, split_samplers::Split), FrontendError> {
+    let fail = |m: String| FrontendError::new(file, 0, 0, format!("{} stage: {m}", stage.name()));
+    let split = split_samplers::split_combined_samplers(words).map_err(&fail)?;
+    let options = naga::front::spv::Options {
+        adjust_coordinate_space: false,
+        strict_capabilities: false,
+        block_ctx_dump_prefix: None,
+    };
+    let module = naga::front::spv::Frontend::new(split.words.iter().copied(), &options)
+        .parse()
+        .map_err(|e| fail(format!("naga SPIR-V reader: {e}")))?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .map_err(|e| {
+        let mut message = format!("naga validation: {}", e.as_inner());
+        let mut source = std::error::Error::source(e.as_inner());
+        while let Some(s) = source {
+            message.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        fail(message)
+    })?;
+    Ok((module, info, split))
+}
