@@ -193,9 +193,19 @@ pub(super) fn compile(
         e.b.seal_all_blocks();
         e.b.finalize(module.target_config());
     }
+    let dump = std::env::var_os("SOFTGPU_JIT_DUMP").is_some();
+    if dump {
+        ctx.set_disasm(true);
+        eprintln!("{}", ctx.func.display());
+    }
     module
         .define_function(func_id, &mut ctx)
         .map_err(|e| cl(&format!("{e:?}")))?;
+    if dump {
+        if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+            eprintln!("{code}");
+        }
+    }
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| cl(&e))?;
     Ok(Compiled {

@@ -173,24 +173,35 @@ impl std::fmt::Debug for JitShader {
     }
 }
 
-fn isa() -> Result<OwnedTargetIsa, String> {
-    static ISA: OnceLock<Result<OwnedTargetIsa, String>> = OnceLock::new();
-    ISA.get_or_init(|| {
-        let mut flags = settings::builder();
-        let set = |f: &mut settings::Builder, k: &str, v: &str| {
-            f.set(k, v)
-                .map_err(|e| format!("cranelift setting {k}={v}: {e}"))
-        };
-        set(&mut flags, "opt_level", "speed")?;
-        set(&mut flags, "use_colocated_libcalls", "false")?;
-        set(&mut flags, "is_pic", "false")?;
-        set(&mut flags, "enable_verifier", "false")?;
-        let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
-        builder
-            .finish(settings::Flags::new(flags))
-            .map_err(|e| e.to_string())
-    })
-    .clone()
+/// Programs up to this many instructions are compiled for speed (optimizer and the backtracking
+/// register allocator); larger ones for compile time (no optimizer, single-pass allocation).
+const OPTIMIZE_MAX_INSTRUCTIONS: usize = 400;
+
+fn isa(optimize: bool) -> Result<OwnedTargetIsa, String> {
+    static ISA: [OnceLock<Result<OwnedTargetIsa, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+    ISA[optimize as usize]
+        .get_or_init(|| {
+            let mut flags = settings::builder();
+            let set = |f: &mut settings::Builder, k: &str, v: &str| {
+                f.set(k, v)
+                    .map_err(|e| format!("cranelift setting {k}={v}: {e}"))
+            };
+            if optimize {
+                set(&mut flags, "opt_level", "speed")?;
+                set(&mut flags, "regalloc_algorithm", "backtracking")?;
+            } else {
+                set(&mut flags, "opt_level", "none")?;
+                set(&mut flags, "regalloc_algorithm", "single_pass")?;
+            }
+            set(&mut flags, "use_colocated_libcalls", "false")?;
+            set(&mut flags, "is_pic", "false")?;
+            set(&mut flags, "enable_verifier", "false")?;
+            let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
+            builder
+                .finish(settings::Flags::new(flags))
+                .map_err(|e| e.to_string())
+        })
+        .clone()
 }
 
 type Cache = Mutex<HashMap<u64, Vec<Weak<Kernel>>>>;
@@ -237,6 +248,15 @@ impl JitShader {
         })
     }
 
+    /// Compiles `program` without consulting or filling the kernel cache (for compile-time
+    /// measurements).
+    pub fn compile_uncached(program: &Program) -> Result<JitShader, ExecError> {
+        Ok(JitShader {
+            kernel: Arc::new(compile_kernel(program)?),
+            budget: DEFAULT_INSTRUCTION_BUDGET,
+        })
+    }
+
     fn lookup(hash: u64, program: &Program) -> Option<Arc<Kernel>> {
         let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
         cache
@@ -262,7 +282,8 @@ impl JitShader {
 fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
     let interp = Interpreter::new(program)?;
     let decoded = decode::decode(program)?;
-    let isa = isa().map_err(|message| ExecError::Unsupported { pc: 0, message })?;
+    let optimize = decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS;
+    let isa = isa(optimize).map_err(|message| ExecError::Unsupported { pc: 0, message })?;
     let mut module = JITModule::new(JITBuilder::with_isa(
         isa,
         cranelift_module::default_libcall_names(),
