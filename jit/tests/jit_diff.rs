@@ -605,8 +605,8 @@ fn imm_line(rng: &mut Rng, k: usize) -> String {
     format!("IMM[{k}] UINT32 {{{}}}", vals.join(", "))
 }
 
-/// A random valid fragment program.
-fn random_program(seed: u64) -> String {
+/// A random valid fragment program of about `statements` top-level statements.
+fn random_program(seed: u64, statements: usize) -> String {
     let mut g = Gen {
         rng: Rng(seed),
         lines: Vec::new(),
@@ -616,7 +616,7 @@ fn random_program(seed: u64) -> String {
         in_sub: false,
         calls: 0,
     };
-    let n = 4 + g.rng.below(24);
+    let n = statements / 2 + g.rng.below(statements);
     g.block(n);
     g.emit("END".into());
     let mut subs = [0usize; 2];
@@ -658,10 +658,10 @@ fn random_program(seed: u64) -> String {
     text
 }
 
-fn random_programs(first_seed: u64, count: u64, trials: usize) {
+fn random_programs(first_seed: u64, count: u64, statements: usize, trials: usize) {
     let mut rng = Rng(first_seed ^ 0xabcdef);
     for seed in first_seed..first_seed + count {
-        let text = random_program(seed);
+        let text = random_program(seed, statements);
         let program = parse_program(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
         assert!(
             compare(
@@ -677,11 +677,18 @@ fn random_programs(first_seed: u64, count: u64, trials: usize) {
 
 #[test]
 fn random_programs_match_the_interpreter() {
-    random_programs(1000, 1500, 8);
+    random_programs(1000, 1500, 16, 8);
+}
+
+/// Programs past the JIT's optimizer threshold take its fast-compile path.
+#[test]
+fn large_random_programs_match_the_interpreter() {
+    random_programs(5000, 6, 600, 8);
 }
 
 #[test]
 #[ignore = "nightly-size run: cargo test --release -p softgpu-jit --test jit_diff -- --ignored"]
 fn many_random_programs_match_the_interpreter() {
-    random_programs(1_000_000, 40_000, 16);
+    random_programs(1_000_000, 40_000, 16, 16);
+    random_programs(2_000_000, 200, 400, 16);
 }

@@ -168,6 +168,7 @@ pub(super) fn compile(
             zero_addr,
             cb,
             indirect_cache: HashMap::new(),
+            flushed_locals: flushed_locals(d),
         };
         e.exit = e.b.create_block();
         let ones = e.splat(!0);
@@ -286,6 +287,8 @@ struct Emitter<'a, 'f> {
     cb: Value,
     /// Per-lane addresses of the indirect operands of the current instruction.
     indirect_cache: HashMap<u32, [Value; 4]>,
+    /// Local register channels that never hold a denormal (see [`flushed_locals`]).
+    flushed_locals: Vec<[bool; 4]>,
 }
 
 const SIGN: u32 = 0x8000_0000;
@@ -544,7 +547,11 @@ impl Emitter<'_, '_> {
         if let Some((base, i)) = self.reg_base(slot) {
             let off = (i as i64 * 64 + comp as i64 * 16) as i32;
             let v = self.b.ins().load(I32X4, self.mf, base, off);
-            return V { v, flushed: false };
+            let flushed = match slot {
+                Slot::Local(i) => self.flushed_locals[i as usize][comp as usize],
+                _ => false,
+            };
+            return V { v, flushed };
         }
         match slot {
             Slot::Imm(i) => {
@@ -1485,5 +1492,86 @@ impl Emitter<'_, '_> {
         }
         self.store(inst, &r, full);
         Ok(true)
+    }
+}
+
+/// Which channels of the local registers (TEMP, ADDR) can never hold a denormal: a register
+/// channel qualifies when every instruction writing it produces a denormal-free value (a float
+/// operation's flushed result, a comparison mask, a saturated value, or a copy of qualifying
+/// operands). Registers start as zero, which qualifies. Reads of such channels skip the
+/// input flush. Computed as a fixpoint, since copies depend on other registers.
+fn flushed_locals(d: &Decoded) -> Vec<[bool; 4]> {
+    use crate::interp::decode::IndirectFile;
+    use Opcode::*;
+    let mut state = vec![[true; 4]; d.num_locals];
+    let src_ok = |state: &Vec<[bool; 4]>, s: &Src, c: usize| -> bool {
+        if matches!(s.modifier, Modifier::INeg | Modifier::INegAbs) {
+            return false;
+        }
+        let comp = s.swizzle[c] as usize;
+        match s.loc {
+            Loc::Direct(Slot::Zero) => true,
+            Loc::Direct(Slot::Local(i)) => state[i as usize][comp],
+            Loc::Direct(Slot::Imm(i)) => !is_denormal(d.imms[i as usize][comp][0]),
+            _ => false,
+        }
+    };
+    loop {
+        let mut changed = false;
+        for inst in &d.insts {
+            match inst.dst {
+                DstLoc::Local(i) => {
+                    for c in 0..4 {
+                        if inst.write_mask & (1 << c) == 0 || !state[i as usize][c] {
+                            continue;
+                        }
+                        let ok = inst.saturate
+                            || match inst.op {
+                                ADD | SUB | MUL | DIV | MAD | LRP | DP2 | DP3 | DP4 | DPH
+                                | DP2A | FRC | FLR | CEIL | TRUNC | ROUND | RCP | RSQ | SQRT
+                                | SSG | SLT | SGE | SGT | SLE | SEQ | SNE | FSLT | FSGE | FSEQ
+                                | FSNE | DDX | DDY | DDX_FINE | DDY_FINE | I2F | U2F | EX2
+                                | LG2 | POW | COS | FMA | LDEXP | ISGE | ISLT | USEQ | USNE
+                                | USGE | USLT => true,
+                                MOV | ABS => src_ok(&state, &inst.src[0], c),
+                                MIN | MAX => {
+                                    src_ok(&state, &inst.src[0], c)
+                                        && src_ok(&state, &inst.src[1], c)
+                                }
+                                CLAMP => (0..3).all(|k| src_ok(&state, &inst.src[k], c)),
+                                CMP | UCMP => {
+                                    src_ok(&state, &inst.src[1], c)
+                                        && src_ok(&state, &inst.src[2], c)
+                                }
+                                CND => {
+                                    src_ok(&state, &inst.src[0], c)
+                                        && src_ok(&state, &inst.src[1], c)
+                                }
+                                _ => false,
+                            };
+                        if !ok {
+                            state[i as usize][c] = false;
+                            changed = true;
+                        }
+                    }
+                }
+                DstLoc::Indirect(k) => {
+                    if let IndirectFile::Local { base, lo, hi } = d.indirects[k as usize].file {
+                        for r in lo.max(0)..hi.max(0) {
+                            if let Some(st) = state.get_mut(base as usize + r as usize) {
+                                if st.iter().any(|&x| x) {
+                                    *st = [false; 4];
+                                    changed = true;
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !changed {
+            return state;
+        }
     }
 }
