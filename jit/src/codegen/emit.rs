@@ -108,8 +108,14 @@ pub(super) fn compile(
         lanes.params.push(AbiParam::new(ptr));
         lanes.call_conv = call_conv;
         let lanes_sig = b.import_signature(lanes);
+        let mut tex = module.make_signature();
+        tex.params.push(AbiParam::new(ptr));
+        tex.params.push(AbiParam::new(I32));
+        tex.params.push(AbiParam::new(ptr));
+        tex.call_conv = call_conv;
+        let tex_sig = b.import_signature(tex);
         let slot =
-            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 48, 4));
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 64, 4));
 
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -159,6 +165,7 @@ pub(super) fn compile(
             exit: Block::from_u32(0),
             step_sig,
             lanes_sig,
+            tex_sig,
             slot,
             shims,
             offsets,
@@ -275,6 +282,7 @@ struct Emitter<'a, 'f> {
     exit: Block,
     step_sig: SigRef,
     lanes_sig: SigRef,
+    tex_sig: SigRef,
     slot: StackSlot,
     shims: Shims,
     offsets: CtxOffsets,
@@ -1155,8 +1163,35 @@ impl Emitter<'_, '_> {
     fn native_alu(&mut self, inst: &Inst, full: bool, pc: usize) -> Result<bool, ExecError> {
         use Opcode::*;
         let op = inst.op;
-        if op.class() == OpcodeClass::Texture || matches!(inst.dst, DstLoc::Indirect(_)) {
+        if matches!(inst.dst, DstLoc::Indirect(_)) {
             return Ok(false);
+        }
+        if op.class() == OpcodeClass::Texture {
+            if !super::tex_fast_path(self.d, inst) {
+                return Ok(false);
+            }
+            for c in 0..4 {
+                let v = self.fetch(&inst.src[0], c, pc)?;
+                self.b
+                    .ins()
+                    .stack_store(self.ptr, v.v, self.slot, c as i32 * 16);
+            }
+            let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
+            let pcv = self.b.ins().iconst(I32, pc as i64);
+            let callee = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
+            self.b
+                .ins()
+                .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, addr]);
+            let mut r: [Option<V>; 4] = [None; 4];
+            for (c, rc) in r.iter_mut().enumerate() {
+                let v = self
+                    .b
+                    .ins()
+                    .stack_load(self.ptr, I32X4, self.slot, c as i32 * 16);
+                *rc = Some(V { v, flushed: false });
+            }
+            self.store(inst, &r, full);
+            return Ok(true);
         }
         let m = inst.write_mask;
         let s = inst.src;

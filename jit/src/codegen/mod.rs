@@ -295,6 +295,7 @@ fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
         Shims {
             step: interp_step as *const u8,
             lanes: lane_op as *const u8,
+            tex: tex_sample as *const u8,
         },
     );
     let compiled = match compiled {
@@ -343,6 +344,89 @@ fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
 struct Shims {
     step: *const u8,
     lanes: *const u8,
+    tex: *const u8,
+}
+
+/// True when texture instruction `inst` can take the [`tex_sample`] path: a TEX-family sample
+/// whose operands are all in src0 (no offsets, no indexed units, compare reference in src0).
+fn tex_fast_path(d: &Decoded, inst: &crate::interp::decode::Inst) -> bool {
+    use crate::ir::Opcode;
+    if !matches!(
+        inst.op,
+        Opcode::TEX | Opcode::TXP | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ
+    ) {
+        return false;
+    }
+    let Some(t) = d.textures.get(inst.aux as usize) else {
+        return false;
+    };
+    t.offset.is_none()
+        && t.view.index_reg.is_none()
+        && t.sampler.index_reg.is_none()
+        && decode::coord_dim(t.target).is_some()
+        && decode::shadow_ref(t.target).is_none_or(|r| r < 4)
+}
+
+/// Samples for texture instruction `pc` (one that [`tex_fast_path`] accepts): `io` holds src0
+/// (swizzled, modifiers applied) on entry and the texels on return. The request is built as the
+/// interpreter's `exec_tex` builds it.
+extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4) {
+    use crate::exec::{LodMode, SampleRequest};
+    use crate::ir::Opcode;
+    // SAFETY: compiled code passes its own context pointer (see `interp_step`) and a 64-byte
+    // stack slot of its frame that nothing else references during the call.
+    let (ctx, io) = unsafe { (&*ctx, &mut *io) };
+    // SAFETY: set by `run` from references that outlive the kernel call.
+    let (kernel, resources) = unsafe {
+        (
+            &*ctx.kernel,
+            &*(ctx.resources as *const ShaderResources<'_>),
+        )
+    };
+    let Some(inst) = kernel.decoded.insts.get(pc as usize) else {
+        return;
+    };
+    let Some(t) = kernel.decoded.textures.get(inst.aux as usize) else {
+        return;
+    };
+    let floats = |v: [u32; 4]| v.map(f32::from_bits);
+    let src0 = *io;
+    let modifier = floats(src0[3]);
+    let dim = decode::coord_dim(t.target).unwrap_or(4);
+    let mut request = SampleRequest {
+        view: t.view.index,
+        sampler: t.sampler.index,
+        target: t.target,
+        coords: [[0.0; 4]; 4],
+        compare: None,
+        lod: LodMode::Implicit,
+        offset: [0; 3],
+    };
+    for c in 0..dim {
+        request.coords[c] = floats(src0[c]);
+    }
+    if let Some(r) = decode::shadow_ref(t.target) {
+        request.compare = Some(floats(src0[r & 3]));
+    }
+    match inst.op {
+        Opcode::TXP => {
+            for coord in request.coords.iter_mut().take(dim) {
+                for (x, m) in coord.iter_mut().zip(modifier) {
+                    *x = ops::div(*x, m);
+                }
+            }
+            if let Some(cmp) = request.compare.as_mut() {
+                for (x, m) in cmp.iter_mut().zip(modifier) {
+                    *x = ops::div(*x, m);
+                }
+            }
+        }
+        Opcode::TXB => request.lod = LodMode::Bias(modifier),
+        Opcode::TXL => request.lod = LodMode::Explicit(modifier),
+        Opcode::TEX_LZ => request.lod = LodMode::Zero,
+        _ => {}
+    }
+    *io = resources.textures.sample(&request);
 }
 
 /// Per-thread working memory of kernels, reused across quads.
