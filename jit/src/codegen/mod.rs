@@ -402,8 +402,8 @@ extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4) {
         lod: LodMode::Implicit,
         offset: [0; 3],
     };
-    for c in 0..dim {
-        request.coords[c] = floats(src0[c]);
+    for (coord, v) in request.coords.iter_mut().zip(src0).take(dim) {
+        *coord = floats(v);
     }
     if let Some(r) = decode::shadow_ref(t.target) {
         request.compare = Some(floats(src0[r & 3]));
