@@ -124,6 +124,28 @@ fn pragmas_are_collected() {
 }
 
 #[test]
+fn parameter_numbers_are_read_like_sscanf() {
+    let src = format!(
+        "#version 450\n#pragma parameter A \"a\" 1.0 0.0 1.0 1.0'\n#pragma parameter B \"b\" 0 0 0.0.001 0.001\n#pragma parameter C \"c\" -1e1 -2.5E+1 +.5 trailing words\n{STAGES}"
+    );
+    let (_dir, path) = write_files(&[("f.slang", &src)]);
+    let p = preprocess_file(&path).unwrap();
+    let v: Vec<_> = p
+        .parameters
+        .iter()
+        .map(|q| (q.id.as_str(), q.initial, q.minimum, q.maximum, q.step))
+        .collect();
+    assert_eq!(
+        v,
+        [
+            ("A", 1.0, 0.0, 1.0, 1.0),
+            ("B", 0.0, 0.0, 0.0, 0.001),
+            ("C", -10.0, -25.0, 0.5, 0.1 * (0.5 + 25.0)),
+        ]
+    );
+}
+
+#[test]
 fn include_cycle_names_both_files() {
     let e = preprocess_file(&data("cycle.slang")).unwrap_err();
     assert!(e.message.contains("include cycle"), "{e}");
@@ -581,4 +603,50 @@ fn slang_shader_lowers_to_tgsi() {
         "{fs_text}"
     );
     assert!(fs_text.contains("TXF"), "{fs_text}");
+}
+
+#[test]
+fn aggregate_varyings_are_flattened_to_consecutive_locations() {
+    let s = compile_slang(&data("varyings.slang")).unwrap_or_else(|e| panic!("{e}"));
+    let names = |v: &[slang::reflect::LocationReflection]| -> Vec<(String, u32, String)> {
+        v.iter()
+            .map(|l| (l.name.clone().unwrap_or_default(), l.location, l.ty.clone()))
+            .collect()
+    };
+    let expect: Vec<(String, u32, String)> = [
+        ("vTexCoord", 0, "vec2"),
+        ("offset[0]", 1, "vec4"),
+        ("offset[1]", 2, "vec4"),
+        ("offset[2]", 3, "vec4"),
+        ("rot[0]", 4, "vec2"),
+        ("rot[1]", 5, "vec2"),
+        ("geom.center", 6, "vec2"),
+        ("geom.aspect", 7, "float"),
+    ]
+    .iter()
+    .map(|(n, l, t)| (n.to_string(), *l, t.to_string()))
+    .collect();
+    assert_eq!(names(&s.vertex.reflection.outputs), expect);
+    assert_eq!(names(&s.fragment.reflection.inputs), expect);
+    // `flat` carries over to the struct's leaves.
+    let ep = &s.fragment.module.entry_points[s.fragment.entry_index];
+    let flat: Vec<u32> = ep
+        .function
+        .arguments
+        .iter()
+        .filter_map(|a| match a.binding {
+            Some(naga::Binding::Location {
+                location,
+                interpolation: Some(naga::Interpolation::Flat),
+                ..
+            }) => Some(location),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(flat, [6, 7]);
+    let (_vs, fs) = s.lower().unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        fs.program.to_string().contains("TRUNC"),
+        "modf lowers to a trunc"
+    );
 }

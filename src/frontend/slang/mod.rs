@@ -9,6 +9,7 @@
 //! is known; naga's SPIR-V reader keeps no source positions, so its errors name the `.slang` file
 //! and the stage.
 
+pub mod legalize;
 pub mod preprocess;
 pub mod reflect;
 pub mod split_samplers;
@@ -276,15 +277,23 @@ fn glslang_error(
     }
 }
 
-/// Splits combined image-samplers in `words`, reads the result with naga (no coordinate-space
-/// flip: RetroArch's MVP already maps to Vulkan clip space) and validates it.
+/// Splits combined image-samplers in `words`, applies the [`legalize`] rewrites, reads the
+/// result with naga (no coordinate-space flip: RetroArch's MVP already maps to Vulkan clip
+/// space) and validates it.
 pub fn spirv_to_naga(
     words: &[u32],
     stage: Stage,
     file: &str,
 ) -> Result<(naga::Module, naga::valid::ModuleInfo, split_samplers::Split), FrontendError> {
     let fail = |m: String| FrontendError::new(file, 0, 0, format!("{} stage: {m}", stage.name()));
-    let split = split_samplers::split_combined_samplers(words).map_err(&fail)?;
+    let mut spirv = rspirv::dr::load_words(words)
+        .map_err(|e| fail(format!("invalid SPIR-V from glslang: {e}")))?;
+    let samplers = split_samplers::split_module(&mut spirv).map_err(&fail)?;
+    legalize::legalize(&mut spirv).map_err(&fail)?;
+    let split = split_samplers::Split {
+        words: rspirv::binary::Assemble::assemble(&spirv),
+        samplers,
+    };
     let options = naga::front::spv::Options {
         adjust_coordinate_space: false,
         strict_capabilities: false,

@@ -419,20 +419,30 @@ fn parse_parameter(rest: &str) -> Result<Parameter, String> {
         .find('"')
         .ok_or_else(|| format!("{usage}: unterminated description of `{id}`"))?;
     let description = &rest[..end];
-    let numbers: Vec<&str> = rest[end + 1..].split_whitespace().collect();
+    // RetroArch reads the numbers with sscanf's `%f`: each is the longest number prefix after
+    // blanks, so `1.0'` is 1.0 and `0.0.001` is 0.0 followed by .001; reading stops at the
+    // first text that is no number.
+    let mut tail = &rest[end + 1..];
     let mut values = Vec::with_capacity(4);
-    for (i, token) in numbers.iter().take(4).enumerate() {
-        let what = ["initial", "minimum", "maximum", "step"][i];
-        let v: f32 = token
-            .parse()
-            .map_err(|_| format!("{usage}: {what} value `{token}` of `{id}` is not a number"))?;
-        values.push(v);
+    while values.len() < 4 {
+        tail = tail.trim_start();
+        match float_prefix(tail) {
+            Some((v, len)) => {
+                values.push(v);
+                tail = &tail[len..];
+            }
+            None => break,
+        }
     }
     if values.len() < 3 {
-        return Err(format!(
-            "{usage}: `{id}` has {} of the 3 required numbers",
-            values.len()
-        ));
+        let what = ["initial", "minimum", "maximum"][values.len()];
+        return Err(match tail.split_whitespace().next() {
+            Some(token) => format!("{usage}: {what} value `{token}` of `{id}` is not a number"),
+            None => format!(
+                "{usage}: `{id}` has {} of the 3 required numbers",
+                values.len()
+            ),
+        });
     }
     let step = values
         .get(3)
@@ -446,4 +456,45 @@ fn parse_parameter(rest: &str) -> Result<Parameter, String> {
         maximum: values[2],
         step,
     })
+}
+
+/// The longest prefix of `s` that is a C float literal (`[+-]digits[.digits][e[+-]digits]`,
+/// `inf`, `nan`), as `strtof` reads it, and its length in bytes.
+fn float_prefix(s: &str) -> Option<(f32, usize)> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    for word in ["infinity", "inf", "nan"] {
+        if s.len() >= i + word.len() && s[i..i + word.len()].eq_ignore_ascii_case(word) {
+            let len = i + word.len();
+            return s[..len].to_ascii_lowercase().parse().ok().map(|v| (v, len));
+        }
+    }
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    let mut mantissa = digits(&mut i);
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        mantissa += digits(&mut i);
+    }
+    if mantissa == 0 {
+        return None;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        if matches!(b.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        if digits(&mut j) > 0 {
+            i = j;
+        }
+    }
+    s[..i].parse().ok().map(|v| (v, i))
 }

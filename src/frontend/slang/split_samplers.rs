@@ -44,11 +44,16 @@ pub struct Split {
 pub fn split_combined_samplers(words: &[u32]) -> Result<Split, String> {
     let mut module =
         rspirv::dr::load_words(words).map_err(|e| format!("invalid SPIR-V from glslang: {e}"))?;
-    let samplers = Splitter::new(&mut module).run()?;
+    let samplers = split_module(&mut module)?;
     Ok(Split {
         words: module.assemble(),
         samplers,
     })
+}
+
+/// [`split_combined_samplers`] on a loaded module.
+pub fn split_module(module: &mut Module) -> Result<Vec<SplitSampler>, String> {
+    Splitter::new(module).run()
 }
 
 fn id(op: &Operand) -> Option<Word> {
