@@ -1,0 +1,107 @@
+//! JIT behaviours the differential test does not pin down on its own: infinite loops, runaway
+//! recursion, the kernel cache, and callers with fewer output registers than the program uses.
+
+use softgpu_jit::codegen::JitShader;
+use softgpu_jit::exec::{ExecError, NoTextures, QuadIo, QuadShader, QuadVec4, ShaderResources};
+use softgpu_jit::interp::Interpreter;
+use softgpu_jit::ir::text::parse_program;
+use softgpu_jit::ir::Program;
+
+fn program(text: &str) -> Program {
+    parse_program(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn run(shader: &dyn QuadShader, outputs: usize) -> (Result<u8, ExecError>, Vec<QuadVec4>) {
+    let inputs = [[[1.0f32.to_bits(); 4]; 4]];
+    let mut outs = vec![[[7u32; 4]; 4]; outputs];
+    let res = ShaderResources {
+        constants: &[],
+        textures: &NoTextures,
+    };
+    let mut io = QuadIo {
+        inputs: &inputs,
+        system_values: &[],
+        outputs: &mut outs,
+        live: 0b1011,
+    };
+    let r = shader.shade_quad(&res, &mut io);
+    (r, outs)
+}
+
+#[test]
+fn infinite_loop_exceeds_the_budget() {
+    let p = program(
+        "FRAG\nDCL OUT[0], COLOR\nDCL TEMP[0]\nIMM[0] FLT32 {1.0, 0.0, 0.0, 0.0}\n\
+         0: BGNLOOP\n1: ADD TEMP[0].x, TEMP[0].xxxx, IMM[0].xxxx\n2: ENDLOOP\n3: END\n",
+    );
+    let jit = JitShader::compile(&p)
+        .expect("compiles")
+        .with_budget(1 << 20);
+    match run(&jit, 1).0 {
+        Err(ExecError::BudgetExceeded { budget, pc }) => {
+            assert_eq!(budget, 1 << 20);
+            assert_eq!(pc, 2, "reported at the ENDLOOP");
+        }
+        other => panic!("expected BudgetExceeded, got {other:?}"),
+    }
+    let interp = Interpreter::new(&p).expect("decodes").with_budget(1 << 20);
+    assert!(matches!(
+        run(&interp, 1).0,
+        Err(ExecError::BudgetExceeded { .. })
+    ));
+}
+
+#[test]
+fn runaway_recursion_overflows_the_call_stack_where_the_interpreter_does() {
+    let p = program(
+        "FRAG\nDCL OUT[0], COLOR\nDCL TEMP[0]\nIMM[0] FLT32 {1.0, 0.0, 0.0, 0.0}\n\
+         0: CAL :2\n1: END\n2: BGNSUB\n3: ADD TEMP[0].x, TEMP[0].xxxx, IMM[0].xxxx\n\
+         4: CAL :2\n5: ENDSUB\n",
+    );
+    let jit = JitShader::compile(&p).expect("compiles");
+    let interp = Interpreter::new(&p).expect("decodes");
+    let (rj, _) = run(&jit, 1);
+    let (ri, _) = run(&interp, 1);
+    assert_eq!(rj, Err(ExecError::CallStackOverflow { pc: 4 }));
+    assert_eq!(rj, ri);
+}
+
+#[test]
+fn equal_programs_share_one_kernel() {
+    let text = "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\n\
+                0: MUL OUT[0], IN[0], IN[0]\n1: END\n";
+    let a = JitShader::compile(&program(text)).expect("compiles");
+    let b = JitShader::compile(&program(text)).expect("compiles");
+    assert!(a.shares_kernel_with(&b));
+    let c = JitShader::compile(&program(&text.replace("MUL", "ADD"))).expect("compiles");
+    assert!(!a.shares_kernel_with(&c));
+    let d = JitShader::compile_uncached(&program(text)).expect("compiles");
+    assert!(!a.shares_kernel_with(&d));
+}
+
+#[test]
+fn too_few_outputs_behave_like_the_interpreter() {
+    // OUT[1] is written and read back, but the caller provides only OUT[0]: the write is
+    // dropped and the read gives zero, so OUT[0] must be zero.
+    let p = program(
+        "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL OUT[1], GENERIC[1]\n\
+         0: MOV OUT[1], IN[0]\n1: MOV OUT[0], OUT[1]\n2: END\n",
+    );
+    let jit = JitShader::compile(&p).expect("compiles");
+    let interp = Interpreter::new(&p).expect("decodes");
+    let (rj, oj) = run(&jit, 1);
+    let (ri, oi) = run(&interp, 1);
+    assert_eq!(rj, Ok(0));
+    assert_eq!((rj, &oj), (ri, &oi));
+    // Helper lane 2 keeps the caller's value; live lanes get zero.
+    assert_eq!(oj[0][0], [0, 0, 7, 0]);
+}
+
+#[test]
+fn programs_the_interpreter_rejects_are_rejected() {
+    let p = program("FRAG\nDCL TEMP[0]\n0: PUSHA TEMP[0]\n1: END\n");
+    assert!(matches!(
+        JitShader::compile(&p),
+        Err(ExecError::Unsupported { .. })
+    ));
+}
