@@ -362,6 +362,8 @@ struct Gen {
     depth: usize,
     in_switch: usize,
     in_sub: bool,
+    /// The subroutine being generated.
+    sub: Option<usize>,
     calls: usize,
 }
 
@@ -512,8 +514,14 @@ impl Gen {
                 self.depth -= 1;
                 self.emit("ENDIF".into());
             }
-            73..=77 if nested && self.loop_depth < 2 && !self.in_sub => {
-                let ctr = format!("TEMP[{}]", 6 + self.loop_depth);
+            73..=77 if nested && self.loop_depth < 2 => {
+                // Subroutines count with their own registers, so a call inside a loop cannot
+                // reset the caller's counter.
+                let first = match self.sub {
+                    Some(k) => 12 + 2 * k,
+                    None => 6,
+                };
+                let ctr = format!("TEMP[{}]", first + self.loop_depth);
                 let n = self.rng.below(5);
                 self.emit(format!("MOV {ctr}.x, IMM[0].xxxx"));
                 self.emit("BGNLOOP".into());
@@ -578,9 +586,14 @@ impl Gen {
                 self.depth -= 1;
                 self.emit("ENDSWITCH".into());
             }
-            85..=86 if !self.in_sub && self.calls < 3 => {
+            85..=86 if self.sub != Some(1) && self.calls < 4 => {
                 self.calls += 1;
-                let sub = self.rng.below(2);
+                // Subroutine 0 may call subroutine 1, never the reverse: no recursion.
+                let sub = if self.sub == Some(0) {
+                    1
+                } else {
+                    self.rng.below(2)
+                };
                 if self.rng.chance(50) {
                     self.emit(format!("CAL :SUB{sub}"));
                 } else {
@@ -614,6 +627,7 @@ fn random_program(seed: u64, statements: usize) -> String {
         depth: 0,
         in_switch: 0,
         in_sub: false,
+        sub: None,
         calls: 0,
     };
     let n = statements / 2 + g.rng.below(statements);
@@ -621,7 +635,8 @@ fn random_program(seed: u64, statements: usize) -> String {
     g.emit("END".into());
     let mut subs = [0usize; 2];
     g.in_sub = true;
-    for s in &mut subs {
+    for (k, s) in subs.iter_mut().enumerate() {
+        g.sub = Some(k);
         *s = g.lines.len();
         g.emit("BGNSUB".into());
         let n = 1 + g.rng.below(5);
@@ -641,6 +656,7 @@ fn random_program(seed: u64, statements: usize) -> String {
          DCL CONST[1][0..3]\n\
          DCL TEMP[0..7]\n\
          DCL TEMP[8..11], ARRAY(1)\n\
+         DCL TEMP[12..15]\n\
          DCL ADDR[0]\n\
          IMM[0] UINT32 {0, 1, 2, 3}\n\
          IMM[1] UINT32 {0, 1065353216, 1056964608, 3212836864}\n",

@@ -1382,6 +1382,30 @@ impl Emitter<'_, '_> {
                     flushed: false,
                 }
             }),
+            IBFE | UBFE => each!(|a, b, c3| V {
+                v: self.lane_call(
+                    if op == IBFE {
+                        LaneOp::Ibfe
+                    } else {
+                        LaneOp::Ubfe
+                    },
+                    &[a.v, b.v, c3.v]
+                ),
+                flushed: false,
+            }),
+            LSB | UMSB | IMSB | POPC | BREV => each!(|a| {
+                let lop = match op {
+                    LSB => LaneOp::Lsb,
+                    UMSB => LaneOp::Umsb,
+                    IMSB => LaneOp::Imsb,
+                    POPC => LaneOp::Popc,
+                    _ => LaneOp::Brev,
+                };
+                V {
+                    v: self.lane_call(lop, &[a.v]),
+                    flushed: false,
+                }
+            }),
             FMA => each!(|a, b, c3| V {
                 v: self.lane_call(LaneOp::Fma, &[a.v, b.v, c3.v]),
                 flushed: false,

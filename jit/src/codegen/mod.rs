@@ -626,10 +626,17 @@ enum LaneOp {
     Ldexp,
     ImulHi,
     UmulHi,
+    Ibfe,
+    Ubfe,
+    Lsb,
+    Umsb,
+    Imsb,
+    Popc,
+    Brev,
 }
 
 impl LaneOp {
-    const ALL: [LaneOp; 13] = [
+    const ALL: [LaneOp; 20] = [
         LaneOp::Ex2,
         LaneOp::Lg2,
         LaneOp::Sin,
@@ -643,6 +650,13 @@ impl LaneOp {
         LaneOp::Ldexp,
         LaneOp::ImulHi,
         LaneOp::UmulHi,
+        LaneOp::Ibfe,
+        LaneOp::Ubfe,
+        LaneOp::Lsb,
+        LaneOp::Umsb,
+        LaneOp::Imsb,
+        LaneOp::Popc,
+        LaneOp::Brev,
     ];
 
     fn apply(self, a: u32, b: u32, c: u32) -> u32 {
@@ -661,6 +675,13 @@ impl LaneOp {
             LaneOp::Ldexp => ops::ldexp(f(a), b as i32).to_bits(),
             LaneOp::ImulHi => ops::imul_hi(a as i32, b as i32) as u32,
             LaneOp::UmulHi => ops::umul_hi(a, b),
+            LaneOp::Ibfe => ops::ibfe(a as i32, b as i32, c as i32) as u32,
+            LaneOp::Ubfe => ops::ubfe(a, b, c),
+            LaneOp::Lsb => ops::lsb(a) as u32,
+            LaneOp::Umsb => ops::umsb(a) as u32,
+            LaneOp::Imsb => ops::imsb(a as i32) as u32,
+            LaneOp::Popc => a.count_ones(),
+            LaneOp::Brev => a.reverse_bits(),
         }
     }
 }
