@@ -650,3 +650,19 @@ fn aggregate_varyings_are_flattened_to_consecutive_locations() {
         "modf lowers to a trunc"
     );
 }
+
+#[test]
+fn integer_vertex_outputs_become_flat() {
+    // GLSL needs `flat` only on the fragment input; naga wants it on the vertex output too.
+    let src = "#version 450\n#pragma stage vertex\nlayout(location = 0) in vec4 Position;\nlayout(location = 0) out int vPhase;\nlayout(location = 1) out uvec2 vCell;\nvoid main() { gl_Position = Position; vPhase = 3; vCell = uvec2(1u, 2u); }\n#pragma stage fragment\nlayout(location = 0) flat in int vPhase;\nlayout(location = 1) flat in uvec2 vCell;\nlayout(location = 0) out vec4 FragColor;\nvoid main() { FragColor = vec4(float(vPhase), vec2(vCell), 1.0); }\n";
+    let (_dir, path) = write_files(&[("int.slang", src)]);
+    let s = compile_slang(&path).unwrap_or_else(|e| panic!("{e}"));
+    let outputs: Vec<_> = s
+        .vertex
+        .reflection
+        .outputs
+        .iter()
+        .map(|l| (l.location, l.ty.as_str()))
+        .collect();
+    assert_eq!(outputs, [(0, "int"), (1, "uvec2")]);
+}

@@ -6,6 +6,8 @@
 //!   works unchanged) plus one interface variable per scalar/vector leaf at consecutive
 //!   locations, copied in at the start of the entry point (inputs) or out before each return
 //!   (outputs). Both stages flatten the same way, so their locations still match.
+//! - Integer varyings without `flat`: GLSL only requires `flat` on fragment inputs, naga on
+//!   vertex outputs too; it is added (integers are never interpolated anyway).
 //! - `modf(x, out i)` (GLSL.std.450 `Modf` / `ModfStruct`): naga's reader produces a struct
 //!   result type it never registers; it is rewritten as `i = trunc(x); x - i`.
 
@@ -46,6 +48,7 @@ pub fn legalize(module: &mut Module) -> Result<(), String> {
     };
     rewrite_modf(module, &mut ids);
     flatten_varyings(module, &mut ids)?;
+    flat_integer_varyings(module);
     if let Some(h) = module.header.as_mut() {
         h.bound = ids.next;
     }
@@ -608,4 +611,62 @@ fn flatten_varyings(module: &mut Module, ids: &mut Ids) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Adds `Flat` to every integer `Input`/`Output` variable at a location that lacks it.
+fn flat_integer_varyings(module: &mut Module) {
+    let mut located = Vec::new();
+    let mut flat = Vec::new();
+    for a in &module.annotations {
+        if a.class.opcode != Op::Decorate {
+            continue;
+        }
+        match (id(a.operands.first()), a.operands.get(1)) {
+            (Some(t), Some(Operand::Decoration(Decoration::Location))) => located.push(t),
+            (Some(t), Some(Operand::Decoration(Decoration::Flat))) => flat.push(t),
+            _ => {}
+        }
+    }
+    let defs: HashMap<Word, &Instruction> = module
+        .types_global_values
+        .iter()
+        .filter_map(|i| Some((i.result_id?, i)))
+        .collect();
+    let is_int = |ty: Word| {
+        let scalar = match defs.get(&ty) {
+            Some(d) if d.class.opcode == Op::TypeVector => id(d.operands.first()),
+            _ => Some(ty),
+        };
+        scalar
+            .and_then(|t| defs.get(&t))
+            .is_some_and(|d| d.class.opcode == Op::TypeInt)
+    };
+    let mut add = Vec::new();
+    for inst in &module.types_global_values {
+        let (Op::Variable, Some(var), Some(ptr)) =
+            (inst.class.opcode, inst.result_id, inst.result_type)
+        else {
+            continue;
+        };
+        if !matches!(
+            inst.operands.first(),
+            Some(Operand::StorageClass(
+                StorageClass::Input | StorageClass::Output
+            ))
+        ) || !located.contains(&var)
+            || flat.contains(&var)
+        {
+            continue;
+        }
+        let pointee = defs.get(&ptr).and_then(|p| id(p.operands.get(1)));
+        if pointee.is_some_and(is_int) {
+            add.push(Instruction::new(
+                Op::Decorate,
+                None,
+                None,
+                vec![Operand::IdRef(var), Operand::Decoration(Decoration::Flat)],
+            ));
+        }
+    }
+    module.annotations.extend(add);
 }
