@@ -739,7 +739,8 @@ impl Emitter<'_, '_> {
         let (base, i, is_out) = match inst.dst {
             DstLoc::Local(i) => (self.regs, i, false),
             DstLoc::Output(i) => (self.out, i, true),
-            _ => return,
+            DstLoc::Indirect(k) => return self.store_indirect(inst, k, vals, full),
+            DstLoc::Null => return,
         };
         let mut lanes = if full { None } else { Some(self.exec()) };
         if is_out {
@@ -767,6 +768,53 @@ impl Emitter<'_, '_> {
                 }
             };
             self.b.ins().store(self.mf, val, base, off);
+        }
+    }
+
+    /// An indirect destination: per lane, the register the lane's index selects, if in range
+    /// (and, for OUT, if the lane is live); other lanes write to a scratch slot.
+    fn store_indirect(&mut self, inst: &Inst, k: u32, vals: &[Option<V>; 4], full: bool) {
+        let is_out = matches!(
+            self.d.indirects[k as usize].file,
+            crate::interp::decode::IndirectFile::Output
+        );
+        let addrs = self.indirect_addrs(k);
+        let lanes = match (full, is_out) {
+            (true, false) => None,
+            (true, true) => Some(self.live),
+            (false, false) => Some(self.exec()),
+            (false, true) => {
+                let e = self.exec();
+                Some(self.b.ins().band(e, self.live))
+            }
+        };
+        let mut chans = Vec::new();
+        for (c, v) in vals.iter().enumerate() {
+            if let Some(v) = v {
+                if inst.write_mask & (1 << c) != 0 {
+                    let val = if inst.saturate {
+                        self.saturate(*v)
+                    } else {
+                        v.v
+                    };
+                    chans.push((c, val));
+                }
+            }
+        }
+        let sink = self.b.ins().stack_addr(self.ptr, self.slot, 0);
+        for (l, &a) in addrs.iter().enumerate() {
+            let lane = l as u8;
+            let mut ok = self.b.ins().icmp(IntCC::NotEqual, a, self.zero_addr);
+            if let Some(m) = lanes {
+                let bit = self.b.ins().extractlane(m, lane);
+                let on = self.b.ins().icmp_imm(IntCC::NotEqual, bit, 0);
+                ok = self.b.ins().band(ok, on);
+            }
+            let addr = self.b.ins().select(ok, a, sink);
+            for &(c, val) in &chans {
+                let x = self.b.ins().extractlane(val, lane);
+                self.b.ins().store(self.mf, x, addr, c as i32 * 16);
+            }
         }
     }
 
@@ -1163,9 +1211,6 @@ impl Emitter<'_, '_> {
     fn native_alu(&mut self, inst: &Inst, full: bool, pc: usize) -> Result<bool, ExecError> {
         use Opcode::*;
         let op = inst.op;
-        if matches!(inst.dst, DstLoc::Indirect(_)) {
-            return Ok(false);
-        }
         if op.class() == OpcodeClass::Texture {
             if !super::tex_fast_path(self.d, inst) {
                 return Ok(false);
