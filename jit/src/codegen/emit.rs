@@ -807,7 +807,7 @@ impl Emitter<'_, '_> {
             let mut ok = self.b.ins().icmp(IntCC::NotEqual, a, self.zero_addr);
             if let Some(m) = lanes {
                 let bit = self.b.ins().extractlane(m, lane);
-                let on = self.b.ins().icmp_imm(IntCC::NotEqual, bit, 0);
+                let on = self.b.ins().icmp_imm_s(IntCC::NotEqual, bit, 0);
                 ok = self.b.ins().band(ok, on);
             }
             let addr = self.b.ins().select(ok, a, sink);
