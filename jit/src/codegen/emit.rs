@@ -178,6 +178,20 @@ pub(super) fn compile(
             flushed_locals: flushed_locals(d),
         };
         e.exit = e.b.create_block();
+        // Constants every flush, mask and comparison uses, defined once where they dominate all.
+        for k in [
+            EXP,
+            MANT,
+            SIGN,
+            !SIGN,
+            ONE,
+            0x3f00_0000,
+            0x4f00_0000,
+            0xbf80_0000,
+            1,
+        ] {
+            e.splat(k);
+        }
         let ones = e.splat(!0);
         let zero = e.splat(0);
         for m in 0..5 {

@@ -2,18 +2,24 @@
 //! one 2x2 quad per call with 128-bit SIMD (one `i32x4`/`f32x4` per register channel), with
 //! exactly the interpreter's results.
 //!
-//! **What is native and what is called.** Control flow (IF/UIF/ELSE, loops with BRK/BREAKC/CONT,
-//! SWITCH/CASE/DEFAULT, CAL/CALLNZ/RET — subroutines are inlined per call site, up to
-//! [`MAX_CALL_DEPTH`] deep, the next level returning [`ExecError::CallStackOverflow`] exactly
-//! where the interpreter does), KILL/KILL_IF, derivatives (lane shuffles) and the common
-//! arithmetic (see [`emit`]'s `native_alu`) are compiled inline, including the interpreter's
-//! denormal flushing, MIN/MAX NaN rules and F2I/F2U conversions. Transcendentals (EX2, LG2, SIN,
-//! COS, POW, …) and integer division call the very functions of [`crate::interp::ops`] per lane
-//! through an `extern "C"` shim. Everything else — texture instructions, operands with
-//! indirect addressing, legacy and packing opcodes — calls the interpreter's own executor for
-//! that one instruction (`interp_step`), on the same register memory, so the result is the
-//! interpreter's by construction: the JIT keeps every register in memory laid out exactly as the
-//! interpreter's (`TEMP` then `ADDR`, `[channel][lane]`).
+//! **What is native and what is called.** Inline SIMD: control flow (IF/UIF/ELSE, loops with
+//! BRK/BREAKC/CONT, SWITCH/CASE/DEFAULT, CAL/CALLNZ/RET — subroutines are inlined per call site,
+//! up to [`MAX_CALL_DEPTH`] deep, the next level returning [`ExecError::CallStackOverflow`] exactly
+//! where the interpreter does; blocks no lane runs are branched over), KILL/KILL_IF, helper lanes
+//! (OUT stores are masked with the live lanes), derivatives (lane shuffles), direct and indirect
+//! operands (per-lane bounds checks: out-of-range reads give 0, out-of-range writes are dropped),
+//! MOV/ADD/SUB/MUL/DIV/MAD/LRP/DPn/MIN/MAX/CLAMP, all comparisons, CMP/UCMP/CND, rounding,
+//! RCP/RSQ/SQRT, conversions (F2I/F2U with `cvttps2dq` semantics, ARL/ARR) and the integer and
+//! logic ops — with the interpreter's denormal flushing, its MIN/MAX NaN rules and its NaN choice
+//! for ADD/SUB/MUL/DIV (`ops::pick_nan`: operand order is chosen so that x86 picks the same NaN).
+//! Per-lane calls of the very [`crate::interp::ops`] functions through `lane_op`: EX2, LG2, SIN,
+//! COS, POW, FMA, LDEXP, integer division and remainder, IMUL_HI/UMUL_HI, bitfields and bit
+//! counts. TEX/TXP/TXB/TXL/TEX_LZ call the sampler directly (`tex_sample`, request built as the
+//! interpreter builds it). Everything else — other texture instructions, legacy and packing
+//! opcodes (LIT, EXP, LOG, XPD, NRM, PK*/UP*, …) — runs the interpreter's own executor for that
+//! one instruction (`interp_step`) on the same register memory, so its result is the
+//! interpreter's by construction: the kernel keeps every register in memory laid out exactly as
+//! the interpreter's (`TEMP` then `ADDR`, `[channel][lane]`).
 //!
 //! **Instruction budget.** The kernel counts, per loop iteration, the instructions that sit
 //! directly in the loop body (not inside a nested IF, loop or SWITCH), a lower bound of what the
@@ -21,6 +27,11 @@
 //! [`ExecError::BudgetExceeded`] (reported at the `ENDLOOP`), and the JIT never reports it for a
 //! quad the interpreter finishes; a program that finishes just under or over the budget may
 //! finish under the JIT where the interpreter stops.
+//!
+//! **Compilation.** Programs up to `OPTIMIZE_MAX_INSTRUCTIONS` are compiled with Cranelift's
+//! optimizer and backtracking register allocator, larger ones without the optimizer and with the
+//! single-pass allocator (compile time is then about 25 µs per TGSI instruction). Setting
+//! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr.
 //!
 //! **Caching.** [`JitShader::compile`] hashes the program and returns the already compiled
 //! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive.
@@ -221,7 +232,7 @@ impl JitShader {
     /// Compiles `program` (or returns the cached kernel of an equal program). Fails with
     /// [`ExecError::Unsupported`] for programs the interpreter rejects and for the few shapes the
     /// JIT does not compile (indirect operands of flow instructions, huge inlined subroutine
-    /// trees, more than [`MAX_DIRECT_IO`] directly addressed I/O registers); callers then use the
+    /// trees, more than 1,024 directly addressed IN, OUT or SV registers); callers then use the
     /// interpreter.
     pub fn compile(program: &Program) -> Result<JitShader, ExecError> {
         let hash = program_hash(program);
