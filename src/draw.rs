@@ -79,13 +79,17 @@ pub enum Language {
     Tgsi,
     /// WGSL (through naga).
     Wgsl,
+    /// RetroArch slang: Vulkan GLSL with `#pragma stage` (through glslang, SPIR-V and naga).
+    SlangGlsl,
 }
 
 impl Language {
-    /// The language a file name implies: `.wgsl` is WGSL, anything else TGSI text.
+    /// The language a file name implies: `.wgsl` is WGSL, `.slang` RetroArch slang, anything
+    /// else TGSI text.
     pub fn from_path(path: &Path) -> Language {
         match path.extension().and_then(|e| e.to_str()) {
             Some(ext) if ext.eq_ignore_ascii_case("wgsl") => Language::Wgsl,
+            Some(ext) if ext.eq_ignore_ascii_case("slang") => Language::SlangGlsl,
             _ => Language::Tgsi,
         }
     }
@@ -111,6 +115,19 @@ pub fn compile_shader(
             let file = path.display().to_string();
             let lowered = crate::frontend::wgsl::compile(&source, &file, stage, None)?;
             Ok(lowered.program)
+        }
+        Language::SlangGlsl => {
+            let shader = crate::frontend::slang::compile_slang(path)?;
+            let stage = match expected {
+                Processor::Vertex => &shader.vertex,
+                Processor::Fragment => &shader.fragment,
+                other => bail!(
+                    "{}: no {} stage in a slang shader",
+                    path.display(),
+                    other.name()
+                ),
+            };
+            Ok(crate::frontend::slang::lower_stage(stage)?.program)
         }
     }
 }

@@ -346,3 +346,77 @@ fn compile_lowers_wgsl_to_tgsi_and_reports_errors_with_lines() {
         &["bad.wgsl:2"],
     );
 }
+
+const SLANG: &str = "#version 450
+layout(std140, set = 0, binding = 0) uniform UBO { mat4 MVP; } global;
+
+#pragma stage vertex
+layout(location = 0) in vec4 Position;
+layout(location = 1) in vec4 Color;
+layout(location = 0) out vec4 vColor;
+void main() {
+    gl_Position = global.MVP * Position;
+    vColor = Color;
+}
+
+#pragma stage fragment
+layout(location = 0) in vec4 vColor;
+layout(location = 0) out vec4 FragColor;
+void main() {
+    FragColor = vColor;
+}
+";
+
+#[test]
+fn slang_shaders_draw_the_same_pixels_as_equivalent_tgsi() {
+    let s = Scratch::new();
+    assert!(s.draw(&[]).status.success());
+    let tgsi = image::open(s.path("out.png")).unwrap().to_rgba8();
+    let shader = s.write("pass.slang", SLANG);
+    // CONST[0][0..3] = MVP, the identity (columns).
+    let mvp = s.write("mvp.txt", "1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1\n");
+    let out = softgpu(&[
+        "draw".as_ref(),
+        "--vs".as_ref(),
+        shader.as_os_str(),
+        "--fs".as_ref(),
+        shader.as_os_str(),
+        "--vertices".as_ref(),
+        s.path("v.txt").as_os_str(),
+        "--consts".as_ref(),
+        mvp.as_os_str(),
+        "--size".as_ref(),
+        "8x8".as_ref(),
+        "--convention".as_ref(),
+        "vulkan".as_ref(),
+        "--out".as_ref(),
+        s.path("slang.png").as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let slang = image::open(s.path("slang.png")).unwrap().to_rgba8();
+    // The TGSI reference was drawn with the GL convention: flip it to compare with Vulkan's.
+    assert_eq!(slang, image::imageops::flip_vertical(&tgsi));
+}
+
+#[test]
+fn compile_emits_slang_reflection_as_json() {
+    let s = Scratch::new();
+    let shader = s.write("pass.slang", SLANG);
+    let out = softgpu(&[
+        "compile".as_ref(),
+        shader.as_os_str(),
+        "--emit".as_ref(),
+        "reflection".as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert!(json.contains("MVP"), "{json}");
+    let broken = s.write(
+        "broken.slang",
+        &SLANG.replace("vColor = Color;", "vColor = Colour;"),
+    );
+    assert_error(
+        &softgpu(&["compile".as_ref(), broken.as_os_str()]),
+        &["broken.slang:10"],
+    );
+}
