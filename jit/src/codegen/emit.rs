@@ -373,12 +373,11 @@ impl Emitter<'_, '_> {
         V { v, flushed: true }
     }
 
-    /// A float binary op with flushed inputs and output.
+    /// A float binary op with flushed inputs (the kernel runs with MXCSR.DAZ set, so the
+    /// hardware reads denormal inputs as zero) and a flushed output.
     fn fbin(&mut self, op: Opcode, a: V, b: V) -> V {
-        let x = self.fl(a);
-        let y = self.fl(b);
-        let x = self.f(x);
-        let y = self.f(y);
+        let x = self.f(a.v);
+        let y = self.f(b.v);
         // Operand order decides which NaN wins when both are NaN (`ops::pick_nan`): x86 returns
         // the instruction's first source, so ADD and MUL (second operand wins) are swapped.
         let r = match op {
@@ -399,12 +398,10 @@ impl Emitter<'_, '_> {
         self.fbin(Opcode::MUL, a, b)
     }
 
-    /// Float compare of flushed operands: an `i32x4` lane mask.
+    /// Float compare of flushed operands (DAZ flushes them): an `i32x4` lane mask.
     fn fcmp(&mut self, cc: FloatCC, a: V, b: V) -> Value {
-        let x = self.fl(a);
-        let y = self.fl(b);
-        let x = self.f(x);
-        let y = self.f(y);
+        let x = self.f(a.v);
+        let y = self.f(b.v);
         self.b.ins().fcmp(cc, x, y)
     }
 
@@ -1337,9 +1334,8 @@ impl Emitter<'_, '_> {
             }),
             ABS => each!(|a| self.modify(a, Modifier::Abs)),
             FLR | CEIL | TRUNC | ROUND => each!(|a| {
-                // Rounding a normal number never yields a denormal: no output flush needed.
-                let x = self.fl(a);
-                let x = self.f(x);
+                // DAZ flushes the input; rounding a normal number never yields a denormal.
+                let x = self.f(a.v);
                 let y = match op {
                     FLR => self.b.ins().floor(x),
                     CEIL => self.b.ins().ceil(x),
@@ -1351,7 +1347,7 @@ impl Emitter<'_, '_> {
                 Self::flushed(self.keep_nan(xi, y))
             }),
             FRC => each!(|a| {
-                let x = Self::flushed(self.fl(a));
+                let x = a;
                 let xf = self.f(x.v);
                 let fl = self.b.ins().floor(xf);
                 let fl = self.i(fl);
@@ -1395,9 +1391,8 @@ impl Emitter<'_, '_> {
                 let v = match op {
                     RCP => self.fbin(DIV, one, a),
                     _ => {
-                        // sqrt of a normal number is normal: no output flush needed.
-                        let x = self.fl(a);
-                        let x = self.f(x);
+                        // DAZ flushes the input; sqrt of a normal number is normal.
+                        let x = self.f(a.v);
                         let q = self.b.ins().sqrt(x);
                         let q = Self::flushed(self.i(q));
                         if op == RSQ {
@@ -1528,8 +1523,7 @@ impl Emitter<'_, '_> {
                 } else {
                     a
                 };
-                let x = self.fl(x);
-                let xf = self.f(x);
+                let xf = self.f(x.v);
                 let fl = self.b.ins().floor(xf);
                 let fl = self.i(fl);
                 V {

@@ -291,6 +291,12 @@ impl JitShader {
 }
 
 fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
+    if !cfg!(target_arch = "x86_64") {
+        return Err(ExecError::Unsupported {
+            pc: 0,
+            message: "the JIT generates x86-64 code only".into(),
+        });
+    }
     let interp = Interpreter::new(program)?;
     let decoded = decode::decode(program)?;
     let optimize = decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS;
@@ -384,6 +390,7 @@ fn tex_fast_path(d: &Decoded, inst: &crate::interp::decode::Inst) -> bool {
 extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4) {
     use crate::exec::{LodMode, SampleRequest};
     use crate::ir::Opcode;
+    let _env = fpenv::Env::rust();
     // SAFETY: compiled code passes its own context pointer (see `interp_step`) and a 64-byte
     // stack slot of its frame that nothing else references during the call.
     let (ctx, io) = unsafe { (&*ctx, &mut *io) };
@@ -438,6 +445,69 @@ extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4) {
         _ => {}
     }
     *io = resources.textures.sample(&request);
+}
+
+/// The floating-point environment of kernels: x86 MXCSR with DAZ (denormals are zero) set, so
+/// SSE arithmetic reads denormal inputs as zero exactly as `ops::flush` does (results are still
+/// flushed in software: hardware FTZ detects tininess differently). Rust code called from a
+/// kernel runs with the caller's environment again.
+mod fpenv {
+    const DAZ: u32 = 1 << 6;
+
+    #[cfg(not(target_arch = "x86_64"))]
+    fn get() -> u32 {
+        0
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    fn set(_: u32) {}
+
+    #[cfg(target_arch = "x86_64")]
+    fn get() -> u32 {
+        let mut x = 0u32;
+        // SAFETY: `stmxcsr` writes the 4-byte MXCSR to the address of `x`, valid and writable.
+        unsafe {
+            core::arch::asm!("stmxcsr [{0}]", in(reg) &mut x as *mut u32, options(nostack, preserves_flags));
+        }
+        x
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn set(x: u32) {
+        // SAFETY: `ldmxcsr` reads 4 bytes from the address of `x`. The values loaded differ from
+        // the thread's own only in DAZ, which changes how SSE instructions read denormal inputs
+        // and nothing else (no exception is unmasked); every change is undone by `Env::drop`.
+        unsafe {
+            core::arch::asm!("ldmxcsr [{0}]", in(reg) &x as *const u32, options(nostack, preserves_flags));
+        }
+    }
+
+    /// Restores the MXCSR value it saved when dropped.
+    pub(super) struct Env {
+        saved: u32,
+    }
+
+    impl Env {
+        /// Sets DAZ for running a kernel.
+        pub(super) fn kernel() -> Env {
+            let saved = get();
+            set(saved | DAZ);
+            Env { saved }
+        }
+
+        /// Clears DAZ for Rust code called from a kernel.
+        pub(super) fn rust() -> Env {
+            let saved = get();
+            set(saved & !DAZ);
+            Env { saved }
+        }
+    }
+
+    impl Drop for Env {
+        fn drop(&mut self) {
+            set(self.saved);
+        }
+    }
 }
 
 /// Per-thread working memory of kernels, reused across quads.
@@ -517,14 +587,18 @@ impl JitShader {
             num_locals: k.decoded.num_locals,
             error: None,
         };
+        let env = fpenv::Env::kernel();
         // SAFETY: the kernel was compiled from `k.decoded` for exactly this context layout: it
         // reads and writes `regs` within `num_locals` registers, `inputs`/`sysvals` within the
         // padded `num_inputs`/`num_sysvals`, `outputs` within `num_outputs` (checked ≤ the
         // caller's slice by `shade_quad`), constants only at addresses bounds-checked against
-        // each `ConstBuf::len` and the table padded to `num_const_buffers`; indirect accesses go
-        // through the interpreter's bounds-checked code. All pointers stay valid for the call and
-        // nothing else accesses that memory meanwhile.
+        // each `ConstBuf::len` and the table padded to `num_const_buffers`; indirect accesses
+        // check each lane's index against the file's bounds (or the lengths in `ctx`) and
+        // otherwise read a static zero block or write a stack slot of the kernel. All pointers
+        // stay valid for the call and nothing else accesses that memory meanwhile. The kernel
+        // expects DAZ, set just above and restored just below.
         let status = unsafe { (k.func)(&mut ctx) };
+        drop(env);
         match status >> 8 {
             0 => Ok((status & 0xF) as u8),
             STATUS_BUDGET => Err(ExecError::BudgetExceeded {
@@ -576,6 +650,7 @@ extern "C" fn interp_step(ctx: *mut Ctx, pc: u32, exec: u32) -> u32 {
     if exec & 0xF == 0 {
         return 0;
     }
+    let _env = fpenv::Env::rust();
     // SAFETY: compiled code passes the context pointer it was called with, which `run` created
     // from a live `&mut Ctx`; the kernel is suspended in this call, so nothing else uses it.
     let ctx = unsafe { &mut *ctx };
@@ -699,6 +774,7 @@ impl LaneOp {
 
 /// `args[0][lane] = op(args[0][lane], args[1][lane], args[2][lane])` for the four lanes.
 extern "C" fn lane_op(op: u32, args: *mut [[u32; 4]; 3]) {
+    let _env = fpenv::Env::rust();
     // SAFETY: compiled code passes a 48-byte stack slot of its own frame, exclusively ours for
     // the duration of the call.
     let args = unsafe { &mut *args };
