@@ -212,9 +212,6 @@ impl<'a> Lowerer<'a> {
                 depth_ref,
                 clamp_to_edge,
             } => {
-                if gather.is_some() {
-                    return self.unsupported("textureGather");
-                }
                 if depth_ref.is_some() {
                     return self.unsupported("depth-compare sampling");
                 }
@@ -237,7 +234,11 @@ impl<'a> Lowerer<'a> {
                         self.unit_sampler.insert(tex.unit, samp);
                     }
                 }
-                self.image_sample(ctx, &tex, *coordinate, *array_index, *offset, level)?
+                if let Some(component) = gather {
+                    self.image_gather(ctx, &tex, *coordinate, *array_index, *offset, *component)?
+                } else {
+                    self.image_sample(ctx, &tex, *coordinate, *array_index, *offset, level)?
+                }
             }
             E::ImageLoad {
                 image,
@@ -554,10 +555,8 @@ impl<'a> Lowerer<'a> {
             B::Subtract => return Ok(self.b.op(Opcode::UADD, n, &[s(x), neg(y)])),
             B::Multiply if float => simple(Opcode::MUL),
             B::Multiply => simple(Opcode::UMUL),
-            B::Divide if float => {
-                let r = self.b.op(Opcode::RCP, n, &[s(y)]);
-                return Ok(self.b.op(Opcode::MUL, n, &[s(x), s(&r)]));
-            }
+            // Mesa 22.3 keeps fdiv for softpipe: nir_to_tgsi prints DIV.
+            B::Divide if float => simple(Opcode::DIV),
             B::Modulo if float => {
                 // WGSL: x - y * trunc(x / y).
                 let r = self.b.op(Opcode::RCP, n, &[s(y)]);
@@ -733,15 +732,14 @@ impl<'a> Lowerer<'a> {
         Ok(slots_of(t, 4))
     }
 
-    fn image_sample(
+    /// The coordinates (array layer converted to float appended) and the texel-offset register.
+    fn sample_coords(
         &mut self,
         ctx: &mut FnCtx<'a>,
-        tex: &TexRef,
         coordinate: Handle<naga::Expression>,
         array_index: Option<Handle<naga::Expression>>,
         offset: Option<Handle<naga::Expression>>,
-        level: &naga::SampleLevel,
-    ) -> R<Value> {
+    ) -> R<(Vec<Slot>, Option<Register>)> {
         let mut coords = self.vec(ctx, coordinate)?;
         if let Some(a) = array_index {
             let layer = self.vec(ctx, a)?;
@@ -764,6 +762,48 @@ impl<'a> Lowerer<'a> {
             }
             None => None,
         };
+        Ok((coords, offset))
+    }
+
+    /// `textureGather`: TG4 with the component as src1.x (as nir_to_tgsi emits it).
+    fn image_gather(
+        &mut self,
+        ctx: &mut FnCtx<'a>,
+        tex: &TexRef,
+        coordinate: Handle<naga::Expression>,
+        array_index: Option<Handle<naga::Expression>>,
+        offset: Option<Handle<naga::Expression>>,
+        component: naga::SwizzleComponent,
+    ) -> R<Value> {
+        if tex.target == TextureTarget::CubeArray {
+            return self.unsupported("textureGather on a cube array");
+        }
+        let (mut coords, offset) = self.sample_coords(ctx, coordinate, array_index, offset)?;
+        if coords.len() < 2 {
+            let zero = self.b.imm(0);
+            coords.resize(2, zero);
+        }
+        let src = self.b.operand(&coords);
+        let comp = self.b.imm(component as u32);
+        let comp = self.b.operand(&[comp]);
+        Ok(Value::V(self.tex_inst(
+            Opcode::TG4,
+            tex,
+            vec![src, comp],
+            offset,
+        )?))
+    }
+
+    fn image_sample(
+        &mut self,
+        ctx: &mut FnCtx<'a>,
+        tex: &TexRef,
+        coordinate: Handle<naga::Expression>,
+        array_index: Option<Handle<naga::Expression>>,
+        offset: Option<Handle<naga::Expression>>,
+        level: &naga::SampleLevel,
+    ) -> R<Value> {
+        let (mut coords, offset) = self.sample_coords(ctx, coordinate, array_index, offset)?;
         if tex.target == TextureTarget::CubeArray
             && !matches!(
                 level,
@@ -849,6 +889,17 @@ impl<'a> Lowerer<'a> {
                     .collect();
                 return Ok(Value::C(t));
             }
+            if matches!(fun, M::Determinant | M::Inverse) {
+                let Value::C(cols) = self.val(ctx, arg)? else {
+                    return Err(self.err("expected a matrix"));
+                };
+                let cols: Vec<Vec<Slot>> = cols.iter().map(|c| c.slots().to_vec()).collect();
+                return if fun == M::Determinant {
+                    Ok(Value::V(vec![self.determinant(&cols)?]))
+                } else {
+                    self.inverse(&cols)
+                };
+            }
             return self.unsupported(format!("{fun:?} of a matrix"));
         }
         let x = self.vec(ctx, arg)?;
@@ -873,6 +924,9 @@ impl<'a> Lowerer<'a> {
         } else {
             vec![]
         };
+        if let Some(v) = self.extra_math(fun, &x, &y, &z)? {
+            return Ok(v);
+        }
         let n = x.len();
         let float = kind == ScalarKind::Float;
         let signed = kind == ScalarKind::Sint;

@@ -30,17 +30,20 @@
 //! silent miscompile): compute and other non vertex/fragment stages; storage buffers, storage
 //! textures, atomics, workgroup memory, barriers, subgroup and ray-tracing operations, pipeline
 //! overrides, `arrayLength`; f16/f64/i64/u64 types; binding arrays; depth textures and comparison
-//! sampling (`textureSampleCompare*`), multisampled textures, `textureGather*`,
-//! `textureNumSamples`, cube-array lookups with an explicit level or bias; dynamic indexing of
-//! a vector through a pointer; `continue` inside a `switch` of a loop that has a `continuing`
-//! block; structs or arrays as vertex inputs or fragment outputs beyond flat `@location` members;
-//! the math functions `modf`, `frexp`, `ldexp`, `asin`, `acos`, `sinh`, `cosh`, `tanh`,
-//! `asinh`, `acosh`, `atanh`, `faceForward`, `reflect`, `refract`, `inverse`, `determinant`,
-//! `outer`, `quantizeToF16`, `countLeadingZeros`, `countTrailingZeros`, the
-//! `dot4*Packed` and `pack*`/`unpack*` families; `isNan`/`isInf` on non-float operands; integer
-//! matrices.
+//! sampling (`textureSampleCompare*`, `textureGatherCompare`), multisampled textures and
+//! `textureNumSamples`, `textureGather` on cube arrays, cube-array lookups with an explicit level
+//! or bias; dynamic indexing of a vector through a pointer; `continue` inside a `switch` of a
+//! loop that has a `continuing` block; structs or arrays as vertex inputs or fragment outputs
+//! beyond flat `@location` members; the `dot4*Packed` functions; `isNan`/`isInf` on non-float
+//! operands; integer matrices.
+//!
+//! **Expanded builtins** (module `builtins`): `asin`, `acos`, the hyperbolic functions,
+//! `reflect`, `refract`, `faceForward`, `determinant`, `inverse`, `outer`, `modf`, `frexp`,
+//! `ldexp`, the `pack*`/`unpack*` families, `quantizeToF16` and the bit counts follow the TGSI
+//! Mesa 22.3 gives softpipe for the same GLSL builtins (float division is `DIV`, as there).
 
 mod builder;
+mod builtins;
 mod expr;
 mod stmt;
 
