@@ -10,8 +10,11 @@
 //! operands (per-lane bounds checks: out-of-range reads give 0, out-of-range writes are dropped),
 //! MOV/ADD/SUB/MUL/DIV/MAD/LRP/DPn/MIN/MAX/CLAMP, all comparisons, CMP/UCMP/CND, rounding,
 //! RCP/RSQ/SQRT, conversions (F2I/F2U with `cvttps2dq` semantics, ARL/ARR) and the integer and
-//! logic ops — with the interpreter's denormal flushing, its MIN/MAX NaN rules and its NaN choice
-//! for ADD/SUB/MUL/DIV (`ops::pick_nan`: operand order is chosen so that x86 picks the same NaN).
+//! logic ops — with the interpreter's denormal flushing (inputs by the hardware: kernels run with
+//! MXCSR.DAZ, see `fpenv`; results in software, since hardware FTZ detects tininess after rounding
+//! to 24 bits where `ops::flush` looks at the denormal result), its MIN/MAX NaN rules and its NaN
+//! choice for ADD/SUB/MUL/DIV (`ops::pick_nan`: operand order is chosen so that x86 picks the same
+//! NaN).
 //! Per-lane calls of the very [`crate::interp::ops`] functions through `lane_op`: EX2, LG2, SIN,
 //! COS, POW, FMA, LDEXP, integer division and remainder, IMUL_HI/UMUL_HI, bitfields and bit
 //! counts. TEX/TXP/TXB/TXL/TEX_LZ call the sampler directly (`tex_sample`, request built as the
