@@ -172,6 +172,7 @@ pub(super) fn compile(
             emitted: 0,
             ret_in_main: false,
             consts: HashMap::new(),
+            entry,
             zero_addr,
             cb,
             indirect_cache: HashMap::new(),
@@ -303,6 +304,8 @@ struct Emitter<'a, 'f> {
     emitted: usize,
     ret_in_main: bool,
     consts: HashMap<u32, Value>,
+    /// The entry block: constants defined there are reused everywhere.
+    entry: Block,
     /// A 64-byte block of zeros: where out-of-range lanes of indirect reads read.
     zero_addr: Value,
     /// The constant-buffer table.
@@ -334,9 +337,7 @@ impl Emitter<'_, '_> {
         let bytes: Vec<u8> = (0..4).flat_map(|_| x.to_le_bytes()).collect();
         let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
         let v = self.b.ins().vconst(I32X4, c);
-        if self.b.current_block() == Some(self.b.func.layout.entry_block().unwrap_or(self.exit))
-            && self.consts.len() < 64
-        {
+        if self.b.current_block() == Some(self.entry) && self.consts.len() < 64 {
             self.consts.insert(x, v);
         }
         v
@@ -702,47 +703,29 @@ impl Emitter<'_, '_> {
     }
 
     fn modify(&mut self, v: V, m: Modifier) -> V {
-        let b = &mut self.b;
-        let c = |e: &mut Self, x| e.splat(x);
-        match m {
-            Modifier::None => v,
+        // Sign-bit changes keep a value denormal-free; integer negation does not.
+        let (v, flushed) = match m {
+            Modifier::None => return v,
             Modifier::Abs => {
-                let k = c(self, !SIGN);
-                V {
-                    v: self.b.ins().band(v.v, k),
-                    flushed: v.flushed,
-                }
+                let k = self.splat(!SIGN);
+                (self.b.ins().band(v.v, k), v.flushed)
             }
             Modifier::FNeg => {
-                let k = c(self, SIGN);
-                V {
-                    v: self.b.ins().bxor(v.v, k),
-                    flushed: v.flushed,
-                }
+                let k = self.splat(SIGN);
+                (self.b.ins().bxor(v.v, k), v.flushed)
             }
             Modifier::FNegAbs => {
-                let k = c(self, SIGN);
-                V {
-                    v: self.b.ins().bor(v.v, k),
-                    flushed: v.flushed,
-                }
+                let k = self.splat(SIGN);
+                (self.b.ins().bor(v.v, k), v.flushed)
             }
-            Modifier::INeg => {
-                let _ = b;
-                V {
-                    v: self.b.ins().ineg(v.v),
-                    flushed: false,
-                }
-            }
+            Modifier::INeg => (self.b.ins().ineg(v.v), false),
             Modifier::INegAbs => {
-                let k = c(self, !SIGN);
+                let k = self.splat(!SIGN);
                 let a = self.b.ins().band(v.v, k);
-                V {
-                    v: self.b.ins().ineg(a),
-                    flushed: false,
-                }
+                (self.b.ins().ineg(a), false)
             }
-        }
+        };
+        V { v, flushed }
     }
 
     /// Stores the written channels of `vals` for the executing (and, for OUT, live) lanes.
