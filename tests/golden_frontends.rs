@@ -233,9 +233,7 @@ mod wgsl {
             derivatives,
             discard,
             // WebGPU's framebuffer y points down (position.y counts rows from the top, dpdy runs
-            // downward) while its NDC y points up; `--convention gl` gets the NDC right but gives
-            // position.y from the bottom and dpdy upward, `vulkan` the reverse.
-            #[ignore = "softgpu draw has no WebGPU convention: with --convention gl, position.y and dpdy are y-flipped (max diff 255/255, all 4096 pixels)"]
+            // downward) while its NDC y points up: only `--convention webgpu` gets both right.
             frag_position_dpdy,
             int_ops,
             loop_break,

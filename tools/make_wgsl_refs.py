@@ -17,8 +17,8 @@ backend Vulkan and device "llvmpipe") and writes, next to the shader:
   command.txt   this command, the adapter, the sampler and the matching `softgpu draw` line
 
 A `// filter: nearest` line in the shader selects nearest filtering (default linear).
-WebGPU's NDC has y up (+1 = top row of the framebuffer), which is softgpu's `--convention gl`
-(NDC +1 → PNG row 0). Needs: apt `mesa-vulkan-drivers`, pip `wgpu`, numpy, pillow.
+WebGPU's NDC has y up (+1 = top row of the framebuffer) while framebuffer rows, position.y and
+dpdy run downwards: softgpu's `--convention webgpu`. Needs: apt `mesa-vulkan-drivers`, pip `wgpu`, numpy, pillow.
 """
 import os
 import re
@@ -209,7 +209,7 @@ def make(device, adapter, name):
         f.write(f'texture units: {" ".join(map(str, units)) or "none"}\n')
         f.write('softgpu: softgpu draw --vs shader.wgsl --fs shader.wgsl --vertices vertices.txt '
                 f'--consts consts.txt{tex_args} --filter {filter_mode} --wrap repeat --size 64x64 '
-                '--convention gl --out OUT.png\n')
+                '--convention webgpu --out OUT.png\n')
     print(f'{name}: {filter_mode}, bindings {res}')
 
 

@@ -50,6 +50,7 @@ enum ExecArg {
 enum ConventionArg {
     Gl,
     Vulkan,
+    Webgpu,
 }
 
 #[derive(clap::Args)]
@@ -78,9 +79,11 @@ struct DrawArgs {
     /// Output size.
     #[arg(long, value_name = "WxH", default_value = "64x64")]
     size: String,
-    /// Clip-space convention: gl (y up, z in -w..w) or vulkan (y down, z in 0..w).
-    #[arg(long, value_enum, default_value = "gl")]
-    convention: ConventionArg,
+    /// Clip-space convention: gl (y up, z in -w..w), vulkan (y down, z in 0..w) or webgpu (y up,
+    /// z in 0..w, framebuffer rows from the top). Default: the vertex shader's language's own —
+    /// webgpu for .wgsl, vulkan for .slang, gl for TGSI.
+    #[arg(long, value_enum)]
+    convention: Option<ConventionArg>,
     /// Output PNG (RGBA8 UNORM; row 0 is the top of the image).
     #[arg(long, value_name = "OUT.png")]
     out: PathBuf,
@@ -163,8 +166,14 @@ fn run_draw(args: DrawArgs) -> Result<()> {
         sampler: draw::sampler_state(filter, wrap),
         size,
         convention: match args.convention {
-            ConventionArg::Gl => ClipConvention::OpenGl,
-            ConventionArg::Vulkan => ClipConvention::Vulkan,
+            Some(ConventionArg::Gl) => ClipConvention::OpenGl,
+            Some(ConventionArg::Vulkan) => ClipConvention::Vulkan,
+            Some(ConventionArg::Webgpu) => ClipConvention::WebGpu,
+            None => match draw::Language::from_path(&args.vs) {
+                draw::Language::Wgsl => ClipConvention::WebGpu,
+                draw::Language::SlangGlsl => ClipConvention::Vulkan,
+                draw::Language::Tgsi => ClipConvention::OpenGl,
+            },
         },
     };
     let executor = match args.exec {

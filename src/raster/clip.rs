@@ -18,7 +18,7 @@ fn distance(pos: [f32; 4], plane: usize, convention: ClipConvention) -> f32 {
         3 => y + w,
         4 => match convention {
             ClipConvention::OpenGl => z + w,
-            ClipConvention::Vulkan => z,
+            ClipConvention::Vulkan | ClipConvention::WebGpu => z,
         },
         _ => -z + w,
     }

@@ -11,11 +11,13 @@
 //! Clip-space positions are divided by `w` and mapped by the viewport exactly as the `draw`
 //! module does (`x * (1/w) * scale + translate`, in `f32`):
 //! `window_x = (ndc_x + 1) / 2 * width + x`, `window_y = (ndc_y + 1) / 2 * height + y`. Window
-//! `y` is the memory row: NDC `y = -1` lands on row 0 under both [`ClipConvention`]s. This is what
+//! `y` is the memory row: NDC `y = -1` lands on row 0 under OpenGL and Vulkan. This is what
 //! Gallium does when OpenGL renders into a framebuffer object; with Vulkan (whose NDC `y` points
 //! down) row 0 is the top of the image. Callers that want OpenGL's window-system orientation
-//! (row 0 = NDC `y = +1`, the top of a PNG) flip the finished image. Window depth is
-//! `z * 0.5 + 0.5` for OpenGL (`-w ≤ z ≤ w`) and `z` for Vulkan (`0 ≤ z ≤ w`).
+//! (row 0 = NDC `y = +1`, the top of a PNG) flip the finished image. WebGPU negates the `y`
+//! scale (`window_y = (1 - ndc_y) / 2 * height + y`): NDC `y = +1` is row 0, the top, as wgpu
+//! does on Vulkan. Window depth is `z * 0.5 + 0.5` for OpenGL (`-w ≤ z ≤ w`) and `z` for Vulkan
+//! and WebGPU (`0 ≤ z ≤ w`).
 //!
 //! # Coverage
 //!
@@ -75,6 +77,9 @@ pub enum ClipConvention {
     OpenGl,
     /// Vulkan: `0 ≤ z ≤ w`, NDC `y` down, counter-clockwise measured with `y` down.
     Vulkan,
+    /// WebGPU: `0 ≤ z ≤ w`, NDC `y` up but framebuffer rows (and `@builtin(position).y`)
+    /// counted from the top: NDC `y = +1` lands on row 0. Counter-clockwise with `y` up.
+    WebGpu,
 }
 
 /// The viewport rectangle in window (pixel) coordinates.
@@ -329,7 +334,7 @@ impl<'a> DrawState<'a> {
             front_face: FrontFace::CounterClockwise,
             provoking_vertex: match convention {
                 ClipConvention::OpenGl => ProvokingVertex::Last,
-                ClipConvention::Vulkan => ProvokingVertex::First,
+                ClipConvention::Vulkan | ClipConvention::WebGpu => ProvokingVertex::First,
             },
             flat_shade_colors: false,
             frag_coord: FragCoordConvention::default(),

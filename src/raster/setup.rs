@@ -271,10 +271,16 @@ impl Xform {
         let (hw, hh) = (vp.width * 0.5, vp.height * 0.5);
         let (sz, tz) = match convention {
             ClipConvention::OpenGl => (0.5, 0.5),
-            ClipConvention::Vulkan => (1.0, 0.0),
+            ClipConvention::Vulkan | ClipConvention::WebGpu => (1.0, 0.0),
+        };
+        // WebGPU's NDC y points up while its framebuffer rows grow downwards.
+        let sy = if convention == ClipConvention::WebGpu {
+            -hh
+        } else {
+            hh
         };
         Xform {
-            scale: [hw, hh, sz],
+            scale: [hw, sy, sz],
             translate: [hw + vp.x, hh + vp.y, tz],
         }
     }
@@ -415,7 +421,9 @@ impl Setup<'_> {
         if area == 0 {
             return Outcome::Degenerate;
         }
-        // Window y grows with NDC y under both conventions; Vulkan measures winding with y down.
+        // Window y grows with NDC y under OpenGL and Vulkan (Vulkan measures winding with y
+        // down) and against it under WebGPU (winding measured with NDC y up): either way a
+        // positive window-space area is counter-clockwise only under OpenGL.
         let positive_is_ccw = self.convention == ClipConvention::OpenGl;
         let front = ((area > 0) == positive_is_ccw) == self.ccw_front;
         let culled = match self.cull {
