@@ -39,7 +39,13 @@ fn reference(
     convention: ClipConvention,
 ) -> Option<([f64; 3], bool)> {
     let xn = (x as f64 + 0.5) / W as f64 * 2.0 - 1.0;
-    let yn = (y as f64 + 0.5) / H as f64 * 2.0 - 1.0;
+    let row_ndc = (y as f64 + 0.5) / H as f64 * 2.0 - 1.0;
+    // WebGPU puts NDC y = +1 on row 0; the others put y = -1 there.
+    let yn = if convention == ClipConvention::WebGpu {
+        -row_ndc
+    } else {
+        row_ndc
+    };
     let m = [
         [
             v[0][0] - xn * v[0][3],
@@ -57,7 +63,7 @@ fn reference(
     let p: [f64; 4] = std::array::from_fn(|c| (0..3).map(|i| b[i] * v[i][c]).sum());
     let near = match convention {
         ClipConvention::OpenGl => -p[3],
-        ClipConvention::Vulkan => 0.0,
+        ClipConvention::Vulkan | ClipConvention::WebGpu => 0.0,
     };
     let visible = b.iter().all(|&bi| bi >= 0.0) && p[3] > 0.0 && p[2] >= near && p[2] <= p[3];
     Some((b, visible))
@@ -143,7 +149,11 @@ fn triangles_partly_behind_the_camera() {
         [-2.0, -3.0, 0.0, -0.3],
     ];
     for tri in [floor, one_behind, two_behind] {
-        for convention in [ClipConvention::OpenGl, ClipConvention::Vulkan] {
+        for convention in [
+            ClipConvention::OpenGl,
+            ClipConvention::Vulkan,
+            ClipConvention::WebGpu,
+        ] {
             let seen = check_against_reference(tri, convention);
             assert!(
                 seen > 20,
@@ -166,7 +176,11 @@ fn triangles_crossing_the_view_volume_sides() {
         [2.9, 0.4, 0.5, 1.0],
     ];
     for tri in [big, sliver] {
-        for convention in [ClipConvention::OpenGl, ClipConvention::Vulkan] {
+        for convention in [
+            ClipConvention::OpenGl,
+            ClipConvention::Vulkan,
+            ClipConvention::WebGpu,
+        ] {
             assert!(check_against_reference(tri, convention) > 50);
         }
     }
@@ -191,6 +205,7 @@ fn depth_range_depends_on_the_convention() {
     for (convention, drawn) in [
         (ClipConvention::OpenGl, true),
         (ClipConvention::Vulkan, false),
+        (ClipConvention::WebGpu, false),
     ] {
         let state = DrawState::new(&vs, &fs, convention);
         let mut target = Target::new(Format::R8Unorm, W, H);
