@@ -83,8 +83,8 @@ def render(device, vs_module, vs_entry, fs_module, fs_entry, vertices, uniform_b
            resources, filter_mode, layouts=None):
     """Draws `vertices` (rows of 6 floats) into a 64x64 rgba8unorm target; returns HxWx4 uint8.
 
-    `resources` lists (group, binding, kind); kind is uniform, texture or sampler, or
-    push:BYTES for a push-constant range (then `layouts` must be None: built here)."""
+    `resources` lists (group, binding, kind); kind is uniform, texture or sampler. Push
+    constants are refused: `softgpu draw` feeds only CONST[0], which they never land in."""
     vbuf = device.create_buffer_with_data(data=np.array(vertices, np.float32).tobytes(),
                                           usage=wgpu.BufferUsage.VERTEX)
     pixels = texture_pixels()
@@ -97,8 +97,9 @@ def render(device, vs_module, vs_entry, fs_module, fs_entry, vertices, uniform_b
         mag_filter=filter_mode, min_filter=filter_mode, mipmap_filter='nearest')
     ubuf = device.create_buffer_with_data(data=uniform_bytes, usage=wgpu.BufferUsage.UNIFORM)
 
-    groups = sorted({g for g, _, k in resources if not k.startswith('push')})
-    push = [k for _, _, k in resources if k.startswith('push')]
+    if any(k.startswith('push') for _, _, k in resources):
+        sys.exit('push constants are not supported: softgpu draw feeds only CONST[0]')
+    groups = sorted({g for g, _, k in resources})
     stages = wgpu.ShaderStage.VERTEX | wgpu.ShaderStage.FRAGMENT
     bgls = []
     for g in range(max(groups) + 1 if groups else 0):
@@ -115,12 +116,7 @@ def render(device, vs_module, vs_entry, fs_module, fs_entry, vertices, uniform_b
                 e['sampler'] = {'type': 'filtering'}
             entries.append(e)
         bgls.append(device.create_bind_group_layout(entries=entries))
-    push_ranges = []
-    if push:
-        size = int(push[0].split(':')[1])
-        push_ranges = [{'stages': stages, 'start': 0, 'end': size}]
-    layout = device.create_pipeline_layout(bind_group_layouts=bgls, push_constant_layouts=push_ranges) \
-        if push_ranges else device.create_pipeline_layout(bind_group_layouts=bgls)
+    layout = device.create_pipeline_layout(bind_group_layouts=bgls)
     pipeline = device.create_render_pipeline(
         layout=layout,
         vertex={'module': vs_module, 'entry_point': vs_entry, 'buffers': [{
@@ -154,8 +150,6 @@ def render(device, vs_module, vs_entry, fs_module, fs_entry, vertices, uniform_b
     rp.set_vertex_buffer(0, vbuf)
     for g, bg in enumerate(bind_groups):
         rp.set_bind_group(g, bg)
-    if push_ranges:
-        rp.set_push_constants(stages, uniform_bytes[:push_ranges[0]['end']], 0)
     rp.draw(len(vertices))
     rp.end()
     # Rows of a texture→buffer copy must be 256-byte aligned.
