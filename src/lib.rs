@@ -6,5 +6,6 @@ pub use softgpu_jit::{exec, interp, ir};
 
 pub mod draw;
 pub mod frontend;
+pub mod golden;
 pub mod raster;
 pub mod texture;

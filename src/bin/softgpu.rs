@@ -3,6 +3,7 @@
 use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use softgpu::draw::{self, DrawJob, Executor};
+use softgpu::golden;
 use softgpu::ir::{text, validate, Processor};
 use softgpu::raster::ClipConvention;
 use softgpu::texture::{Filter, Texture, Wrap};
@@ -24,6 +25,49 @@ enum Command {
     Draw(DrawArgs),
     /// Parse and validate a TGSI program and print it back in Mesa's text format.
     Compile(CompileArgs),
+    /// Compare two images; exit 0 = match, 1 = different, 2 = error.
+    Compare(CompareCmd),
+    /// Run a golden-image suite (TOML); exit 0 = all passed, 1 = some failed, 2 = error.
+    Test(TestCmd),
+}
+
+#[derive(clap::Args)]
+struct CompareCmd {
+    /// The reference image (the diff is drawn over it).
+    first: PathBuf,
+    /// The image to check.
+    second: PathBuf,
+    /// Largest per-channel difference (in 1/255 steps) that counts as equal.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    tolerance: u8,
+    /// Share of pixels allowed over the tolerance, in percent (`0.5` or `0.5%`).
+    #[arg(long, value_name = "P%")]
+    max_pixels: Option<String>,
+    /// Write a heat map of the differences over a dimmed copy of the first image.
+    #[arg(long, value_name = "DIFF.png")]
+    diff: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct TestCmd {
+    /// The suite file (TOML, see the README).
+    suite: PathBuf,
+    /// Write the expected images from the rendered ones instead of comparing.
+    #[arg(long)]
+    bless: bool,
+    /// Run only cases whose name contains PATTERN (or matches it as a glob with * and ?);
+    /// repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    filter: Vec<String>,
+    /// Run only shard K of N: the cases whose 0-based index in the suite is K-1 modulo N.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
+    /// Directory of the HTML report (index.html).
+    #[arg(long, value_name = "DIR", default_value = softgpu::golden::cli::DEFAULT_REPORT_DIR)]
+    report: PathBuf,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -255,6 +299,25 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Draw(args) => run_draw(args),
         Command::Compile(args) => run_compile(args),
+        Command::Compare(args) => {
+            return ExitCode::from(golden::cli::compare_main(&golden::cli::CompareArgs {
+                first: args.first,
+                second: args.second,
+                tolerance: args.tolerance,
+                max_pixels: args.max_pixels,
+                diff: args.diff,
+            }))
+        }
+        Command::Test(args) => {
+            return ExitCode::from(golden::cli::test_main(&golden::cli::TestArgs {
+                suite: args.suite,
+                bless: args.bless,
+                filters: args.filter,
+                shard: args.shard,
+                report: Some(args.report),
+                jobs: args.jobs.map(usize::from),
+            }))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

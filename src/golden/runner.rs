@@ -1,0 +1,252 @@
+//! Running suite cases: render, compare with (or bless) the expected image, keep what the report
+//! needs.
+
+use super::suite::{Case, CaseKind, DrawCase, Suite};
+use super::{
+    compare_images, diff_image, load_image, save_png, texture_to_image, CompareReport, GoldenError,
+};
+use crate::draw::{self, DrawJob};
+use crate::ir::Processor;
+use crate::raster::ClipConvention;
+use crate::texture::Texture;
+use anyhow::{anyhow, Context};
+use image::RgbaImage;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// How a case ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseStatus {
+    /// Rendered and matched the expected image.
+    Passed,
+    /// Could not render, or did not match.
+    Failed,
+    /// `--bless`: the expected image was written (or already held these pixels).
+    Blessed,
+}
+
+/// The result of one case, with the pictures the HTML report shows.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    /// Index of the case in the suite file.
+    pub index: usize,
+    /// The case name.
+    pub name: String,
+    /// How it ended.
+    pub status: CaseStatus,
+    /// The comparison, when the images could be compared.
+    pub report: Option<CompareReport>,
+    /// Why it failed, or what blessing did.
+    pub message: Option<String>,
+    /// The expected image file.
+    pub expected_path: PathBuf,
+    /// Where the actual image was written (failures).
+    pub actual_path: Option<PathBuf>,
+    /// Where the diff heat map was written (failures with comparable images).
+    pub diff_path: Option<PathBuf>,
+    /// Expected, actual and diff pixels, kept for failures only.
+    pub images: [Option<RgbaImage>; 3],
+}
+
+/// `out.png` → `out.actual.png` / `out.diff.png` next to it (ignored by `.gitignore`).
+pub fn artifact_path(expected: &Path, kind: &str) -> PathBuf {
+    let stem = expected
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "expected".into());
+    expected.with_file_name(format!("{stem}.{kind}.png"))
+}
+
+fn render_draw(case: &DrawCase) -> anyhow::Result<RgbaImage> {
+    let read = |path: &Path, what: &str| {
+        std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read {what}", path.display()))
+    };
+    let vertices = draw::parse_vertices(&case.vertices, &read(&case.vertices, "vertex file")?)?;
+    let constants = match &case.consts {
+        Some(path) => draw::parse_constants(path, &read(path, "constant file")?)?,
+        None => Vec::new(),
+    };
+    let mut textures = Vec::new();
+    for (unit, path) in &case.textures {
+        let texture = Texture::load(path).map_err(|e| anyhow!("texture {unit}: {e}"))?;
+        textures.push((*unit, Arc::new(texture)));
+    }
+    let job = DrawJob {
+        vertex_program: draw::compile_shader(&case.vs, Processor::Vertex, None)?,
+        fragment_program: draw::compile_shader(&case.fs, Processor::Fragment, None)?,
+        vertices,
+        constants,
+        textures,
+        sampler: draw::sampler_state(case.filter, case.wrap),
+        size: case.size,
+        // The same default as `softgpu draw`: the convention of the vertex shader's language.
+        convention: case
+            .convention
+            .unwrap_or(match draw::Language::from_path(&case.vs) {
+                draw::Language::Wgsl => ClipConvention::WebGpu,
+                draw::Language::SlangGlsl => ClipConvention::Vulkan,
+                draw::Language::Tgsi => ClipConvention::OpenGl,
+            }),
+    };
+    Ok(texture_to_image(&draw::run(&job)?))
+}
+
+/// Renders a case's actual image.
+pub fn render(case: &Case) -> anyhow::Result<RgbaImage> {
+    match &case.kind {
+        CaseKind::Draw(draw) => render_draw(draw),
+        CaseKind::Preset(preset) => Err(anyhow!(
+            "preset cases are not supported yet (issue #5: the RetroArch preset runtime); cannot run {}",
+            preset.preset.display()
+        )),
+    }
+}
+
+fn remove_if_present(path: &Path) -> Result<(), String> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!(
+            "{}: cannot remove stale artifact: {e}",
+            path.display()
+        )),
+    }
+}
+
+/// Runs one case: renders it, then blesses or compares. Never panics on bad input; every
+/// problem becomes a failed result with a message.
+pub fn run_case(index: usize, case: &Case, bless: bool) -> CaseResult {
+    let mut result = CaseResult {
+        index,
+        name: case.name.clone(),
+        status: CaseStatus::Failed,
+        report: None,
+        message: None,
+        expected_path: case.expected.clone(),
+        actual_path: None,
+        diff_path: None,
+        images: [None, None, None],
+    };
+    if let Err(message) = run_case_inner(case, bless, &mut result) {
+        result.status = CaseStatus::Failed;
+        result.message = Some(message);
+    }
+    result
+}
+
+fn run_case_inner(case: &Case, bless: bool, result: &mut CaseResult) -> Result<(), String> {
+    let actual_path = artifact_path(&case.expected, "actual");
+    let diff_path = artifact_path(&case.expected, "diff");
+    remove_if_present(&actual_path)?;
+    remove_if_present(&diff_path)?;
+    let actual = render(case).map_err(|e| format!("{e:#}"))?;
+
+    if bless {
+        let unchanged = load_image(&case.expected)
+            .map(|e| e.image == actual)
+            .unwrap_or(false);
+        if !unchanged {
+            save_png(&actual, &case.expected).map_err(|e| e.to_string())?;
+        }
+        result.status = CaseStatus::Blessed;
+        result.message = Some(if unchanged {
+            format!("{} unchanged", case.expected.display())
+        } else {
+            format!("wrote {}", case.expected.display())
+        });
+        return Ok(());
+    }
+
+    let write_actual = |result: &mut CaseResult| -> Result<(), String> {
+        save_png(&actual, &actual_path).map_err(|e| e.to_string())?;
+        result.actual_path = Some(actual_path.clone());
+        Ok(())
+    };
+    if !case.expected.exists() {
+        write_actual(result)?;
+        result.images[1] = Some(actual);
+        return Err(format!(
+            "expected image {} does not exist (run with --bless to create it)",
+            case.expected.display()
+        ));
+    }
+    let expected = load_image(&case.expected).map_err(|e| e.to_string())?.image;
+    match compare_images(&expected, &actual, &case.options) {
+        Ok(report) if report.matches() => {
+            result.status = CaseStatus::Passed;
+            result.report = Some(report);
+            Ok(())
+        }
+        Ok(report) => {
+            write_actual(result)?;
+            let diff = diff_image(&expected, &actual, &case.options).map_err(|e| e.to_string())?;
+            save_png(&diff, &diff_path).map_err(|e| e.to_string())?;
+            result.diff_path = Some(diff_path);
+            result.report = Some(report);
+            result.images = [Some(expected), Some(actual), Some(diff)];
+            Err("image differs from the expected one".into())
+        }
+        Err(GoldenError::SizeMismatch { first, second }) => {
+            write_actual(result)?;
+            result.images = [Some(expected), Some(actual), None];
+            Err(format!(
+                "size mismatch: expected {} is {}x{}, the rendered image is {}x{}",
+                case.expected.display(),
+                first.0,
+                first.1,
+                second.0,
+                second.1
+            ))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Runs the cases at `indices` in parallel (on a pool of `jobs` threads when given, else rayon's
+/// global pool) and returns their results in the order of `indices`.
+pub fn run_cases(
+    suite: &Suite,
+    indices: &[usize],
+    bless: bool,
+    jobs: Option<usize>,
+) -> Result<Vec<CaseResult>, GoldenError> {
+    let work = || {
+        indices
+            .par_iter()
+            .map(|&i| run_case(i, &suite.cases[i], bless))
+            .collect::<Vec<_>>()
+    };
+    match jobs {
+        None => Ok(work()),
+        Some(jobs) => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(jobs)
+                .build()
+                .map_err(|e| GoldenError::Options(format!("--jobs {jobs}: {e}")))?;
+            Ok(pool.install(work))
+        }
+    }
+}
+
+/// The one-line status of a result: `ok`, `FAILED` or `blessed`, the name, and its numbers.
+pub fn status_line(result: &CaseResult) -> String {
+    let word = match result.status {
+        CaseStatus::Passed => "ok",
+        CaseStatus::Failed => "FAILED",
+        CaseStatus::Blessed => "blessed",
+    };
+    let mut details = Vec::new();
+    if let Some(report) = &result.report {
+        details.push(report.summary());
+    }
+    if let Some(message) = &result.message {
+        details.push(message.clone());
+    }
+    if details.is_empty() {
+        format!("{word:<8} {}", result.name)
+    } else {
+        format!("{word:<8} {}  ({})", result.name, details.join("; "))
+    }
+}
