@@ -420,6 +420,17 @@ fn suite_errors_name_file_and_line() {
         );
         assert!(e.contains(needle), "{e:?} should contain {needle:?}");
     }
+    // Columns and lines stay right after non-ASCII text.
+    let e = parse_err("# ünïcödé ✓\n[[case]]\nname = \"é\"\nwrap = \"spiral\"\n");
+    assert!(e.starts_with("dir/suite.toml:4:8:"), "{e}");
+    let e = parse_err("[[case]]\nname = \"é\"\ntextures = { \"ü\" = 1 }\n");
+    assert!(e.starts_with("dir/suite.toml:3:"), "{e}");
+    // A hand-built shard with N = 0 selects nothing instead of dividing by zero.
+    let none = Selection {
+        filters: vec![],
+        shard: Some((1, 0)),
+    };
+    assert!(!none.picks(0, "a"));
     // The line of a case-level problem is that case's.
     let e = parse_err(&format!(
         "{DRAW_CASE}\n[[case]]\nname = \"b\"\nexpected = \"b.png\"\n"

@@ -216,9 +216,16 @@ struct SuiteSpec {
 
 /// 1-based line and column of a byte offset.
 fn line_col(source: &str, offset: usize) -> (usize, usize) {
-    let before = &source[..offset.min(source.len())];
+    let mut end = offset.min(source.len());
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &source[..end];
     let line = before.matches('\n').count() + 1;
-    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    let col = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
     (line, col)
 }
 
@@ -462,7 +469,8 @@ impl Selection {
     /// Whether case `index` named `name` is selected.
     pub fn picks(&self, index: usize, name: &str) -> bool {
         let in_shard = match self.shard {
-            Some((k, n)) => index % n == k - 1,
+            // A hand-built shard of N = 0 or K = 0 selects nothing rather than dividing by zero.
+            Some((k, n)) => n > 0 && index % n == k.wrapping_sub(1),
             None => true,
         };
         in_shard && (self.filters.is_empty() || self.filters.iter().any(|f| name_matches(f, name)))
