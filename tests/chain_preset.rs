@@ -5,6 +5,11 @@
 //! SLANG_SHADERS_DIR=/tmp/slang-shaders cargo test --test chain_preset -- --ignored --nocapture
 //! CG_SHADERS_DIR=/tmp/common-shaders   cargo test --test chain_preset -- --ignored --nocapture
 //! ```
+//!
+//! `librashader_parity` (also ignored, needs `SLANG_SHADERS_DIR` and `librashader-cli` on PATH or
+//! in `LIBRASHADER_CLI`) parses every corpus preset with both parsers and counts the fields that
+//! differ; `PARITY_VERBOSE=1` prints each difference. The known differences are the places this
+//! parser follows RetroArch (see `src/chain/preset.rs`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -760,4 +765,242 @@ fn slang_shaders_corpus() {
 #[ignore = "needs CG_SHADERS_DIR (libretro/common-shaders checkout)"]
 fn common_shaders_cgp_corpus() {
     corpus("CG_SHADERS_DIR", "cgp");
+}
+
+// ------------------------------------------------------------------------------------------
+// Differential check against librashader (ignored: needs the corpus and librashader-cli)
+// ------------------------------------------------------------------------------------------
+
+fn lr_scaling(v: &serde_json::Value) -> Option<Scaling> {
+    let scale_type = match v["scale_type"].as_str()? {
+        "Input" => ScaleType::Source,
+        "Absolute" => ScaleType::Absolute,
+        "Viewport" => ScaleType::Viewport,
+        "Original" => ScaleType::Original,
+        _ => return None,
+    };
+    let f = &v["factor"];
+    let factor = if let Some(x) = f.get("Float") {
+        ScaleFactor::Float(x.as_f64()? as f32)
+    } else {
+        ScaleFactor::Absolute(u32::try_from(f.get("Absolute")?.as_i64()?).ok()?)
+    };
+    Some(Scaling { scale_type, factor })
+}
+
+fn wrap_name(w: WrapMode) -> &'static str {
+    match w {
+        WrapMode::ClampToBorder => "ClampToBorder",
+        WrapMode::ClampToEdge => "ClampToEdge",
+        WrapMode::Repeat => "Repeat",
+        WrapMode::MirroredRepeat => "MirroredRepeat",
+    }
+}
+
+fn filter_name(f: FilterMode) -> &'static str {
+    match f {
+        FilterMode::Nearest => "Nearest",
+        FilterMode::Linear => "Linear",
+    }
+}
+
+fn same_path(ours: &Path, theirs: Option<&str>) -> bool {
+    // librashader keeps `..` components; compare where the files really are.
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    theirs.is_some_and(|t| canon(Path::new(t)) == canon(ours))
+}
+
+/// Every difference between our parse and librashader's, as (field, detail) pairs.
+fn differences(p: &Preset, lr: &serde_json::Value) -> Vec<(String, String)> {
+    let mut d = Vec::new();
+    let mut diff = |field: &str, detail: String| d.push((field.to_string(), detail));
+    let passes = lr["passes"].as_array().cloned().unwrap_or_default();
+    if passes.len() != p.passes.len() {
+        diff(
+            "pass count",
+            format!("ours {} librashader {}", p.passes.len(), passes.len()),
+        );
+        return d;
+    }
+    for (ours, theirs) in p.passes.iter().zip(&passes) {
+        let m = &theirs["meta"];
+        let i = ours.index;
+        if !same_path(&ours.shader, theirs["path"].as_str()) {
+            diff(
+                "shader path",
+                format!("pass {i}: {}", ours.shader.display()),
+            );
+        }
+        // librashader keeps `alias = ""` as the two quote characters.
+        let their_alias = m["alias"].as_str().filter(|a| *a != "\"\"");
+        if their_alias != ours.alias.as_deref() {
+            diff(
+                "alias",
+                format!("pass {i}: {:?} vs {}", ours.alias, m["alias"]),
+            );
+        }
+        if m["filter"].as_str() != Some(filter_name(ours.filter.unwrap_or(FilterMode::Nearest))) {
+            diff(
+                "filter",
+                format!("pass {i}: {:?} vs {}", ours.filter, m["filter"]),
+            );
+        }
+        if m["wrap_mode"].as_str() != Some(wrap_name(ours.wrap_mode)) {
+            diff(
+                "wrap_mode",
+                format!("pass {i}: {:?} vs {}", ours.wrap_mode, m["wrap_mode"]),
+            );
+        }
+        if m["frame_count_mod"].as_u64() != Some(u64::from(ours.frame_count_mod)) {
+            diff("frame_count_mod", format!("pass {i}"));
+        }
+        for (key, v) in [
+            ("srgb_framebuffer", ours.srgb_framebuffer),
+            ("float_framebuffer", ours.float_framebuffer),
+            ("mipmap_input", ours.mipmap_input),
+        ] {
+            if m[key].as_bool() != Some(v) {
+                diff(key, format!("pass {i}: {v} vs {}", m[key]));
+            }
+        }
+        let s = &m["scaling"];
+        if s["valid"].as_bool() != Some(ours.scale.valid) {
+            diff("scale valid", format!("pass {i}"));
+        } else if ours.scale.valid {
+            for (axis, v) in [("x", ours.scale.x), ("y", ours.scale.y)] {
+                if lr_scaling(&s[axis]) != Some(v) {
+                    diff("scale", format!("pass {i} {axis}: {v:?} vs {}", s[axis]));
+                }
+            }
+        }
+    }
+    // librashader lists a LUT once per file that names it; the last one wins at run time.
+    let mut luts: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    for t in lr["textures"].as_array().into_iter().flatten() {
+        if let Some(n) = t["meta"]["name"].as_str() {
+            luts.insert(n.to_string(), t.clone());
+        }
+    }
+    for t in &p.textures {
+        let Some(theirs) = luts.remove(&t.name) else {
+            diff("texture only here", t.name.clone());
+            continue;
+        };
+        let m = &theirs["meta"];
+        if !same_path(&t.path, theirs["path"].as_str()) {
+            diff("texture path", format!("{}: {}", t.name, t.path.display()));
+        }
+        if m["filter_mode"].as_str() != Some(filter_name(t.filter))
+            || m["wrap_mode"].as_str() != Some(wrap_name(t.wrap_mode))
+            || m["mipmap"].as_bool() != Some(t.mipmap)
+        {
+            diff(
+                "texture settings",
+                format!(
+                    "{}: filter {:?} wrap {:?} mipmap {} vs {m}",
+                    t.name, t.filter, t.wrap_mode, t.mipmap
+                ),
+            );
+        }
+    }
+    for name in luts.keys() {
+        diff("texture only in librashader", name.clone());
+    }
+    let mut params: BTreeMap<String, f64> = BTreeMap::new();
+    for v in lr["parameters"].as_array().into_iter().flatten() {
+        if let (Some(n), Some(x)) = (v["name"].as_str(), v["value"].as_f64()) {
+            params.insert(n.to_string(), x);
+        }
+    }
+    for ours in &p.parameters {
+        match params.remove(&ours.name) {
+            None => diff("parameter only here", ours.name.clone()),
+            Some(x) if x as f32 != ours.value => diff(
+                "parameter value",
+                format!("{}: {} vs {x}", ours.name, ours.value),
+            ),
+            Some(_) => {}
+        }
+    }
+    for name in params.keys() {
+        diff("parameter only in librashader", name.clone());
+    }
+    d
+}
+
+#[test]
+#[ignore = "needs SLANG_SHADERS_DIR and librashader-cli (LIBRASHADER_CLI, default on PATH)"]
+fn librashader_parity() {
+    let Ok(dir) = std::env::var("SLANG_SHADERS_DIR") else {
+        eprintln!("SLANG_SHADERS_DIR not set; skipping");
+        return;
+    };
+    let cli = std::env::var("LIBRASHADER_CLI").unwrap_or_else(|_| "librashader-cli".into());
+    let mut files = Vec::new();
+    collect(Path::new(&dir), "slangp", &mut files);
+    files.sort();
+    let (mut same, mut both_fail, mut only_ours, mut only_theirs) = (0, 0, 0, 0);
+    let mut fields: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let mut differing = 0;
+    for f in &files {
+        // librashader-cli adds only PRESET and PRESET_DIR, which `empty()` derives too.
+        let ours = load_preset(f, &WildcardContext::empty());
+        let out = std::process::Command::new(&cli)
+            .args(["parse", "-p"])
+            .arg(f)
+            .output()
+            .expect("run librashader-cli");
+        let theirs: Option<serde_json::Value> = out
+            .status
+            .success()
+            .then(|| serde_json::from_slice(&out.stdout).ok())
+            .flatten();
+        match (ours, theirs) {
+            (Ok(p), Some(lr)) => {
+                let d = differences(&p, &lr);
+                if d.is_empty() {
+                    same += 1;
+                } else {
+                    differing += 1;
+                }
+                let mut seen = std::collections::BTreeSet::new();
+                for (field, detail) in d {
+                    if seen.insert(field.clone()) {
+                        let e = fields.entry(field.clone()).or_insert((0, String::new()));
+                        e.0 += 1;
+                        if e.1.is_empty() {
+                            e.1 = format!("{}: {detail}", f.display());
+                        }
+                    }
+                    if std::env::var_os("PARITY_VERBOSE").is_some() {
+                        eprintln!("{field}: {}: {detail}", f.display());
+                    }
+                }
+            }
+            (Err(_), None) => both_fail += 1,
+            (Err(e), Some(_)) => {
+                only_theirs += 1;
+                eprintln!("only librashader parses: {e}");
+            }
+            (Ok(_), None) => {
+                only_ours += 1;
+                eprintln!(
+                    "only we parse {}: {}",
+                    f.display(),
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .last()
+                        .unwrap_or("")
+                );
+            }
+        }
+    }
+    eprintln!(
+        "{} presets: {same} identical, {differing} differ, {both_fail} fail in both, \
+         {only_ours} parse only here, {only_theirs} parse only in librashader",
+        files.len()
+    );
+    for (field, (n, example)) in &fields {
+        eprintln!("{n:5}  {field}\n       e.g. {example}");
+    }
 }

@@ -304,6 +304,8 @@ const PREFIXED_KEYS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq)]
 pub struct WildcardContext {
     values: HashMap<String, String>,
+    /// Derive the shader/preset extensions from the loaded preset (`new`, not `empty`).
+    driver_defaults: bool,
 }
 
 impl Default for WildcardContext {
@@ -327,13 +329,18 @@ impl WildcardContext {
         ] {
             values.insert(k.to_string(), v.to_string());
         }
-        WildcardContext { values }
+        WildcardContext {
+            values,
+            driver_defaults: true,
+        }
     }
 
-    /// A context with no values at all (no token is replaced unless set).
+    /// A context with no values (like librashader's path-defaults-only context): only
+    /// `PRESET`/`PRESET-DIR` are derived, and `VID-FINAL-ROT` once a rotation is set.
     pub fn empty() -> Self {
         WildcardContext {
             values: HashMap::new(),
+            driver_defaults: false,
         }
     }
 
@@ -386,7 +393,7 @@ impl WildcardContext {
                         .and_then(Path::file_name)
                         .map(|s| s.to_string_lossy().into_owned())
                 }),
-            "VID-DRV-SHADER-EXT" => Some(
+            "VID-DRV-SHADER-EXT" if self.driver_defaults => Some(
                 match ext.as_deref() {
                     Some("cgp") => "cg",
                     Some("glslp") => "glsl",
@@ -394,7 +401,7 @@ impl WildcardContext {
                 }
                 .to_string(),
             ),
-            "VID-DRV-PRESET-EXT" => Some(
+            "VID-DRV-PRESET-EXT" if self.driver_defaults => Some(
                 match ext.as_deref() {
                     Some("cgp") => "cgp",
                     Some("glslp") => "glslp",
@@ -402,7 +409,10 @@ impl WildcardContext {
                 }
                 .to_string(),
             ),
-            "VID-FINAL-ROT" => {
+            "VID-FINAL-ROT"
+                if self.values.contains_key("VID-USER-ROT")
+                    || self.values.contains_key("CORE-REQ-ROT") =>
+            {
                 let allow = self
                     .get("VID-ALLOW-CORE-ROT")
                     .is_none_or(|v| v.ends_with("ON"));
