@@ -1,0 +1,98 @@
+//! The real Cg corpus (`libretro/common-shaders`, not committed): compile and lower every `.cg`
+//! file and print the counts and the most common failure reasons.
+//!
+//! `CG_SHADERS_DIR=/path/to/common-shaders cargo test --release --test frontend_cg_corpus -- --ignored --nocapture`
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use softgpu::frontend::cg::compile_cg;
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "cg") {
+            out.push(p);
+        }
+    }
+}
+
+/// The failure message with numbers and names blanked, to group similar failures.
+fn reason(msg: &str) -> String {
+    let after = msg.splitn(4, ':').nth(3).unwrap_or(msg);
+    let mut s = String::new();
+    let mut in_tick = false;
+    for c in after.chars() {
+        if c == '`' {
+            in_tick = !in_tick;
+            s.push_str(if in_tick { "`…" } else { "`" });
+            continue;
+        }
+        if !in_tick {
+            s.push(if c.is_ascii_digit() { '#' } else { c });
+        }
+    }
+    s.chars().take(110).collect()
+}
+
+#[test]
+#[ignore = "needs CG_SHADERS_DIR (libretro/common-shaders)"]
+fn cg_corpus() {
+    let dir = std::env::var("CG_SHADERS_DIR").expect("set CG_SHADERS_DIR");
+    let mut files = Vec::new();
+    collect(Path::new(&dir), &mut files);
+    files.sort();
+    let (mut compiled, mut lowered) = (0, 0);
+    let mut reasons: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let verbose = std::env::var("CG_VERBOSE").is_ok();
+    for f in &files {
+        let r = std::panic::catch_unwind(|| compile_cg(f));
+        let r = match r {
+            Ok(r) => r,
+            Err(_) => {
+                let e = reasons
+                    .entry("PANIC".into())
+                    .or_insert((0, f.display().to_string()));
+                e.0 += 1;
+                continue;
+            }
+        };
+        match r {
+            Ok(shader) => {
+                compiled += 1;
+                match shader.lower() {
+                    Ok(_) => lowered += 1,
+                    Err(e) => {
+                        if verbose {
+                            println!("LOWER {e}");
+                        }
+                        let k = format!("lower: {}", reason(&e.to_string()));
+                        reasons.entry(k).or_insert((0, e.to_string())).0 += 1;
+                    }
+                }
+            }
+            Err(e) => {
+                if verbose {
+                    println!("FAIL {e}");
+                }
+                let k = reason(&e.to_string());
+                reasons.entry(k).or_insert((0, e.to_string())).0 += 1;
+            }
+        }
+    }
+    println!(
+        "{} .cg files: {compiled} compile (both stages), {lowered} lower to TGSI",
+        files.len()
+    );
+    let mut v: Vec<_> = reasons.into_iter().collect();
+    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
+    for (k, (n, example)) in v.iter().take(40) {
+        println!("{n:5}  {k}\n       e.g. {example}");
+    }
+    assert!(compiled > 0, "nothing compiled");
+}
