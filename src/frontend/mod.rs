@@ -4,6 +4,7 @@
 //! point into an [`ir::Program`](crate::ir::Program), so every later language only has to produce
 //! a naga module.
 
+pub mod cg;
 pub mod lower;
 pub mod slang;
 pub mod wgsl;
