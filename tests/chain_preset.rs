@@ -490,7 +490,7 @@ fn wildcards_replace_only_when_the_file_exists() {
     write(
         "presets/mypreset.slangp",
         concat!(
-            "shaders = 8\n",
+            "shaders = 9\n",
             "shader0 = ../shaders/$CORE$/core.slang\n",
             "shader1 = ../shaders/$VID-DRV$/drv.slang\n",
             "shader2 = ../shaders/$PRESET$/named.slang\n",
@@ -499,6 +499,7 @@ fn wildcards_replace_only_when_the_file_exists() {
             "shader5 = ../shaders/$VID-FINAL-ROT$/final.slang\n",
             "shader6 = ../shaders/$GAME$/missing.slang\n",
             "shader7 = ../shaders/ext.$VID-DRV-SHADER-EXT$\n",
+            "shader8 = ../shaders/$PRESET_DIR$/dir.slang\n",
             "textures = Art\n",
             "Art = ../luts/$GAME$.png\n",
         ),
@@ -543,6 +544,11 @@ fn wildcards_replace_only_when_the_file_exists() {
         "replaced path does not exist: original kept"
     );
     assert_eq!(s(7), root.join("shaders/ext.slang"));
+    assert_eq!(
+        s(8),
+        root.join("shaders/presets/dir.slang"),
+        "librashader's spelling"
+    );
     assert_eq!(p.textures[0].path, root.join("luts/Zelda.png"));
 
     // $PRESET$ comes from the preset that names the path, not the loaded one (RetroArch).

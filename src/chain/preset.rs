@@ -15,6 +15,7 @@
 //!   Lines without `=` are ignored, as RetroArch ignores them (the corpus has prose in comments
 //!   and `key "value"` typos). Within one file the *first* assignment of a key wins (RetroArch's
 //!   entry map keeps the first); across a `#reference` chain the referencing file wins.
+//!   `#include` is read as a comment (librashader does the same; no corpus preset uses it).
 //! - **`#reference`.** RetroArch's model: the passes, `textures` list and per-LUT settings come
 //!   from the *root* preset, found by following each file's first `#reference` (at most 16 hops);
 //!   the root must have `shaders`. Further `#reference` lines of the loaded file must not lead to
