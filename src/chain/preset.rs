@@ -42,7 +42,9 @@
 //! - **Wildcards.** Tokens `$NAME$` in shader, LUT and `#reference` paths are replaced in
 //!   RetroArch's token order (first occurrence of each), `$PRESET$`/`$PRESET-DIR$` from the preset
 //!   file that names the path (librashader uses the loaded preset; `$PRESET_DIR$` is accepted as a
-//!   spelling too), and the replaced path is used only if it exists.
+//!   spelling too), and the replaced path is used only if it exists. librashader 0.12 replaces
+//!   wildcards in `#reference` paths only and knows `$PRESET_DIR$` but not RetroArch's
+//!   `$PRESET-DIR$` (the corpus's `Mega_Bezel/resource/wildcard-examples` use the latter).
 //! - **Paths** are joined to the naming preset's directory, `\` becomes `/` on non-Windows hosts
 //!   and a leading `~` expands to `$HOME` (RetroArch's special-path expansion); `.`/`..` are folded
 //!   lexically. Shader and LUT files are not required to exist (RetroArch checks them when it
