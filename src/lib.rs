@@ -4,6 +4,7 @@
 pub use softgpu_jit as jit;
 pub use softgpu_jit::{exec, interp, ir};
 
+pub mod chain;
 pub mod draw;
 pub mod frontend;
 pub mod golden;

@@ -25,10 +25,137 @@ enum Command {
     Draw(DrawArgs),
     /// Parse and validate a TGSI program and print it back in Mesa's text format.
     Compile(CompileArgs),
+    /// Render a RetroArch preset (.slangp) on an input frame (or a directory of frames) to a PNG.
+    Render(RenderArgs),
     /// Compare two images; exit 0 = match, 1 = different, 2 = error.
     Compare(CompareCmd),
     /// Run a golden-image suite (TOML); exit 0 = all passed, 1 = some failed, 2 = error.
     Test(TestCmd),
+}
+
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// The preset.
+    #[arg(long, value_name = "P.slangp")]
+    preset: PathBuf,
+    /// The input frame (PNG or JPEG), or a directory of PNG frames fed in name order.
+    #[arg(long, value_name = "IN.png|DIR")]
+    input: PathBuf,
+    /// Where to write the last frame (RGBA8 PNG).
+    #[arg(long, value_name = "OUT.png")]
+    output: PathBuf,
+    /// Output (viewport) size; default: the input's size.
+    #[arg(long, value_name = "WxH")]
+    size: Option<String>,
+    /// Frames to render; the last one is written. Default: 1 for an image, the number of frames
+    /// for a directory.
+    #[arg(long, value_name = "N")]
+    frames: Option<u64>,
+    /// Parameter values, `NAME=VALUE` separated by commas; repeatable.
+    #[arg(long, value_name = "NAME=VALUE,...")]
+    param: Vec<String>,
+    /// `FrameDirection`: 1 forwards, -1 rewinding.
+    #[arg(long, value_name = "-1|1", default_value_t = 1, allow_hyphen_values = true,
+          value_parser = parse_direction)]
+    frame_direction: i32,
+    /// `Rotation` in quarter turns.
+    #[arg(long, value_name = "0-3", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=3))]
+    rotation: u32,
+    /// `OriginalFPS`.
+    #[arg(long, value_name = "FPS", default_value_t = 1.0)]
+    fps: f32,
+    /// Shader executor: the Cranelift JIT, or the reference interpreter (bit-identical results).
+    #[arg(long, value_enum, default_value = "jit")]
+    exec: ExecArg,
+    /// Never show the progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn parse_direction(text: &str) -> std::result::Result<i32, String> {
+    match text {
+        "1" | "+1" => Ok(1),
+        "-1" => Ok(-1),
+        _ => Err(format!("expected -1 or 1, got `{text}`")),
+    }
+}
+
+/// Parses `--param NAME=VALUE,NAME=VALUE`.
+fn parse_params(args: &[String]) -> Result<Vec<(String, f32)>> {
+    let mut out = Vec::new();
+    for arg in args {
+        for item in arg.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| anyhow!("--param `{item}`: expected NAME=VALUE"))?;
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(anyhow!("--param `{item}`: the name is empty"));
+            }
+            let value: f32 = value
+                .trim()
+                .parse()
+                .map_err(|_| anyhow!("--param `{item}`: `{}` is not a number", value.trim()))?;
+            if !value.is_finite() {
+                return Err(anyhow!("--param `{item}`: the value must be finite"));
+            }
+            out.push((name.to_string(), value));
+        }
+    }
+    Ok(out)
+}
+
+fn run_render(args: RenderArgs) -> Result<()> {
+    use softgpu::chain;
+    use std::io::IsTerminal;
+    let inputs = chain::input_frames(&args.input)?;
+    let frames = args.frames.unwrap_or(if args.input.is_dir() {
+        inputs.len() as u64
+    } else {
+        1
+    });
+    let request = chain::RenderRequest {
+        preset: args.preset.clone(),
+        inputs,
+        size: args.size.as_deref().map(draw::parse_size).transpose()?,
+        frames,
+        chain: chain::ChainOptions {
+            executor: match args.exec {
+                ExecArg::Jit => Executor::Jit,
+                ExecArg::Interp => Executor::Interp,
+            },
+            parameters: parse_params(&args.param)?,
+            ..Default::default()
+        },
+        frame: chain::FrameOptions {
+            frame_direction: args.frame_direction,
+            rotation: args.rotation,
+            frames_per_second: args.fps,
+            ..Default::default()
+        },
+    };
+    // A progress bar only where someone watches and the work is long enough to need one.
+    let show = !args.quiet && frames > 1 && std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let image = chain::render(&request, |done, total| {
+        if show && started.elapsed().as_millis() > 500 {
+            let width = 30;
+            let filled = (done * width / total) as usize;
+            eprint!(
+                "\rrendering [{}{}] {done}/{total} frames",
+                "#".repeat(filled),
+                " ".repeat(width as usize - filled)
+            );
+            if done == total {
+                eprintln!();
+            }
+        }
+    })?;
+    image
+        .save_png(&args.output)
+        .map_err(|e| anyhow!("{}: {e}", args.output.display()))?;
+    Ok(())
 }
 
 #[derive(clap::Args)]
@@ -299,6 +426,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Draw(args) => run_draw(args),
         Command::Compile(args) => run_compile(args),
+        Command::Render(args) => run_render(args),
         Command::Compare(args) => {
             return ExitCode::from(golden::cli::compare_main(&golden::cli::CompareArgs {
                 first: args.first,

@@ -1,0 +1,126 @@
+//! RetroArch filter chains: `.slangp` presets rendered frame after frame (`softgpu render`).
+//!
+//! [`preset`] parses presets, [`semantics`] resolves what each uniform and texture of a pass
+//! means, [`runtime`] compiles the passes and renders frames with history and feedback.
+
+pub mod preset;
+pub mod runtime;
+pub mod semantics;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::texture::Texture;
+
+pub use runtime::{ChainOptions, FilterChain, FrameOptions};
+
+/// Why a chain could not be built or rendered; the message names the file (and line, where
+/// one is known) and what was expected.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ChainError {
+    /// The whole message.
+    pub message: String,
+}
+
+impl ChainError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> ChainError {
+        ChainError {
+            message: message.into(),
+        }
+    }
+}
+
+/// The most frames one `render` call accepts (bounds the work before it starts).
+pub const MAX_FRAMES: u64 = 1 << 20;
+
+/// What `softgpu render` does.
+#[derive(Clone, Debug)]
+pub struct RenderRequest {
+    /// The preset.
+    pub preset: PathBuf,
+    /// The input frames in order (one image, or a directory's PNGs sorted by name).
+    pub inputs: Vec<PathBuf>,
+    /// Output size; the first input's size when `None`.
+    pub size: Option<(u32, u32)>,
+    /// Frames to render (frame `frames - 1` is returned).
+    pub frames: u64,
+    /// How the chain is built.
+    pub chain: ChainOptions,
+    /// Per-frame options.
+    pub frame: FrameOptions,
+}
+
+/// The input frames `--input` names: the file itself, or a directory's `.png` files in name
+/// order.
+pub fn input_frames(path: &Path) -> Result<Vec<PathBuf>, ChainError> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| ChainError::new(format!("--input {}: {e}", path.display())))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(path)
+        .map_err(|e| ChainError::new(format!("--input {}: {e}", path.display())))?;
+    let mut frames = Vec::new();
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| ChainError::new(format!("--input {}: {e}", path.display())))?;
+        let p = entry.path();
+        let is_png = p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+        if is_png && p.is_file() {
+            frames.push(p);
+        }
+    }
+    frames.sort();
+    if frames.is_empty() {
+        return Err(ChainError::new(format!(
+            "--input {}: the directory holds no .png frames",
+            path.display()
+        )));
+    }
+    Ok(frames)
+}
+
+/// Renders frames `0..frames` of a preset and returns the last one. Frame `i` is fed input
+/// `min(i, inputs - 1)`: a directory shorter than `--frames` holds its last picture.
+/// `progress(done, total)` is called after every frame.
+pub fn render(
+    request: &RenderRequest,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<Texture, ChainError> {
+    if request.frames == 0 || request.frames > MAX_FRAMES {
+        return Err(ChainError::new(format!(
+            "--frames {}: expected 1..={MAX_FRAMES}",
+            request.frames
+        )));
+    }
+    if request.inputs.is_empty() {
+        return Err(ChainError::new("no input frames"));
+    }
+    let mut chain = FilterChain::load(&request.preset, &request.chain)?;
+    let mut loaded: Option<(usize, Arc<Texture>)> = None;
+    let mut last = None;
+    for frame in 0..request.frames {
+        let which = (frame as usize).min(request.inputs.len() - 1);
+        let input = match &loaded {
+            Some((i, t)) if *i == which => t.clone(),
+            _ => {
+                let path = &request.inputs[which];
+                let t =
+                    Arc::new(Texture::load(path).map_err(|e| {
+                        ChainError::new(format!("--input {}: {e}", path.display()))
+                    })?);
+                loaded = Some((which, t.clone()));
+                t
+            }
+        };
+        let size = request.size.unwrap_or((input.width(), input.height()));
+        last = Some(chain.frame(&input, size, frame, &request.frame)?);
+        progress(frame + 1, request.frames);
+    }
+    last.ok_or_else(|| ChainError::new("no frame was rendered"))
+}

@@ -1,0 +1,864 @@
+//! The filter-chain runtime: compiles a preset's passes, then renders frames through them with
+//! librashader's semantics (the reference peer): per pass a full-screen quad into its own target,
+//! the last pass into the viewport, input history, feedback of the previous frame's outputs,
+//! mipmaps for `mipmap_input`, LUTs, and the uniforms of every semantic.
+//!
+//! Behaviour taken from librashader (`librashader-runtime-vk/src/filter_chain.rs`):
+//! - `Original` and `OriginalHistoryN` are sampled with pass 0's filter and wrap mode; `Source`
+//!   with the current pass's; `PassOutputN` and `PassFeedbackN` with pass N's.
+//! - Offscreen passes draw the quad (-1,-1)..(1,1) with an identity `MVP`; the last pass draws
+//!   (0,0)..(1,1) with the orthographic `MVP` into the viewport. Targets are cleared to
+//!   transparent black before each pass.
+//! - History and feedback start as transparent black: history images are 1x1 until the first
+//!   frame is pushed, feedback images have their pass's size.
+//! - When a pass reads the last pass's feedback, the last pass also renders into its own target
+//!   (at its scaled size), and its `OutputSize` in the viewport draw is that target's size.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::draw::{build_shader, Executor};
+use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
+use crate::frontend::lower::LoweredShader;
+use crate::frontend::slang::{self, Parameter, StageReflection};
+use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
+use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
+
+use super::preset::{
+    load_preset, FilterMode, PassConfig, Preset, ScaleFactor, ScaleType, WildcardContext, WrapMode,
+};
+use super::semantics::{
+    bind_stage, size_vec4, write_member, SemanticNames, StageBindings, TextureSemantic,
+    UniformSemantic, UniformValue,
+};
+use super::ChainError;
+
+/// Largest side of any pass target (RetroArch's and librashader's limit).
+pub const MAX_TARGET_SIZE: u32 = 16384;
+
+/// The identity matrix offscreen passes get as `MVP`.
+const IDENTITY_MVP: [f32; 16] = [
+    1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0,
+];
+
+/// The orthographic projection of (0,0)..(1,1) onto clip space the last pass gets as `MVP`.
+const FINAL_MVP: [f32; 16] = [
+    2.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, -1.0, 0.0, 1.0,
+];
+
+/// How a chain is built.
+#[derive(Clone, Debug, Default)]
+pub struct ChainOptions {
+    /// JIT (default) or interpreter.
+    pub executor: Executor,
+    /// Parameter values that override the shaders' defaults and the preset's values.
+    pub parameters: Vec<(String, f32)>,
+    /// Values of the preset path wildcards (`$CORE$`, …).
+    pub wildcards: WildcardContext,
+}
+
+/// The per-frame inputs besides the image (librashader's `FrameOptions`).
+#[derive(Clone, Debug)]
+pub struct FrameOptions {
+    /// `FrameDirection`: 1 forwards, -1 when rewinding.
+    pub frame_direction: i32,
+    /// `Rotation` in quarter turns (0..=3).
+    pub rotation: u32,
+    /// `TotalSubFrames`.
+    pub total_subframes: u32,
+    /// `CurrentSubFrame`.
+    pub current_subframe: u32,
+    /// `OriginalAspect`; 0 takes the input image's aspect ratio.
+    pub aspect_ratio: f32,
+    /// `OriginalFPS`.
+    pub frames_per_second: f32,
+    /// `FrameTimeDelta` in milliseconds.
+    pub frametime_delta: u32,
+}
+
+impl Default for FrameOptions {
+    /// librashader's defaults.
+    fn default() -> FrameOptions {
+        FrameOptions {
+            frame_direction: 1,
+            rotation: 0,
+            total_subframes: 1,
+            current_subframe: 1,
+            aspect_ratio: 0.0,
+            frames_per_second: 1.0,
+            frametime_delta: 0,
+        }
+    }
+}
+
+/// One compiled pass.
+struct Pass {
+    config: PassConfig,
+    /// `pass N (file)`, for messages.
+    label: String,
+    vertex: Box<dyn QuadShader>,
+    fragment: Box<dyn QuadShader>,
+    frag_coord: FragCoordConvention,
+    vertex_attributes: usize,
+    format: Format,
+    vertex_bindings: StageBindings,
+    fragment_bindings: StageBindings,
+}
+
+/// A lookup texture with its sampler.
+struct Lut {
+    texture: Arc<Texture>,
+    sampler: SamplerState,
+}
+
+/// A texture as a pass samples it.
+#[derive(Clone)]
+struct Input {
+    texture: Arc<Texture>,
+    sampler: SamplerState,
+}
+
+/// A compiled preset, ready to render frames. Holds the history and feedback between frames.
+pub struct FilterChain {
+    preset_path: PathBuf,
+    passes: Vec<Pass>,
+    luts: Vec<Lut>,
+    parameters: HashMap<String, f32>,
+    history_depth: usize,
+    feedback_passes: BTreeSet<usize>,
+    last_pass_feedback: bool,
+    history: Vec<Arc<Texture>>,
+    previous_outputs: Vec<Option<Arc<Texture>>>,
+}
+
+/// A compiled shader stage pair with its interface, whatever the language.
+struct CompiledShader {
+    parameters: Vec<Parameter>,
+    format: Option<String>,
+    vertex: (LoweredShader, StageReflection),
+    fragment: (LoweredShader, StageReflection),
+}
+
+fn compile_pass_shader(path: &Path) -> Result<CompiledShader, ChainError> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "slang" | "glsl" => {
+            let shader = slang::compile_slang(path).map_err(|e| ChainError::new(e.to_string()))?;
+            let (vs, fs) = shader.lower().map_err(|e| ChainError::new(e.to_string()))?;
+            Ok(CompiledShader {
+                parameters: shader.parameters.clone(),
+                format: shader.format.clone(),
+                vertex: (vs, shader.vertex.reflection.clone()),
+                fragment: (fs, shader.fragment.reflection.clone()),
+            })
+        }
+        other => Err(ChainError::new(format!(
+            "{}: cannot run a `.{other}` shader in a chain: expected a .slang file",
+            path.display()
+        ))),
+    }
+}
+
+fn to_filter(f: FilterMode) -> Filter {
+    match f {
+        FilterMode::Nearest => Filter::Nearest,
+        FilterMode::Linear => Filter::Linear,
+    }
+}
+
+fn to_wrap(w: WrapMode) -> Wrap {
+    match w {
+        WrapMode::ClampToBorder => Wrap::ClampToBorder,
+        WrapMode::ClampToEdge => Wrap::ClampToEdge,
+        WrapMode::Repeat => Wrap::Repeat,
+        WrapMode::MirroredRepeat => Wrap::MirroredRepeat,
+    }
+}
+
+/// A sampler with the given filter for texels and, when the texture has mipmaps, between
+/// levels (librashader sets the mip filter to the pass filter).
+fn sampler_for(filter: Filter, wrap: Wrap, texture: &Texture) -> SamplerState {
+    let mip = (texture.level_count() > 1).then_some(filter);
+    SamplerState::new(filter, wrap).with_mip_filter(mip)
+}
+
+fn pass_filter(config: &PassConfig) -> Filter {
+    // librashader's `FilterMode::default()` (nearest) when the key is absent.
+    to_filter(config.filter.unwrap_or(FilterMode::Nearest))
+}
+
+fn blank(width: u32, height: u32) -> Result<Arc<Texture>, ChainError> {
+    Texture::new(Format::R8G8B8A8Unorm, width, height, 1)
+        .map(Arc::new)
+        .map_err(|e| ChainError::new(e.to_string()))
+}
+
+/// Loads a LUT image (PNG or JPEG; palette, grey and 16-bit PNGs are converted to RGBA8).
+fn load_lut(name: &str, path: &Path, mipmap: bool) -> Result<Texture, ChainError> {
+    let base = Texture::load(path)
+        .map_err(|e| ChainError::new(format!("LUT `{name}` ({}): {e}", path.display())))?;
+    if !mipmap {
+        return Ok(base);
+    }
+    let (w, h) = (base.width(), base.height());
+    let mut tex = Texture::new(base.format(), w, h, Texture::full_mip_levels(w, h))
+        .map_err(|e| ChainError::new(format!("LUT `{name}`: {e}")))?;
+    tex.level_data_mut(0).copy_from_slice(base.level_data(0));
+    tex.generate_mipmaps();
+    Ok(tex)
+}
+
+/// The size a pass renders at, from its scale rules (rounded, clamped to 1..=16384).
+fn scaled_size(
+    config: &PassConfig,
+    source: (u32, u32),
+    viewport: (u32, u32),
+    original: (u32, u32),
+) -> (u32, u32) {
+    let axis = |scaling: &super::preset::Scaling, src: u32, vp: u32, orig: u32| -> u32 {
+        let factor = |f: ScaleFactor| match f {
+            ScaleFactor::Float(f) => f,
+            ScaleFactor::Absolute(a) => a as f32,
+        };
+        let v = match scaling.scale_type {
+            ScaleType::Source => src as f32 * factor(scaling.factor),
+            ScaleType::Viewport => vp as f32 * factor(scaling.factor),
+            ScaleType::Original => orig as f32 * factor(scaling.factor),
+            ScaleType::Absolute => match scaling.factor {
+                ScaleFactor::Absolute(a) => a as f32,
+                ScaleFactor::Float(f) => f,
+            },
+        };
+        let r = v.round();
+        if r.is_nan() || r < 1.0 {
+            1
+        } else if r > MAX_TARGET_SIZE as f32 {
+            MAX_TARGET_SIZE
+        } else {
+            r as u32
+        }
+    };
+    (
+        axis(&config.scale.x, source.0, viewport.0, original.0),
+        axis(&config.scale.y, source.1, viewport.1, original.1),
+    )
+}
+
+impl FilterChain {
+    /// Parses a preset and compiles every pass (in parallel), loads its LUTs and resolves every
+    /// uniform and texture of every pass to a semantic.
+    pub fn load(path: &Path, options: &ChainOptions) -> Result<FilterChain, ChainError> {
+        let preset =
+            load_preset(path, &options.wildcards).map_err(|e| ChainError::new(e.to_string()))?;
+        FilterChain::from_preset(&preset, options)
+    }
+
+    /// Builds a chain from a parsed preset.
+    pub fn from_preset(preset: &Preset, options: &ChainOptions) -> Result<FilterChain, ChainError> {
+        if preset.passes.is_empty() {
+            return Err(ChainError::new(format!(
+                "{}: the preset has no passes",
+                preset.path.display()
+            )));
+        }
+        // Compile each distinct shader file once, in parallel.
+        let files: Vec<PathBuf> = preset
+            .passes
+            .iter()
+            .map(|p| p.shader.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let compiled: Vec<Result<CompiledShader, ChainError>> =
+            files.par_iter().map(|f| compile_pass_shader(f)).collect();
+        let mut shaders = BTreeMap::new();
+        for (file, result) in files.into_iter().zip(compiled) {
+            shaders.insert(file, result?);
+        }
+
+        let mut names = SemanticNames::default();
+        let mut defaults: HashMap<String, f32> = HashMap::new();
+        for pass in &preset.passes {
+            for p in &shaders[&pass.shader].parameters {
+                names.parameters.insert(p.id.clone());
+                defaults.insert(p.id.clone(), p.initial);
+            }
+            if let Some(alias) = pass.alias.as_ref().filter(|a| !a.trim().is_empty()) {
+                names.aliases.insert(alias.clone(), pass.index);
+            }
+        }
+        for (i, lut) in preset.textures.iter().enumerate() {
+            names.luts.insert(lut.name.clone(), i);
+        }
+        let mut parameters = defaults;
+        for p in &preset.parameters {
+            if parameters.contains_key(&p.name) {
+                parameters.insert(p.name.clone(), p.value);
+            }
+        }
+        for (name, value) in &options.parameters {
+            if !parameters.contains_key(name) {
+                let mut known: Vec<&String> = parameters.keys().collect();
+                known.sort();
+                return Err(ChainError::new(format!(
+                    "--param {name}: no pass of {} declares `#pragma parameter {name}`; known \
+                     parameters: {}",
+                    preset.path.display(),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                )));
+            }
+            parameters.insert(name.clone(), *value);
+        }
+
+        let mut passes = Vec::with_capacity(preset.passes.len());
+        for config in &preset.passes {
+            let shader = &shaders[&config.shader];
+            let label = format!("pass {} ({})", config.index, config.shader.display());
+            let vertex_bindings = bind_stage(
+                &format!("{label}, vertex"),
+                config.index,
+                &shader.vertex.0,
+                &shader.vertex.1,
+                &names,
+            )?;
+            let fragment_bindings = bind_stage(
+                &format!("{label}, fragment"),
+                config.index,
+                &shader.fragment.0,
+                &shader.fragment.1,
+                &names,
+            )?;
+            for stage in [&vertex_bindings, &fragment_bindings] {
+                for sem in stage.texture_semantics() {
+                    check_in_range(&label, sem, preset.passes.len(), preset.textures.len())?;
+                }
+            }
+            let format = if config.srgb_framebuffer {
+                Format::R8G8B8A8Srgb
+            } else if config.float_framebuffer {
+                Format::R16G16B16A16Sfloat
+            } else {
+                match shader.format.as_deref() {
+                    None | Some("UNKNOWN") => Format::R8G8B8A8Unorm,
+                    Some(name) => Format::from_name(name).ok_or_else(|| {
+                        ChainError::new(format!(
+                            "{label}: `#pragma format {name}` is not a render-target format \
+                             softgpu supports"
+                        ))
+                    })?,
+                }
+            };
+            let vertex = build_shader(&shader.vertex.0.program, options.executor)
+                .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;
+            let fragment = build_shader(&shader.fragment.0.program, options.executor)
+                .map_err(|e| ChainError::new(format!("{label}, fragment: {e}")))?;
+            let vertex_attributes = ShaderSignature::from_program(&shader.vertex.0.program)
+                .num_inputs
+                .max(2);
+            passes.push(Pass {
+                config: config.clone(),
+                label,
+                frag_coord: FragCoordConvention::from_program(&shader.fragment.0.program),
+                vertex,
+                fragment,
+                vertex_attributes,
+                format,
+                vertex_bindings,
+                fragment_bindings,
+            });
+        }
+
+        let luts = preset
+            .textures
+            .par_iter()
+            .map(|t| {
+                let texture = load_lut(&t.name, &t.path, t.mipmap)?;
+                let sampler = sampler_for(to_filter(t.filter), to_wrap(t.wrap_mode), &texture);
+                Ok(Lut {
+                    texture: Arc::new(texture),
+                    sampler,
+                })
+            })
+            .collect::<Result<Vec<_>, ChainError>>()?;
+
+        let mut history_depth = 0;
+        let mut feedback_passes = BTreeSet::new();
+        for pass in &passes {
+            for stage in [&pass.vertex_bindings, &pass.fragment_bindings] {
+                for sem in stage.texture_semantics() {
+                    match sem {
+                        TextureSemantic::OriginalHistory(n) => history_depth = history_depth.max(n),
+                        TextureSemantic::PassFeedback(n) => {
+                            feedback_passes.insert(n);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let last_pass_feedback = feedback_passes.contains(&(passes.len() - 1));
+        let history = (0..history_depth)
+            .map(|_| blank(1, 1))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(FilterChain {
+            preset_path: preset.path.clone(),
+            previous_outputs: vec![None; passes.len()],
+            passes,
+            luts,
+            parameters,
+            history_depth,
+            feedback_passes,
+            last_pass_feedback,
+            history,
+        })
+    }
+
+    /// The number of passes.
+    pub fn pass_count(&self) -> usize {
+        self.passes.len()
+    }
+
+    /// The value of every parameter (shader defaults, then the preset's, then the options').
+    pub fn parameters(&self) -> &HashMap<String, f32> {
+        &self.parameters
+    }
+
+    /// How many previous input frames the chain keeps (the largest `OriginalHistoryN` read).
+    pub fn history_depth(&self) -> usize {
+        self.history_depth
+    }
+
+    /// Renders frame `frame_count` of `input` into an `R8G8B8A8_UNORM` image of `viewport` size
+    /// (row 0 at the top), then remembers the input and the pass outputs for the next frame.
+    pub fn frame(
+        &mut self,
+        input: &Arc<Texture>,
+        viewport: (u32, u32),
+        frame_count: u64,
+        options: &FrameOptions,
+    ) -> Result<Texture, ChainError> {
+        if viewport.0 == 0
+            || viewport.1 == 0
+            || viewport.0 > MAX_TARGET_SIZE
+            || viewport.1 > MAX_TARGET_SIZE
+        {
+            return Err(ChainError::new(format!(
+                "output size {}x{} is invalid: each side must be 1..={MAX_TARGET_SIZE}",
+                viewport.0, viewport.1
+            )));
+        }
+        let original_size = (input.width(), input.height());
+        let count = self.passes.len();
+
+        // Sizes of every pass target, from the scale rules.
+        let mut sizes = Vec::with_capacity(count);
+        let mut source_size = original_size;
+        for pass in &self.passes {
+            let size = scaled_size(&pass.config, source_size, viewport, original_size);
+            sizes.push(size);
+            source_size = size;
+        }
+
+        // Feedback: the previous frame's outputs, transparent black when missing or resized.
+        let mut feedback: Vec<Option<Input>> = vec![None; count];
+        for &i in &self.feedback_passes {
+            let (w, h) = sizes[i];
+            let texture = match self.previous_outputs[i].take() {
+                Some(t) if t.width() == w && t.height() == h => t,
+                _ => blank(w, h)?,
+            };
+            let cfg = &self.passes[i].config;
+            feedback[i] = Some(Input {
+                sampler: sampler_for(pass_filter(cfg), to_wrap(cfg.wrap_mode), &texture),
+                texture,
+            });
+        }
+
+        let first = &self.passes[0].config;
+        let (first_filter, first_wrap) = (pass_filter(first), to_wrap(first.wrap_mode));
+        let original = Input {
+            sampler: sampler_for(first_filter, first_wrap, input),
+            texture: input.clone(),
+        };
+        let history: Vec<Input> = self
+            .history
+            .iter()
+            .map(|t| Input {
+                sampler: sampler_for(first_filter, first_wrap, t),
+                texture: t.clone(),
+            })
+            .collect();
+
+        let mut outputs: Vec<Option<Input>> = vec![None; count];
+        let mut source = original.texture.clone();
+        let mut result = None;
+        for index in 0..count {
+            let pass = &self.passes[index];
+            let filter = pass_filter(&pass.config);
+            let wrap = to_wrap(pass.config.wrap_mode);
+            let source_input = Input {
+                sampler: sampler_for(filter, wrap, &source),
+                texture: source.clone(),
+            };
+            let last = index + 1 == count;
+            let mipmaps = self
+                .passes
+                .get(index + 1)
+                .is_some_and(|next| next.config.mipmap_input);
+            if !last || self.last_pass_feedback {
+                let (w, h) = sizes[index];
+                let levels = if mipmaps && !last {
+                    Texture::full_mip_levels(w, h)
+                } else {
+                    1
+                };
+                let mut target = Texture::new(pass.format, w, h, levels)
+                    .map_err(|e| ChainError::new(format!("{}: target: {e}", pass.label)))?;
+                let frame = FrameState {
+                    original: &original,
+                    source: &source_input,
+                    history: &history,
+                    outputs: &outputs,
+                    feedback: &feedback,
+                    luts: &self.luts,
+                    parameters: &self.parameters,
+                    viewport,
+                    frame_count,
+                    options,
+                };
+                draw_pass(pass, &frame, &mut target, (w, h), &IDENTITY_MVP, false)?;
+                if levels > 1 {
+                    target.generate_mipmaps();
+                }
+                let target = Arc::new(target);
+                outputs[index] = Some(Input {
+                    sampler: sampler_for(filter, wrap, &target),
+                    texture: target.clone(),
+                });
+                source = target;
+            }
+            if last {
+                let output_size = if self.last_pass_feedback {
+                    sizes[index]
+                } else {
+                    viewport
+                };
+                let frame = FrameState {
+                    original: &original,
+                    source: &source_input,
+                    history: &history,
+                    outputs: &outputs,
+                    feedback: &feedback,
+                    luts: &self.luts,
+                    parameters: &self.parameters,
+                    viewport,
+                    frame_count,
+                    options,
+                };
+                let mut target = Texture::new(Format::R8G8B8A8Unorm, viewport.0, viewport.1, 1)
+                    .map_err(|e| ChainError::new(format!("{}: output: {e}", pass.label)))?;
+                draw_pass(pass, &frame, &mut target, output_size, &FINAL_MVP, true)?;
+                result = Some(target);
+            }
+        }
+
+        // Remember this frame for the next: the input as OriginalHistory1, pass outputs as
+        // feedback.
+        if self.history_depth > 0 {
+            self.history.pop();
+            self.history.insert(0, input.clone());
+        }
+        for &i in &self.feedback_passes {
+            self.previous_outputs[i] = outputs[i].as_ref().map(|o| o.texture.clone());
+        }
+        result.ok_or_else(|| {
+            ChainError::new(format!(
+                "{}: the chain produced no output",
+                self.preset_path.display()
+            ))
+        })
+    }
+}
+
+fn check_in_range(
+    label: &str,
+    sem: TextureSemantic,
+    passes: usize,
+    luts: usize,
+) -> Result<(), ChainError> {
+    let (what, n, limit) = match sem {
+        TextureSemantic::PassOutput(n) => ("PassOutput", n, passes),
+        TextureSemantic::PassFeedback(n) => ("PassFeedback", n, passes),
+        TextureSemantic::User(n) => ("User", n, luts),
+        _ => return Ok(()),
+    };
+    if n >= limit {
+        return Err(ChainError::new(format!(
+            "{label}: reads {what}{n}, but the preset has only {limit} {}",
+            if what == "User" { "LUTs" } else { "passes" }
+        )));
+    }
+    Ok(())
+}
+
+/// What a pass draw reads besides its own configuration.
+#[derive(Clone, Copy)]
+struct FrameState<'a> {
+    original: &'a Input,
+    source: &'a Input,
+    history: &'a [Input],
+    outputs: &'a [Option<Input>],
+    feedback: &'a [Option<Input>],
+    luts: &'a [Lut],
+    parameters: &'a HashMap<String, f32>,
+    viewport: (u32, u32),
+    frame_count: u64,
+    options: &'a FrameOptions,
+}
+
+impl FrameState<'_> {
+    fn texture(&self, sem: TextureSemantic) -> Option<(Arc<Texture>, SamplerState)> {
+        let input = match sem {
+            TextureSemantic::Original => Some(self.original),
+            TextureSemantic::Source => Some(self.source),
+            TextureSemantic::OriginalHistory(n) => self.history.get(n - 1),
+            TextureSemantic::PassOutput(n) => self.outputs.get(n).and_then(|o| o.as_ref()),
+            TextureSemantic::PassFeedback(n) => self.feedback.get(n).and_then(|o| o.as_ref()),
+            TextureSemantic::User(n) => {
+                return self.luts.get(n).map(|l| (l.texture.clone(), l.sampler));
+            }
+        }?;
+        Some((input.texture.clone(), input.sampler))
+    }
+}
+
+fn uniform_value(
+    sem: &UniformSemantic,
+    pass: &Pass,
+    frame: &FrameState<'_>,
+    output_size: (u32, u32),
+    mvp: &[f32; 16],
+) -> UniformValue {
+    let options = frame.options;
+    let aspect = if options.aspect_ratio == 0.0 {
+        frame.original.texture.width() as f32 / frame.original.texture.height() as f32
+    } else {
+        options.aspect_ratio
+    };
+    match sem {
+        UniformSemantic::Mvp => UniformValue::Floats(mvp.to_vec()),
+        UniformSemantic::OutputSize => size_vec4(output_size.0, output_size.1),
+        UniformSemantic::FinalViewportSize => size_vec4(frame.viewport.0, frame.viewport.1),
+        UniformSemantic::FrameCount => {
+            let m = pass.config.frame_count_mod as u64;
+            let count = if m > 0 {
+                frame.frame_count % m
+            } else {
+                frame.frame_count
+            };
+            UniformValue::Uint(count as u32)
+        }
+        UniformSemantic::FrameDirection => UniformValue::Int(options.frame_direction),
+        UniformSemantic::Rotation => UniformValue::Uint(options.rotation),
+        UniformSemantic::TotalSubFrames => UniformValue::Uint(options.total_subframes),
+        UniformSemantic::CurrentSubFrame => UniformValue::Uint(options.current_subframe),
+        UniformSemantic::OriginalAspect => UniformValue::Floats(vec![aspect]),
+        UniformSemantic::OriginalAspectRotated => {
+            let rotated = if options.rotation == 1 || options.rotation == 3 {
+                1.0 / aspect
+            } else {
+                aspect
+            };
+            UniformValue::Floats(vec![rotated])
+        }
+        UniformSemantic::OriginalFps => UniformValue::Floats(vec![options.frames_per_second]),
+        UniformSemantic::FrameTimeDelta => UniformValue::Uint(options.frametime_delta),
+        UniformSemantic::Fixed(name) => match *name {
+            "BrightnessNits" => UniformValue::Floats(vec![200.0]),
+            "Scanlines" | "InverseTonemap" | "HDR10" => UniformValue::Floats(vec![0.0]),
+            "Gyroscope" | "Accelerometer" | "AccelerometerRest" => {
+                UniformValue::Floats(vec![0.0; 3])
+            }
+            _ => UniformValue::Uint(0),
+        },
+        UniformSemantic::Parameter(name) => {
+            UniformValue::Floats(vec![frame.parameters.get(name).copied().unwrap_or(0.0)])
+        }
+        UniformSemantic::TextureSize(t) => match frame.texture(*t) {
+            Some((tex, _)) => size_vec4(tex.width(), tex.height()),
+            None => UniformValue::Floats(vec![0.0; 4]),
+        },
+    }
+}
+
+/// The constant buffers and texture units of one stage.
+fn stage_resources(
+    bindings: &StageBindings,
+    pass: &Pass,
+    frame: &FrameState<'_>,
+    output_size: (u32, u32),
+    mvp: &[f32; 16],
+) -> (Vec<Vec<[u32; 4]>>, TextureUnits) {
+    let buffers = bindings
+        .buffers
+        .iter()
+        .map(|b| b.buffer as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut constants = vec![Vec::new(); buffers];
+    for buffer in &bindings.buffers {
+        let mut data = vec![0u8; (buffer.size as usize).div_ceil(16) * 16];
+        for member in &buffer.members {
+            let value = uniform_value(&member.semantic, pass, frame, output_size, mvp);
+            write_member(&mut data, member, &value);
+        }
+        constants[buffer.buffer as usize] = data
+            .chunks_exact(16)
+            .map(|c| {
+                let w = |i: usize| u32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+                [w(0), w(4), w(8), w(12)]
+            })
+            .collect();
+    }
+    let mut units = TextureUnits::new();
+    for t in &bindings.textures {
+        if let Some((texture, sampler)) = frame.texture(t.semantic) {
+            units.bind(t.unit, texture, sampler);
+        }
+    }
+    (constants, units)
+}
+
+/// Draws a pass's full-screen quad into `target`.
+fn draw_pass(
+    pass: &Pass,
+    frame: &FrameState<'_>,
+    target: &mut Texture,
+    output_size: (u32, u32),
+    mvp: &[f32; 16],
+    final_quad: bool,
+) -> Result<(), ChainError> {
+    let (vs_consts, vs_units) =
+        stage_resources(&pass.vertex_bindings, pass, frame, output_size, mvp);
+    let (fs_consts, fs_units) =
+        stage_resources(&pass.fragment_bindings, pass, frame, output_size, mvp);
+    let vs_refs: Vec<&[[u32; 4]]> = vs_consts.iter().map(|v| v.as_slice()).collect();
+    let fs_refs: Vec<&[[u32; 4]]> = fs_consts.iter().map(|v| v.as_slice()).collect();
+    let state = DrawState {
+        vertex_resources: ShaderResources {
+            constants: &vs_refs,
+            textures: &vs_units,
+        },
+        fragment_resources: ShaderResources {
+            constants: &fs_refs,
+            textures: &fs_units,
+        },
+        frag_coord: pass.frag_coord,
+        ..DrawState::new(&*pass.vertex, &*pass.fragment, ClipConvention::Vulkan)
+    };
+    let vertices = quad_vertices(final_quad, pass.vertex_attributes);
+    raster::draw_triangles(
+        &state,
+        Vertices::new(&vertices, pass.vertex_attributes),
+        target,
+    )
+    .map_err(|e| ChainError::new(format!("{}: {e}", pass.label)))?;
+    Ok(())
+}
+
+/// The full-screen quad as librashader's triangle strip, unrolled into a triangle list:
+/// location 0 is the position, location 1 the texture coordinate.
+fn quad_vertices(final_quad: bool, attributes: usize) -> Vec<[u32; 4]> {
+    let (lo, hi): (f32, f32) = if final_quad { (0.0, 1.0) } else { (-1.0, 1.0) };
+    let corners = [
+        ([lo, lo], [0.0f32, 0.0f32]),
+        ([lo, hi], [0.0, 1.0]),
+        ([hi, lo], [1.0, 0.0]),
+        ([hi, hi], [1.0, 1.0]),
+    ];
+    // Strip triangle i uses vertices {i, i+1+i%2, i+2-i%2}.
+    let order = [0usize, 1, 2, 1, 3, 2];
+    let mut out = Vec::with_capacity(order.len() * attributes);
+    for &v in &order {
+        let ([x, y], [u, t]) = corners[v];
+        out.push([x.to_bits(), y.to_bits(), 0f32.to_bits(), 1f32.to_bits()]);
+        out.push([u.to_bits(), t.to_bits(), 0f32.to_bits(), 1f32.to_bits()]);
+        for _ in 2..attributes {
+            out.push([0; 4]);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::preset::{Scale2D, Scaling};
+
+    fn config(x: Scaling, y: Scaling) -> PassConfig {
+        PassConfig {
+            index: 0,
+            shader: PathBuf::from("x.slang"),
+            alias: None,
+            filter: None,
+            wrap_mode: WrapMode::ClampToBorder,
+            frame_count_mod: 0,
+            srgb_framebuffer: false,
+            float_framebuffer: false,
+            mipmap_input: false,
+            scale: Scale2D { valid: true, x, y },
+        }
+    }
+
+    #[test]
+    fn scale_rules_round_and_clamp() {
+        let s = |t, f| Scaling {
+            scale_type: t,
+            factor: f,
+        };
+        let c = config(
+            s(ScaleType::Source, ScaleFactor::Float(1.5)),
+            s(ScaleType::Viewport, ScaleFactor::Float(0.5)),
+        );
+        assert_eq!(scaled_size(&c, (101, 7), (640, 481), (1, 1)), (152, 241));
+        let c = config(
+            s(ScaleType::Absolute, ScaleFactor::Absolute(3)),
+            s(ScaleType::Original, ScaleFactor::Float(100000.0)),
+        );
+        assert_eq!(
+            scaled_size(&c, (1, 1), (1, 1), (2, 2)),
+            (3, MAX_TARGET_SIZE)
+        );
+        let c = config(
+            s(ScaleType::Source, ScaleFactor::Float(0.0)),
+            s(ScaleType::Source, ScaleFactor::Float(f32::NAN)),
+        );
+        assert_eq!(scaled_size(&c, (10, 10), (1, 1), (1, 1)), (1, 1));
+    }
+
+    #[test]
+    fn quads_cover_clip_space() {
+        let v = quad_vertices(false, 2);
+        assert_eq!(v.len(), 12);
+        assert_eq!(f32::from_bits(v[0][0]), -1.0);
+        assert_eq!(f32::from_bits(v[8][0]), 1.0);
+        let v = quad_vertices(true, 3);
+        assert_eq!(v.len(), 18);
+        assert_eq!(f32::from_bits(v[0][0]), 0.0);
+    }
+}
