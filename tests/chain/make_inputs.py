@@ -116,6 +116,16 @@ def main():
             px[x, y] = (min(255, x * 3 + fine), min(255, y * 3 + 30), 128 + fine, 255)
     mip.save(os.path.join(OUT, "luts", "mip64.png"))
 
+    # An aperture-grille mask tile for the crt-royale-class bench (RGB stripes with soft edges).
+    grille = Image.new("RGB", (64, 64))
+    px = grille.load()
+    for y in range(64):
+        for x in range(64):
+            phase = (x % 8) / 8.0
+            rgb = [max(0.0, math.cos(2 * math.pi * (phase - c / 3.0))) for c in range(3)]
+            px[x, y] = tuple(int(round(255 * (0.15 + 0.85 * v))) for v in rgb)
+    grille.save(os.path.join(OUT, "luts", "grille64.png"))
+
     # A LUT loaded through the $PRESET$ wildcard (tests/chain/wildcards.slangp).
     blocks(8, 8, 2).save(os.path.join(OUT, "luts", "wildcards.png"))
 
