@@ -31,8 +31,8 @@ use super::preset::{
     load_preset, FilterMode, PassConfig, Preset, ScaleFactor, ScaleType, WildcardContext, WrapMode,
 };
 use super::semantics::{
-    bind_stage, size_vec4, write_member, SemanticNames, StageBindings, TextureSemantic,
-    UniformSemantic, UniformValue,
+    bind_stage, size_vec4, write_member, ActiveMembers, SemanticNames, StageBindings,
+    TextureSemantic, UniformSemantic, UniformValue,
 };
 use super::ChainError;
 
@@ -138,8 +138,8 @@ pub struct FilterChain {
 struct CompiledShader {
     parameters: Vec<Parameter>,
     format: Option<String>,
-    vertex: (LoweredShader, StageReflection),
-    fragment: (LoweredShader, StageReflection),
+    vertex: (LoweredShader, StageReflection, ActiveMembers),
+    fragment: (LoweredShader, StageReflection, ActiveMembers),
 }
 
 fn compile_pass_shader(path: &Path) -> Result<CompiledShader, ChainError> {
@@ -155,8 +155,16 @@ fn compile_pass_shader(path: &Path) -> Result<CompiledShader, ChainError> {
             Ok(CompiledShader {
                 parameters: shader.parameters.clone(),
                 format: shader.format.clone(),
-                vertex: (vs, shader.vertex.reflection.clone()),
-                fragment: (fs, shader.fragment.reflection.clone()),
+                vertex: (
+                    vs,
+                    shader.vertex.reflection.clone(),
+                    ActiveMembers::of_module(&shader.vertex.module),
+                ),
+                fragment: (
+                    fs,
+                    shader.fragment.reflection.clone(),
+                    ActiveMembers::of_module(&shader.fragment.module),
+                ),
             })
         }
         other => Err(ChainError::new(format!(
@@ -334,6 +342,7 @@ impl FilterChain {
                 config.index,
                 &shader.vertex.0,
                 &shader.vertex.1,
+                &shader.vertex.2,
                 &names,
             )?;
             let fragment_bindings = bind_stage(
@@ -341,6 +350,7 @@ impl FilterChain {
                 config.index,
                 &shader.fragment.0,
                 &shader.fragment.1,
+                &shader.fragment.2,
                 &names,
             )?;
             for stage in [&vertex_bindings, &fragment_bindings] {

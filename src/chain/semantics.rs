@@ -311,6 +311,51 @@ impl StageBindings {
     }
 }
 
+/// The uniform-block members a stage accesses, by name (what spirv-cross calls the active
+/// buffer ranges, which librashader reflects): members nobody accesses need no meaning.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ActiveMembers {
+    /// Members of the uniform buffer.
+    pub ubo: BTreeSet<String>,
+    /// Members of the push-constant block.
+    pub push_constants: BTreeSet<String>,
+}
+
+impl ActiveMembers {
+    /// Collects the members a naga module accesses (`global.MEMBER` / `params.MEMBER`) in any
+    /// function or entry point.
+    pub fn of_module(module: &naga::Module) -> ActiveMembers {
+        let mut active = ActiveMembers::default();
+        let functions = module
+            .functions
+            .iter()
+            .map(|(_, f)| f)
+            .chain(module.entry_points.iter().map(|e| &e.function));
+        for function in functions {
+            for (_, expr) in function.expressions.iter() {
+                let naga::Expression::AccessIndex { base, index } = *expr else {
+                    continue;
+                };
+                let naga::Expression::GlobalVariable(g) = function.expressions[base] else {
+                    continue;
+                };
+                let var = &module.global_variables[g];
+                let set = match var.space {
+                    naga::AddressSpace::Uniform => &mut active.ubo,
+                    naga::AddressSpace::Immediate => &mut active.push_constants,
+                    _ => continue,
+                };
+                if let naga::TypeInner::Struct { members, .. } = &module.types[var.ty].inner {
+                    if let Some(name) = members.get(index as usize).and_then(|m| m.name.clone()) {
+                        set.insert(name);
+                    }
+                }
+            }
+        }
+        active
+    }
+}
+
 /// Where a stage's program reads `CONST[buffer]`: register indices, or everything when it
 /// indexes the buffer indirectly.
 fn const_reads(program: &Program) -> HashMap<u32, Option<BTreeSet<u32>>> {
@@ -380,6 +425,7 @@ pub fn bind_stage(
     pass_index: usize,
     lowered: &LoweredShader,
     reflection: &StageReflection,
+    active: &ActiveMembers,
     names: &SemanticNames,
 ) -> Result<StageBindings, ChainError> {
     let reads = const_reads(&lowered.program);
@@ -405,6 +451,7 @@ pub fn bind_stage(
                     *size,
                     block,
                     reads.get(buffer),
+                    &active.ubo,
                     names,
                 )?);
             }
@@ -421,6 +468,7 @@ pub fn bind_stage(
                     *size,
                     block,
                     reads.get(buffer),
+                    &active.push_constants,
                     names,
                 )?);
             }
@@ -474,11 +522,13 @@ fn bind_block(
     size: u32,
     block: &BlockReflection,
     reads: Option<&Option<BTreeSet<u32>>>,
+    active: &BTreeSet<String>,
     names: &SemanticNames,
 ) -> Result<BufferBinding, ChainError> {
     let mut members = Vec::new();
     for member in &block.members {
-        if !member_is_read(reads, member.offset, member.size) {
+        // Only members the shader accesses and the lowered program still reads need a value.
+        if !active.contains(&member.name) || !member_is_read(reads, member.offset, member.size) {
             continue;
         }
         let Some(semantic) = names.uniform(&member.name) else {
