@@ -447,8 +447,7 @@ pub fn bind_stage(
                 bindings.buffers.push(bind_block(
                     context,
                     pass_index,
-                    *buffer,
-                    *size,
+                    (*buffer, *size),
                     block,
                     reads.get(buffer),
                     &active.ubo,
@@ -464,8 +463,7 @@ pub fn bind_stage(
                 bindings.buffers.push(bind_block(
                     context,
                     pass_index,
-                    *buffer,
-                    *size,
+                    (*buffer, *size),
                     block,
                     reads.get(buffer),
                     &active.push_constants,
@@ -518,8 +516,7 @@ fn check_causal(
 fn bind_block(
     context: &str,
     pass_index: usize,
-    buffer: u32,
-    size: u32,
+    (buffer, size): (u32, u32),
     block: &BlockReflection,
     reads: Option<&Option<BTreeSet<u32>>>,
     active: &BTreeSet<String>,
