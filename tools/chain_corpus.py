@@ -14,6 +14,9 @@ be rerun after every change.
     python3 tools/chain_corpus.py --half softgpu     # softgpu outputs (cached; --fresh to redo)
     python3 tools/chain_corpus.py --half compare     # summary only
 
+The ~270 Mega Bezel presets take minutes each on lavapipe (dozens of large passes); a quick pass
+over everything else is `--exclude Mega_Bezel`.
+
 Both halves write the summary (`--work`/summary.json and summary.txt): presets found, rendered by
 the peer, rendered by softgpu, matched, and the most common failure reasons grouped by the first
 line of stderr. The peer is the patched librashader-cli of tools/librashader_cli_patch.py (upstream
@@ -45,15 +48,19 @@ def preset_id(corpus, path):
     return os.path.relpath(path, corpus).replace(os.sep, "__")
 
 
-def find_presets(corpus, name_filter):
+def find_presets(corpus, name_filter, excludes=()):
     found = []
     for dirpath, dirnames, filenames in os.walk(corpus):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             if name.endswith(".slangp"):
                 path = os.path.join(dirpath, name)
-                if name_filter is None or name_filter in os.path.relpath(path, corpus):
-                    found.append(path)
+                rel = os.path.relpath(path, corpus)
+                if name_filter is not None and name_filter not in rel:
+                    continue
+                if any(e in rel for e in excludes):
+                    continue
+                found.append(path)
     return found
 
 
@@ -241,12 +248,14 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per preset and renderer")
     ap.add_argument("--filter", help="only presets whose corpus path contains this text")
+    ap.add_argument("--exclude", action="append", default=[],
+                    help="skip presets whose corpus path contains this text (repeatable)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached outputs of the half run")
     args = ap.parse_args()
 
     if not os.path.isdir(args.corpus):
         sys.exit(f"{args.corpus}: no corpus (see the extraction command in this script's doc)")
-    presets = find_presets(args.corpus, args.filter)
+    presets = find_presets(args.corpus, args.filter, args.exclude)
     os.makedirs(args.work, exist_ok=True)
     input_png = os.path.join(args.work, "input320x240.png")
     shutil.copyfile(os.path.join(ROOT, "tests", "chain", "inputs", "scene320x240.png"), input_png)
