@@ -62,6 +62,9 @@ pub enum UKind {
     Pass(u32),
     /// `PASSPREV1`..
     PassPrev(u32),
+    /// A pass alias (`alias` in the `.cgp`), by index into the alias table: the texture is the
+    /// alias, its size `<alias>Size`, as in slang.
+    Alias(u32),
 }
 
 /// A sampler: the texture and sampler expressions.
@@ -89,6 +92,8 @@ enum Sym {
     Samp(Samp),
     UStruct(UKind),
     Uniform(String, Ty),
+    /// A sampler global, created on first use.
+    Tex(String, Dim),
 }
 
 /// Where a sampler global comes from.
@@ -149,6 +154,10 @@ pub struct Cx<'a> {
     stage: StageKind,
     params: Vec<String>,
     globals: HashMap<String, usize>,
+    /// Names assigned to somewhere (uniform globals among them need a private copy).
+    assigned: std::collections::HashSet<String>,
+    /// Pass aliases used as uniform structs.
+    aliases: Vec<String>,
     private: HashMap<String, (Handle<naga::GlobalVariable>, Ty)>,
     ubo: Option<Handle<naga::GlobalVariable>>,
     /// Uniform block members: name, type.
@@ -184,6 +193,8 @@ impl<'a> Cx<'a> {
             stage,
             params,
             globals: HashMap::new(),
+            assigned: assigned_names(items),
+            aliases: Vec::new(),
             private: HashMap::new(),
             ubo: None,
             ubo_members: Vec::new(),
@@ -350,16 +361,16 @@ impl<'a> Cx<'a> {
                 size: Self::vsize(*n),
                 scalar: Self::scalar(*k),
             },
-            Ty::Mat(k, r, c) => {
-                if *k != Sk::F {
-                    return err(pos, "only float matrices are supported");
-                }
-                TypeInner::Matrix {
-                    columns: Self::vsize(*r),
-                    rows: Self::vsize(*c),
-                    scalar: naga::Scalar::F32,
-                }
+            Ty::Mat(k, r, c) if *k != Sk::F => {
+                // naga has float matrices only: other kinds are arrays of row vectors, which
+                // index, construct and swizzle the same way.
+                return self.nty(&Ty::Array(Box::new(Ty::Vec(*k, *c)), *r as u32), pos);
             }
+            Ty::Mat(_, r, c) => TypeInner::Matrix {
+                columns: Self::vsize(*r),
+                rows: Self::vsize(*c),
+                scalar: naga::Scalar::F32,
+            },
             Ty::Array(b, n) => {
                 let base = self.nty(b, pos)?;
                 let (size, align) = self.layout(b);
@@ -703,6 +714,10 @@ impl<'a> Cx<'a> {
                 format!("PassOutputSize{}", n - 1),
             ),
             UKind::PassPrev(n) => (format!("PassPrev{n}"), format!("PassPrevSize{n}")),
+            UKind::Alias(i) => {
+                let a = &self.aliases[i as usize];
+                (a.clone(), format!("{a}Size"))
+            }
         }
     }
 
@@ -713,6 +728,8 @@ impl<'a> Cx<'a> {
             (UKind::In, "video_size" | "texture_size") => self.ubo_member("SourceSize", &f2, pos),
             (UKind::In, "output_size") => self.ubo_member("OutputSize", &f2, pos),
             (UKind::In, "frame_count") => self.ubo_member("FrameCount", &Ty::Scalar(Sk::F), pos),
+            (UKind::In, "texture") => self.texture("Source", Dim::D2, pos),
+            (UKind::In, "frame_rotation") => self.ubo_member("Rotation", &Ty::Scalar(Sk::F), pos),
             (UKind::In, "frame_direction") => {
                 self.ubo_member("FrameDirection", &Ty::Scalar(Sk::F), pos)
             }
@@ -742,6 +759,8 @@ impl<'a> Cx<'a> {
             "IN" => UKind::In,
             "ORIG" => UKind::Orig,
             "PREV" => UKind::Prev(0),
+            // Bound by no RetroArch version; accepted so declaring it is harmless.
+            "PASSPREV" => UKind::PassPrev(0),
             _ => {
                 if let Some(n) = name.strip_prefix("PASSPREV").and_then(num) {
                     UKind::PassPrev(n)
@@ -760,20 +779,23 @@ impl<'a> Cx<'a> {
     }
 
     /// The symbol for a uniform entry parameter or uniform global.
-    fn uniform_sym(&mut self, name: &str, ty: &Ty, semantic: Option<&str>, pos: Pos) -> R<Sym> {
+    fn uniform_sym(&mut self, name: &str, ty: &Ty, semantic: Option<&str>, _pos: Pos) -> R<Sym> {
         match ty {
             Ty::Struct(i) => {
-                let sname = self.structs[*i].name.clone();
-                let k = Self::ukind(name)
-                    .or(match sname.as_str() {
-                        "input" => Some(UKind::In),
-                        "orig" => Some(UKind::Orig),
-                        _ => None,
-                    })
-                    .ok_or_else(|| BuildError {
-                        pos,
-                        message: format!("uniform struct `{name}` is not one of RetroArch's (IN, ORIG, PREV, PREV1..6, PASS1..N, PASSPREV1..N)"),
-                    })?;
+                let _ = i;
+                let k = match Self::ukind(name) {
+                    Some(k) => k,
+                    None => {
+                        let at = match self.aliases.iter().position(|a| a == name) {
+                            Some(at) => at,
+                            None => {
+                                self.aliases.push(name.to_string());
+                                self.aliases.len() - 1
+                            }
+                        };
+                        UKind::Alias(at as u32)
+                    }
+                };
                 Ok(Sym::UStruct(k))
             }
             Ty::Sampler(d) => {
@@ -784,10 +806,7 @@ impl<'a> Cx<'a> {
                 } else {
                     name.to_string()
                 };
-                let V::Samp(s) = self.texture(&tex, *d, pos)? else {
-                    unreachable!("texture returns a sampler")
-                };
-                Ok(Sym::Samp(s))
+                Ok(Sym::Tex(tex, *d))
             }
             _ => {
                 let member = if name == "modelViewProj" || name == "MVP" {
@@ -879,7 +898,7 @@ impl<'a> Cx<'a> {
                     pos,
                 ))
             }
-            (Ty::Mat(_, r, c), Ty::Mat(_, r2, c2)) if r2 <= r && c2 <= c => {
+            (Ty::Mat(ka, r, c), Ty::Mat(kb, r2, c2)) if r2 <= r && c2 <= c => {
                 let mut cols = Vec::new();
                 for i in 0..*r2 {
                     let col = self.add(
@@ -889,11 +908,12 @@ impl<'a> Cx<'a> {
                         },
                         pos,
                     );
-                    cols.push(if c2 < c {
+                    let col = if c2 < c {
                         self.swizzle(col, &[0, 1, 2, 3][..*c2 as usize], pos)
                     } else {
                         col
-                    });
+                    };
+                    cols.push(self.kind_cast(col, *ka, *kb, Some(*c2), pos));
                 }
                 let ty = self.nty(to, pos)?;
                 Ok(self.add(
@@ -915,6 +935,32 @@ impl<'a> Cx<'a> {
                     E::Compose {
                         ty,
                         components: comps,
+                    },
+                    pos,
+                ))
+            }
+            (Ty::Scalar(_), Ty::Struct(i)) if explicit => {
+                let members = self.structs[*i].members.clone();
+                let mut comps = Vec::new();
+                for (_, mt, _) in &members {
+                    comps.push(self.convert(h, from, mt, pos, true)?);
+                }
+                let ty = self.nty(to, pos)?;
+                Ok(self.add(
+                    E::Compose {
+                        ty,
+                        components: comps,
+                    },
+                    pos,
+                ))
+            }
+            (Ty::Scalar(_), Ty::Array(b, n)) if explicit => {
+                let e = self.convert(h, from, b, pos, true)?;
+                let ty = self.nty(to, pos)?;
+                Ok(self.add(
+                    E::Compose {
+                        ty,
+                        components: vec![e; *n as usize],
                     },
                     pos,
                 ))
@@ -1102,6 +1148,27 @@ impl<'a> Cx<'a> {
 
     fn init_list(&mut self, items: &[Expr], ty: &Ty, pos: Pos) -> R<Handle<E>> {
         match ty {
+            Ty::Array(b, n)
+                if items.len() != *n as usize
+                    && b.comps()
+                        .is_some_and(|c| c > 1 && items.len() as u32 == c * n)
+                    && items.iter().all(|i| !matches!(i.kind, ExprKind::List(_))) =>
+            {
+                // `float2 a[2] = {1, 2, 3, 4}`: Cg fills elements from the flat list.
+                let c = b.comps().expect("checked") as usize;
+                let mut comps = Vec::new();
+                for chunk in items.chunks(c) {
+                    comps.push(self.init_list(chunk, b, pos)?);
+                }
+                let t = self.nty(ty, pos)?;
+                Ok(self.add(
+                    E::Compose {
+                        ty: t,
+                        components: comps,
+                    },
+                    pos,
+                ))
+            }
             Ty::Array(b, n) => {
                 if items.len() != *n as usize {
                     return err(
@@ -1256,7 +1323,7 @@ impl<'a> Cx<'a> {
                 ))
             }
             Ty::Mat(_, r, c) => {
-                let ct = self.nty(&Ty::Vec(Sk::F, *c), pos)?;
+                let ct = self.nty(&Ty::Vec(k, *c), pos)?;
                 let mut cols = Vec::new();
                 for i in 0..*r as usize {
                     let part = comps[i * *c as usize..(i + 1) * *c as usize].to_vec();
@@ -1308,7 +1375,11 @@ impl<'a> Cx<'a> {
                 let (ch, ct) = self.rvalue(c)?;
                 let (ah, at) = self.rvalue(a)?;
                 let (bh, bt) = self.rvalue(b)?;
-                let rt = if at == bt {
+                let rt = if let (Ty::Vec(_, n), Ty::Scalar(_), Ty::Scalar(_)) = (&ct, &at, &bt) {
+                    // `bool4 ? 1 : 0`: the branches take the condition's shape.
+                    common_type(&at, &bt)
+                        .map_or(Ty::Void, |t| Ty::vector(t.kind().unwrap_or(Sk::F), *n))
+                } else if at == bt {
                     at.clone()
                 } else {
                     common_type(&at, &bt).ok_or_else(|| BuildError {
@@ -1383,7 +1454,36 @@ impl<'a> Cx<'a> {
             ExprKind::Call(name, args) => self.call(name, args, pos),
             ExprKind::Construct(t, args) => {
                 let ty = self.resolve_type(t)?;
-                if matches!(ty, Ty::Struct(_) | Ty::Array(..)) {
+                if let Ty::Struct(i) = ty {
+                    let members = self.structs[i].members.clone();
+                    if members.len() != args.len() {
+                        return err(
+                            pos,
+                            format!(
+                                "struct `{}` has {} members, {} given",
+                                self.structs[i].name,
+                                members.len(),
+                                args.len()
+                            ),
+                        );
+                    }
+                    let mut comps = Vec::new();
+                    for (a, m) in args.iter().zip(&members) {
+                        comps.push(self.rvalue_as(a, &m.1)?);
+                    }
+                    let t = self.nty(&ty, pos)?;
+                    return Ok(V::Val(
+                        self.add(
+                            E::Compose {
+                                ty: t,
+                                components: comps,
+                            },
+                            pos,
+                        ),
+                        ty,
+                    ));
+                }
+                if matches!(ty, Ty::Array(..)) {
                     return err(
                         pos,
                         format!("cannot construct {} with `()`", ty.name(&self.structs)),
@@ -1435,6 +1535,7 @@ impl<'a> Cx<'a> {
             return match s {
                 Sym::Var(p, t) => Ok(V::Ptr(p, t)),
                 Sym::Samp(s) => Ok(V::Samp(s)),
+                Sym::Tex(n, d) => self.texture(&n, d, pos),
                 Sym::UStruct(k) => Ok(V::UStruct(k)),
                 Sym::Uniform(name, t) => self.ubo_member(&name, &t, pos),
             };
@@ -1453,6 +1554,7 @@ impl<'a> Cx<'a> {
                 let s = self.uniform_sym(&v.name, &ty, v.semantic.as_deref(), v.pos)?;
                 return match s {
                     Sym::Samp(s) => Ok(V::Samp(s)),
+                    Sym::Tex(n, d) => self.texture(&n, d, pos),
                     Sym::UStruct(k) => Ok(V::UStruct(k)),
                     Sym::Uniform(name, t) => self.ubo_member(&name, &t, pos),
                     Sym::Var(p, t) => Ok(V::Ptr(p, t)),
@@ -1792,7 +1894,7 @@ impl<'a> Cx<'a> {
         let name = |s: &Self, t: &Ty| t.name(&s.structs);
         // Matrix scaling keeps naga's native form.
         if op == BinOp::Mul || op == BinOp::Div {
-            if let (Ty::Mat(..), Ty::Scalar(k)) = (&at, &bt) {
+            if let (Ty::Mat(Sk::F, ..), Ty::Scalar(k)) = (&at, &bt) {
                 let s = self.kind_cast(bh, *k, Sk::F, None, pos);
                 if op == BinOp::Mul {
                     return Ok((
@@ -1818,7 +1920,25 @@ impl<'a> Cx<'a> {
             ),
         })?;
         let logical = matches!(op, BinOp::LAnd | BinOp::LOr);
-        let ct = if logical { ct.with_kind(Sk::B) } else { ct };
+        let arith = matches!(
+            op,
+            BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::Div
+                | BinOp::Mod
+                | BinOp::Lt
+                | BinOp::Gt
+                | BinOp::Le
+                | BinOp::Ge
+        );
+        let ct = if logical {
+            ct.with_kind(Sk::B)
+        } else if ct.kind() == Some(Sk::B) && arith {
+            ct.with_kind(Sk::I)
+        } else {
+            ct
+        };
         let bitwise = matches!(
             op,
             BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr
@@ -1887,14 +2007,8 @@ impl<'a> Cx<'a> {
             );
         }
         if let Ty::Mat(_, rows, cols) = ct {
-            // Cg's matrix operators are component-wise; compare results are bool matrices,
-            // which naga lacks.
-            if result.kind() == Some(Sk::B) || bitwise || logical {
-                return err(pos, format!("operator {op:?} on matrices is not supported"));
-            }
-            let ct_col = Ty::Vec(Sk::F, cols);
-            let colty = self.nty(&ct_col, pos)?;
-            let _ = colty;
+            // Cg's matrix operators are component-wise.
+            let _ = cols;
             let mut out = Vec::new();
             for i in 0..rows as u32 {
                 let x = self.add(E::AccessIndex { base: l, index: i }, pos);
@@ -1908,7 +2022,7 @@ impl<'a> Cx<'a> {
                     pos,
                 ));
             }
-            let t = self.nty(&ct, pos)?;
+            let t = self.nty(&result, pos)?;
             return Ok((
                 self.add(
                     E::Compose {
@@ -1917,7 +2031,7 @@ impl<'a> Cx<'a> {
                     },
                     pos,
                 ),
-                ct,
+                result,
             ));
         }
         Ok((
@@ -3275,12 +3389,30 @@ impl<'a> Cx<'a> {
         for item in items {
             let Item::Var(v) = item else { continue };
             let ty = self.resolve_type_for(v)?;
-            if self.is_uniform_global(v, &ty) {
-                continue;
-            }
             if matches!(ty, Ty::Sampler(_)) || ty == Ty::Void {
                 continue;
             }
+            // Cg lets a program assign to a uniform (a private copy); only those get a copy so
+            // unused uniforms stay out of the uniform block.
+            let uniform = self.is_uniform_global(v, &ty);
+            if uniform
+                && !(self.assigned.contains(&v.name) && ty.is_numeric_vector()
+                    || self.assigned.contains(&v.name) && matches!(ty, Ty::Mat(..)))
+            {
+                continue;
+            }
+            let copy = if uniform {
+                let s = self.uniform_sym(&v.name, &ty, v.semantic.as_deref(), v.pos)?;
+                let Sym::Uniform(member, mt) = s else {
+                    continue;
+                };
+                let V::Val(h, _) = self.ubo_member(&member, &mt, v.pos)? else {
+                    continue;
+                };
+                Some(h)
+            } else {
+                None
+            };
             let nt = self.nty(&ty, v.pos)?;
             let g = self.module.global_variables.append(
                 naga::GlobalVariable {
@@ -3293,8 +3425,12 @@ impl<'a> Cx<'a> {
                 },
                 span(v.pos),
             );
-            if let Some(init) = &v.init {
-                let h = self.rvalue_as(init, &ty)?;
+            let init = match (copy, &v.init) {
+                (Some(h), _) => Some(h),
+                (None, Some(init)) => Some(self.rvalue_as(init, &ty)?),
+                (None, None) => None,
+            };
+            if let Some(h) = init {
                 let gp = self.add(E::GlobalVariable(g), v.pos);
                 self.push_stmt(
                     Statement::Store {
@@ -3384,4 +3520,91 @@ fn parse_matrix_swizzle(s: &str, rows: u8, cols: u8) -> Option<Vec<(u8, u8)>> {
         }
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// Every name that is the root of an assignment or `++`/`--` target anywhere.
+fn assigned_names(items: &[Item]) -> std::collections::HashSet<String> {
+    fn root(e: &Expr) -> Option<&str> {
+        match &e.kind {
+            ExprKind::Ident(n) => Some(n),
+            ExprKind::Member(b, _) | ExprKind::Index(b, _) => root(b),
+            _ => None,
+        }
+    }
+    fn expr(e: &Expr, out: &mut std::collections::HashSet<String>) {
+        match &e.kind {
+            ExprKind::Assign(_, l, r) => {
+                if let Some(n) = root(l) {
+                    out.insert(n.to_string());
+                }
+                expr(l, out);
+                expr(r, out);
+            }
+            ExprKind::Unary(op, a) => {
+                if matches!(
+                    op,
+                    UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec
+                ) {
+                    if let Some(n) = root(a) {
+                        out.insert(n.to_string());
+                    }
+                }
+                expr(a, out);
+            }
+            ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+            ExprKind::Ternary(a, b, c) => {
+                expr(a, out);
+                expr(b, out);
+                expr(c, out);
+            }
+            ExprKind::Call(_, v)
+            | ExprKind::Construct(_, v)
+            | ExprKind::Comma(v)
+            | ExprKind::List(v) => v.iter().for_each(|x| expr(x, out)),
+            ExprKind::Cast(_, a) | ExprKind::Member(a, _) => expr(a, out),
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Ident(_) => {}
+        }
+    }
+    fn stmt(s: &Stmt, out: &mut std::collections::HashSet<String>) {
+        match s {
+            Stmt::Block(v) => v.iter().for_each(|s| stmt(s, out)),
+            Stmt::Var(v) => v
+                .iter()
+                .filter_map(|d| d.init.as_ref())
+                .for_each(|e| expr(e, out)),
+            Stmt::Expr(e) => expr(e, out),
+            Stmt::If(c, a, b) => {
+                expr(c, out);
+                stmt(a, out);
+                if let Some(b) = b {
+                    stmt(b, out);
+                }
+            }
+            Stmt::For(i, c, st, b) => {
+                if let Some(i) = i {
+                    stmt(i, out);
+                }
+                c.iter().chain(st.iter()).for_each(|e| expr(e, out));
+                stmt(b, out);
+            }
+            Stmt::While(c, b) | Stmt::DoWhile(b, c) => {
+                expr(c, out);
+                stmt(b, out);
+            }
+            Stmt::Return(Some(e), _) => expr(e, out),
+            _ => {}
+        }
+    }
+    let mut out = std::collections::HashSet::new();
+    for i in items {
+        if let Item::Func(f) = i {
+            for s in f.body.iter().flatten() {
+                stmt(s, &mut out);
+            }
+        }
+    }
+    out
 }
