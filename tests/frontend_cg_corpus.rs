@@ -90,7 +90,7 @@ fn cg_corpus() {
         files.len()
     );
     let mut v: Vec<_> = reasons.into_iter().collect();
-    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
+    v.sort_by_key(|e| std::cmp::Reverse(e.1 .0));
     for (k, (n, example)) in v.iter().take(40) {
         println!("{n:5}  {k}\n       e.g. {example}");
     }

@@ -822,8 +822,7 @@ impl IfParser<'_> {
 
     fn binary(&mut self, min_prec: u8) -> Result<i64, String> {
         let mut l = self.unary()?;
-        loop {
-            let Some(op) = self.peek() else { break };
+        while let Some(op) = self.peek() {
             let prec = match op {
                 "||" => 1,
                 "&&" => 2,

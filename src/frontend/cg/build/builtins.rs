@@ -20,7 +20,7 @@ impl Cx<'_> {
             "sincos" => {
                 self.arity(name, &vals, 3, pos)?;
                 let (x, xt) = self.load(vals[0].clone(), pos)?;
-                let (x, t) = self.to_float(x, &xt, pos)?;
+                let (x, t) = self.as_float(x, &xt, pos)?;
                 let s = self.math(Mf::Sin, &[x], pos);
                 let c = self.math(Mf::Cos, &[x], pos);
                 self.store_out(&vals[1], s, &t, &args[1])?;
@@ -30,7 +30,7 @@ impl Cx<'_> {
             "modf" => {
                 self.arity(name, &vals, 2, pos)?;
                 let (x, xt) = self.load(vals[0].clone(), pos)?;
-                let (x, t) = self.to_float(x, &xt, pos)?;
+                let (x, t) = self.as_float(x, &xt, pos)?;
                 let ip = self.math(Mf::Trunc, &[x], pos);
                 self.store_out(&vals[1], ip, &t, &args[1])?;
                 let fr = self.add(
@@ -480,7 +480,7 @@ impl Cx<'_> {
         }
     }
 
-    fn to_float(&mut self, h: Handle<E>, t: &Ty, pos: Pos) -> R<(Handle<E>, Ty)> {
+    fn as_float(&mut self, h: Handle<E>, t: &Ty, pos: Pos) -> R<(Handle<E>, Ty)> {
         let ft = t.with_kind(Sk::F);
         if !ft.is_numeric_vector() {
             return err(
@@ -541,7 +541,7 @@ impl Cx<'_> {
 
     /// `mul`: matrix × vector, vector × matrix, matrix × matrix, and the scalar/vector forms.
     fn mul(&mut self, (a, at): (Handle<E>, Ty), (b, bt): (Handle<E>, Ty), pos: Pos) -> R<V> {
-        let fl = |cx: &mut Self, h, t: &Ty| cx.to_float_any(h, t, pos);
+        let fl = |cx: &mut Self, h, t: &Ty| cx.as_float_any(h, t, pos);
         let (a, at) = fl(self, a, &at)?;
         let (b, bt) = fl(self, b, &bt)?;
         let mismatch = |cx: &Self| {
@@ -611,10 +611,10 @@ impl Cx<'_> {
         }
     }
 
-    fn to_float_any(&mut self, h: Handle<E>, t: &Ty, pos: Pos) -> R<(Handle<E>, Ty)> {
+    fn as_float_any(&mut self, h: Handle<E>, t: &Ty, pos: Pos) -> R<(Handle<E>, Ty)> {
         match t {
             Ty::Mat(..) => Ok((h, t.clone())),
-            _ => self.to_float(h, t, pos),
+            _ => self.as_float(h, t, pos),
         }
     }
 
@@ -670,7 +670,7 @@ impl Cx<'_> {
         }
         let coord_ty = Ty::vector(Sk::F, n);
         let take = |cx: &mut Self, (h, t): (Handle<E>, Ty), want: u8, what: &str| -> R<Handle<E>> {
-            let (h, t) = cx.to_float(h, &t, pos)?;
+            let (h, t) = cx.as_float(h, &t, pos)?;
             let have = t.comps().unwrap_or(0) as u8;
             if have < want {
                 return err(
@@ -690,7 +690,7 @@ impl Cx<'_> {
             Ok(cx.swizzle(h, &[0, 1, 2, 3][..want as usize], pos))
         };
         let comp = |cx: &mut Self, (h, t): (Handle<E>, Ty), i: u8| -> R<Handle<E>> {
-            let (h, t) = cx.to_float(h, &t, pos)?;
+            let (h, t) = cx.as_float(h, &t, pos)?;
             let have = t.comps().unwrap_or(0) as u8;
             if have <= i {
                 return err(
@@ -739,7 +739,7 @@ impl Cx<'_> {
             }
             "proj" => {
                 self.arity(name, &a, 1, pos)?;
-                let (h, t) = self.to_float(a[0].0, &a[0].1, pos)?;
+                let (h, t) = self.as_float(a[0].0, &a[0].1, pos)?;
                 let have = t.comps().unwrap_or(0) as u8;
                 if have < n + 1 {
                     return err(
