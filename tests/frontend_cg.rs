@@ -372,6 +372,13 @@ fn functions_out_params_loops_and_globals() {
         }
         [t, 6.0, 2.5, 3.5]
     });
+    // GLSL-isms some corpus shaders use: array constructors and `mod` (floored), and a
+    // variable shadowing the `input` type name.
+    check(
+        "struct input { float2 video_size; };",
+        "float a[3] = float[](1.0, 2.0, 3.0);\nfloat3 input = float3(a[0], a[2], mod(v.x, 1.0));\ninput += 1;\nreturn float4(input, 0);",
+        |v| [2.0, 4.0, 1.0 + (v[0] - v[0].floor()), 0.0],
+    );
     check(
         decls,
         "pair p = mk(v.w);\npair q = (pair)0;\nq = p;\nreturn float4(q.a, q.b, p.b.x + p.b.y);",

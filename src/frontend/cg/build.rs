@@ -73,6 +73,8 @@ struct Samp {
     image: Handle<E>,
     sampler: Handle<E>,
     dim: Dim,
+    /// The global texture (index into `texture_list`), for sampler globals assigned from it.
+    tex: Option<u32>,
 }
 
 /// A checked expression.
@@ -158,6 +160,8 @@ pub struct Cx<'a> {
     assigned: std::collections::HashSet<String>,
     /// Pass aliases used as uniform structs.
     aliases: Vec<String>,
+    /// Global samplers assigned a uniform sampler: global name → texture name.
+    sampler_rebind: HashMap<String, String>,
     private: HashMap<String, (Handle<naga::GlobalVariable>, Ty)>,
     ubo: Option<Handle<naga::GlobalVariable>>,
     /// Uniform block members: name, type.
@@ -195,6 +199,7 @@ impl<'a> Cx<'a> {
             globals: HashMap::new(),
             assigned: assigned_names(items),
             aliases: Vec::new(),
+            sampler_rebind: HashMap::new(),
             private: HashMap::new(),
             ubo: None,
             ubo_members: Vec::new(),
@@ -693,9 +698,15 @@ impl<'a> Cx<'a> {
         };
         let image = self.add(E::GlobalVariable(tg.image), pos);
         let sampler = self.add(E::GlobalVariable(tg.sampler), pos);
+        let tex = self
+            .texture_list
+            .iter()
+            .position(|t| t.0 == name)
+            .map(|i| i as u32);
         Ok(V::Samp(Samp {
             image,
             sampler,
+            tex,
             dim: tg.dim,
         }))
     }
@@ -799,6 +810,9 @@ impl<'a> Cx<'a> {
                 Ok(Sym::UStruct(k))
             }
             Ty::Sampler(d) => {
+                if let Some(t) = self.sampler_rebind.get(name) {
+                    return Ok(Sym::Tex(t.clone(), *d));
+                }
                 let tex = if self.source_sampler.as_deref() == Some(name)
                     || semantic == Some("TEXUNIT0")
                 {
@@ -1470,6 +1484,26 @@ impl<'a> Cx<'a> {
                     let mut comps = Vec::new();
                     for (a, m) in args.iter().zip(&members) {
                         comps.push(self.rvalue_as(a, &m.1)?);
+                    }
+                    let t = self.nty(&ty, pos)?;
+                    return Ok(V::Val(
+                        self.add(
+                            E::Compose {
+                                ty: t,
+                                components: comps,
+                            },
+                            pos,
+                        ),
+                        ty,
+                    ));
+                }
+                if let Ty::Array(base, n) = &ty {
+                    if args.len() != *n as usize {
+                        return err(pos, format!("{} values for an array of {n}", args.len()));
+                    }
+                    let mut comps = Vec::new();
+                    for a in args {
+                        comps.push(self.rvalue_as(a, base)?);
                     }
                     let t = self.nty(&ty, pos)?;
                     return Ok(V::Val(
@@ -2258,6 +2292,29 @@ impl<'a> Cx<'a> {
     }
 
     fn assign(&mut self, op: Option<BinOp>, l: &Expr, r: &Expr, pos: Pos) -> R<V> {
+        // `global_sampler = PASS1.texture;`: the global names that texture from now on.
+        if let (None, ExprKind::Ident(name)) = (op, &l.kind) {
+            let global_sampler = self.lookup(name).is_none()
+                && self.globals.get(name).is_some_and(|&i| {
+                    matches!(&self.items[i], Item::Var(v) if matches!(builtin_type(&v.ty.name), Some(Ty::Sampler(_))) && v.ty.dims.is_empty())
+                });
+            if global_sampler {
+                return match self.expr(r)? {
+                    V::Samp(s) => match s.tex {
+                        Some(t) => {
+                            let tex = self.texture_list[t as usize].0.clone();
+                            self.sampler_rebind.insert(name.clone(), tex);
+                            Ok(V::Samp(s))
+                        }
+                        None => err(
+                            r.pos,
+                            "a global sampler can only be assigned a uniform sampler",
+                        ),
+                    },
+                    _ => err(r.pos, "expected a sampler"),
+                };
+            }
+        }
         let lv = self.expr(l)?;
         if !matches!(lv, V::Ptr(..) | V::Swz(..)) {
             return err(l.pos, "the left side of an assignment must be a variable");
@@ -2568,6 +2625,7 @@ impl<'a> Cx<'a> {
                 self.declare(
                     &p.name,
                     Sym::Samp(Samp {
+                        tex: None,
                         image,
                         sampler,
                         dim: d,
@@ -3395,13 +3453,10 @@ impl<'a> Cx<'a> {
             // Cg lets a program assign to a uniform (a private copy); only those get a copy so
             // unused uniforms stay out of the uniform block.
             let uniform = self.is_uniform_global(v, &ty);
-            if uniform
-                && !(self.assigned.contains(&v.name) && ty.is_numeric_vector()
-                    || self.assigned.contains(&v.name) && matches!(ty, Ty::Mat(..)))
-            {
+            if uniform && !self.assigned.contains(&v.name) {
                 continue;
             }
-            let copy = if uniform {
+            let copy = if uniform && (ty.is_numeric_vector() || matches!(ty, Ty::Mat(..))) {
                 let s = self.uniform_sym(&v.name, &ty, v.semantic.as_deref(), v.pos)?;
                 let Sym::Uniform(member, mt) = s else {
                     continue;

@@ -1215,7 +1215,28 @@ impl Parser {
                 self.bump();
                 ExprKind::Bool(s == "true")
             }
-            Tok::Ident(s) if self.is_type_name(&s) => {
+            // `float[](a, b)` / `float[2](a, b)`: an array constructor.
+            Tok::Ident(s)
+                if self.is_type_name(&s) && matches!(self.peek_at(1), Tok::Punct("[")) =>
+            {
+                let mut ty = self.type_ref()?;
+                self.array_dims(&mut ty)?;
+                if !self.is("(") {
+                    return self.err(&format!("`(` after the array type `{}[]`", ty.name));
+                }
+                let args = self.args()?;
+                if let Some(d @ None) = ty.dims.first_mut() {
+                    *d = Some(Expr {
+                        kind: ExprKind::Int(args.len() as i64),
+                        pos,
+                    });
+                }
+                ExprKind::Construct(ty, args)
+            }
+            // A type name not followed by `(` is a variable that shadows it (`float3 input`).
+            Tok::Ident(s)
+                if self.is_type_name(&s) && matches!(self.peek_at(1), Tok::Punct("(")) =>
+            {
                 let ty = self.type_ref()?;
                 if !self.is("(") {
                     return self.err(&format!("`(` after the type `{}`", ty.name));

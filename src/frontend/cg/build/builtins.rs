@@ -106,6 +106,7 @@ impl Cx<'_> {
                 | "ldexp"
                 | "lit"
                 | "exp10"
+                | "mod"
         );
         if !known {
             return Ok(None);
@@ -201,6 +202,39 @@ impl Cx<'_> {
                             op: Bo::Multiply,
                             left: x[0],
                             right: e,
+                        },
+                        pos,
+                    ),
+                    t,
+                )
+            }
+            "mod" => {
+                // Not Cg, but shaders ported from GLSL use it: GLSL's x - y * floor(x / y).
+                self.arity(name, &a, 2, pos)?;
+                let (x, t) = self.float_args(&a, pos)?;
+                let q = self.add(
+                    E::Binary {
+                        op: Bo::Divide,
+                        left: x[0],
+                        right: x[1],
+                    },
+                    pos,
+                );
+                let f = self.math(Mf::Floor, &[q], pos);
+                let m = self.add(
+                    E::Binary {
+                        op: Bo::Multiply,
+                        left: x[1],
+                        right: f,
+                    },
+                    pos,
+                );
+                V::Val(
+                    self.add(
+                        E::Binary {
+                            op: Bo::Subtract,
+                            left: x[0],
+                            right: m,
                         },
                         pos,
                     ),
