@@ -27,6 +27,7 @@ import collections
 import concurrent.futures
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -121,6 +122,9 @@ def render_half(args, presets, half, input_png):
     todo = []
     for preset in presets:
         pid = preset_id(args.corpus, preset)
+        if half == "softgpu" and args.peer_rendered_only and not os.path.exists(
+                os.path.join(args.work, "peer", pid + ".png")):
+            continue
         out_png = os.path.join(out_dir, pid + ".png")
         err_file = os.path.join(out_dir, pid + ".err")
         if not args.fresh and (os.path.exists(out_png) or os.path.exists(err_file)):
@@ -152,12 +156,26 @@ def read_reason(err_file):
         return f.readline().strip()
 
 
+PATH_RE = re.compile(r"(?:/[^\s:`'\"(),]+)+")
+
+
+def reason_shape(reason):
+    """The first stderr line with paths, quoted names and numbers blanked, so that one cause
+    seen in many presets is counted once (e.g. every "uniform `X` means nothing")."""
+    reason = PATH_RE.sub("<path>", reason)
+    reason = re.sub(r"`[^`]*`", "`_`", reason)
+    reason = re.sub(r"\"[^\"]*\"", '"_"', reason)
+    return re.sub(r"\d+", "N", reason)
+
+
 def summarize(args, presets):
     peer_dir = os.path.join(args.work, "peer")
     ours_dir = os.path.join(args.work, "softgpu")
     counts = collections.Counter()
     peer_reasons = collections.Counter()
     ours_reasons = collections.Counter()
+    peer_shapes = collections.Counter()
+    ours_shapes = collections.Counter()
     mismatch_examples = []
     rows = []
     for preset in presets:
@@ -173,7 +191,8 @@ def summarize(args, presets):
             row["peer"] = "ok"
         elif os.path.exists(peer_err):
             row["peer"] = read_reason(peer_err)
-            peer_reasons[row["peer"]] += 1
+            peer_reasons[PATH_RE.sub("<path>", row["peer"])] += 1
+            peer_shapes[reason_shape(row["peer"])] += 1
         else:
             row["peer"] = "not run"
             counts["peer_not_run"] += 1
@@ -182,7 +201,8 @@ def summarize(args, presets):
             row["softgpu"] = "ok"
         elif os.path.exists(ours_err):
             row["softgpu"] = read_reason(ours_err)
-            ours_reasons[row["softgpu"]] += 1
+            ours_reasons[PATH_RE.sub("<path>", row["softgpu"])] += 1
+            ours_shapes[reason_shape(row["softgpu"])] += 1
         else:
             row["softgpu"] = "not run"
             counts["softgpu_not_run"] += 1
@@ -210,7 +230,9 @@ def summarize(args, presets):
         "size": SIZE, "frames": FRAMES, "tolerance": TOLERANCE, "match_share": MATCH_SHARE,
         "counts": dict(counts),
         "peer_failure_reasons": peer_reasons.most_common(),
+        "peer_failure_shapes": peer_shapes.most_common(),
         "softgpu_failure_reasons": ours_reasons.most_common(),
+        "softgpu_failure_shapes": ours_shapes.most_common(),
         "worst_mismatches": [{"preset": p, "detail": d} for _, p, d in mismatch_examples[:50]],
         "presets": rows,
     }
@@ -222,12 +244,13 @@ def summarize(args, presets):
     for key in ("presets", "peer_rendered", "peer_not_run", "softgpu_rendered", "softgpu_not_run",
                 "both_rendered", "matched", "mismatched", "softgpu_only"):
         lines.append(f"  {key:18} {counts.get(key, 0)}")
-    lines.append("top peer failure reasons:")
-    for reason, n in peer_reasons.most_common(15):
-        lines.append(f"  {n:5}  {reason}")
-    lines.append("top softgpu failure reasons:")
-    for reason, n in ours_reasons.most_common(15):
-        lines.append(f"  {n:5}  {reason}")
+    for title, counter in (("peer failure reasons", peer_reasons),
+                           ("peer failure reasons, names blanked", peer_shapes),
+                           ("softgpu failure reasons", ours_reasons),
+                           ("softgpu failure reasons, names blanked", ours_shapes)):
+        lines.append(f"top {title}:")
+        for reason, n in counter.most_common(15):
+            lines.append(f"  {n:5}  {reason}")
     lines.append("worst mismatches:")
     for _, p, d in mismatch_examples[:15]:
         lines.append(f"  {p}: {d}")
@@ -251,6 +274,8 @@ def main():
     ap.add_argument("--exclude", action="append", default=[],
                     help="skip presets whose corpus path contains this text (repeatable)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached outputs of the half run")
+    ap.add_argument("--peer-rendered-only", action="store_true",
+                    help="softgpu half: only presets the peer has rendered already")
     args = ap.parse_args()
 
     if not os.path.isdir(args.corpus):
