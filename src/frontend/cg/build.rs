@@ -50,7 +50,7 @@ pub enum StageKind {
 }
 
 /// RetroArch's uniform structs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UKind {
     /// `IN`
     In,
@@ -151,7 +151,9 @@ pub struct Cx<'a> {
     struct_names: HashMap<String, usize>,
     struct_types: HashMap<usize, Handle<Type>>,
     funcs: HashMap<String, Vec<usize>>,
-    compiled: HashMap<usize, Compiled>,
+    /// Compiled functions by item and the uniform structs bound to struct parameters that
+    /// hold samplers (such functions are compiled once per binding).
+    compiled: HashMap<(usize, Vec<(usize, UKind)>), Compiled>,
     compiling: Vec<usize>,
     stage: StageKind,
     params: Vec<String>,
@@ -2397,7 +2399,7 @@ impl<'a> Cx<'a> {
             }
             let mut cost = 0;
             let mut ok = true;
-            for (p, at) in f.params.iter().zip(&arg_tys) {
+            for ((p, at), v) in f.params.iter().zip(&arg_tys).zip(&vals) {
                 let pt = match self.resolve_type(&p.ty) {
                     Ok(t) => t,
                     Err(_) => {
@@ -2405,7 +2407,9 @@ impl<'a> Cx<'a> {
                         break;
                     }
                 };
-                let c = if p.quals.is_out && !p.quals.is_in {
+                let c = if let (V::UStruct(_), Ty::Struct(_)) = (v, &pt) {
+                    Some(if at == &pt { 0 } else { 1 })
+                } else if p.quals.is_out && !p.quals.is_in {
                     (at == &pt)
                         .then_some(0)
                         .or_else(|| conversion_cost(&pt, at).map(|c| c + 1))
@@ -2436,10 +2440,28 @@ impl<'a> Cx<'a> {
             unreachable!("a function")
         };
         let f = f.clone();
-        let compiled = self.compile_function(idx)?;
+        let mut binds = Vec::new();
+        for (i, (p, v)) in f.params.iter().zip(&vals).enumerate() {
+            let pt = self.resolve_type(&p.ty)?;
+            if matches!(pt, Ty::Struct(_)) && self.contains_sampler(&pt) {
+                match v {
+                    V::UStruct(k) => binds.push((i, *k)),
+                    _ => {
+                        return err(
+                            args[i].pos,
+                            format!("parameter `{}` holds samplers: pass one of RetroArch's uniform structs", p.name),
+                        )
+                    }
+                }
+            }
+        }
+        let compiled = self.compile_function(idx, &binds)?;
         let mut nargs = Vec::new();
         let mut outs = Vec::new();
-        for ((p, v), a) in f.params.iter().zip(vals).zip(args) {
+        for (i, ((p, v), a)) in f.params.iter().zip(vals).zip(args).enumerate() {
+            if binds.iter().any(|b| b.0 == i) {
+                continue;
+            }
             let pt = self.resolve_type(&p.ty)?;
             if p.quals.is_out {
                 if !matches!(v, V::Ptr(..) | V::Swz(..)) {
@@ -2539,8 +2561,8 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn compile_function(&mut self, idx: usize) -> R<Compiled> {
-        if let Some(c) = self.compiled.get(&idx) {
+    fn compile_function(&mut self, idx: usize, binds: &[(usize, UKind)]) -> R<Compiled> {
+        if let Some(c) = self.compiled.get(&(idx, binds.to_vec())) {
             return Ok(c.clone());
         }
         let Item::Func(f) = &self.items[idx] else {
@@ -2569,7 +2591,7 @@ impl<'a> Cx<'a> {
         }
         let fx = self.new_fx(ret.clone());
         self.fs.push(fx);
-        let r = self.function_body(&f, body, &ret);
+        let r = self.function_body(&f, body, &ret, binds);
         let fx = self.fs.pop().expect("pushed");
         self.compiling.pop();
         let has_outs = r?;
@@ -2578,16 +2600,26 @@ impl<'a> Cx<'a> {
         func.body = fx.blocks.into_iter().next().expect("root block");
         let handle = self.module.functions.append(func, span(f.pos));
         let c = Compiled { handle, has_outs };
-        self.compiled.insert(idx, c.clone());
+        self.compiled.insert((idx, binds.to_vec()), c.clone());
         Ok(c)
     }
 
     /// Builds parameters and body of a regular function; returns whether it has outputs.
-    fn function_body(&mut self, f: &FuncDecl, body: &[Stmt], ret: &Ty) -> R<bool> {
+    fn function_body(
+        &mut self,
+        f: &FuncDecl,
+        body: &[Stmt],
+        ret: &Ty,
+        binds: &[(usize, UKind)],
+    ) -> R<bool> {
         let mut arg_index = 0u32;
         let mut out_tys = Vec::new();
-        let mut prologue: Vec<(String, Ty, Option<Handle<E>>)> = Vec::new();
-        for p in &f.params {
+        let mut prologue: Vec<(usize, Ty, Option<Handle<E>>)> = Vec::new();
+        for (i, p) in f.params.iter().enumerate() {
+            if let Some((_, k)) = binds.iter().find(|b| b.0 == i) {
+                self.declare(&p.name, Sym::UStruct(*k));
+                continue;
+            }
             let pt = self.resolve_type(&p.ty)?;
             if let Ty::Sampler(d) = pt {
                 let ndim = match d {
@@ -2654,14 +2686,14 @@ impl<'a> Cx<'a> {
                 });
                 let a = self.add(E::FunctionArgument(arg_index), p.pos);
                 arg_index += 1;
-                prologue.push((p.name.clone(), pt, Some(a)));
+                prologue.push((i, pt, Some(a)));
             } else {
-                prologue.push((p.name.clone(), pt, None));
+                prologue.push((i, pt, None));
             }
         }
-        for ((name, t, arg), p) in prologue.into_iter().zip(f.params.iter().filter(|p| {
-            !matches!(builtin_type(&p.ty.name), Some(Ty::Sampler(_))) || !p.ty.dims.is_empty()
-        })) {
+        for (i, t, arg) in prologue {
+            let p = &f.params[i];
+            let name = p.name.clone();
             let l = self.local(&name, &t, p.pos)?;
             if let Some(a) = arg {
                 self.push_stmt(
@@ -3521,6 +3553,8 @@ fn parse_swizzle(s: &str, n: u8) -> Option<Vec<u8>> {
     let set = |c: char| match c {
         'x' | 'y' | 'z' | 'w' => Some(0),
         'r' | 'g' | 'b' | 'a' => Some(1),
+        // cgc accepts GLSL's texture-coordinate names too.
+        's' | 't' | 'p' | 'q' => Some(2),
         _ => None,
     };
     let first = set(s.chars().next()?)?;
@@ -3530,9 +3564,9 @@ fn parse_swizzle(s: &str, n: u8) -> Option<Vec<u8>> {
             return None;
         }
         let i = match c {
-            'x' | 'r' => 0,
-            'y' | 'g' => 1,
-            'z' | 'b' => 2,
+            'x' | 'r' | 's' => 0,
+            'y' | 'g' | 't' => 1,
+            'z' | 'b' | 'p' => 2,
             _ => 3,
         };
         if i >= n.max(1) {

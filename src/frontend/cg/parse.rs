@@ -431,6 +431,30 @@ pub fn is_builtin_type(name: &str) -> bool {
     ) {
         return true;
     }
+    // GLSL spellings cgc also accepts.
+    if matches!(
+        name,
+        "vec2"
+            | "vec3"
+            | "vec4"
+            | "ivec2"
+            | "ivec3"
+            | "ivec4"
+            | "uvec2"
+            | "uvec3"
+            | "uvec4"
+            | "bvec2"
+            | "bvec3"
+            | "bvec4"
+            | "mat2"
+            | "mat3"
+            | "mat4"
+            | "mat2x2"
+            | "mat3x3"
+            | "mat4x4"
+    ) {
+        return true;
+    }
     for base in [
         "float", "half", "fixed", "int", "uint", "bool", "double", "cint", "cfloat",
     ] {

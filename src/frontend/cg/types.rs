@@ -147,6 +147,32 @@ pub fn builtin_type(name: &str) -> Option<Ty> {
         "samplerCUBE" => return Some(Ty::Sampler(Dim::Cube)),
         _ => {}
     }
+    // GLSL spellings cgc also accepts.
+    let glsl = |prefix: &str, k: Sk| -> Option<Ty> {
+        let n = name.strip_prefix(prefix)?.as_bytes();
+        match n {
+            [d] if (b'2'..=b'4').contains(d) => Some(Ty::Vec(k, d - b'0')),
+            _ => None,
+        }
+    };
+    if let Some(t) = glsl("vec", Sk::F)
+        .or_else(|| glsl("ivec", Sk::I))
+        .or_else(|| glsl("uvec", Sk::U))
+        .or_else(|| glsl("bvec", Sk::B))
+    {
+        return Some(t);
+    }
+    if let Some(m) = name.strip_prefix("mat") {
+        let b = m.as_bytes();
+        let square = match b {
+            [d] => Some(*d),
+            [d, b'x', e] if d == e => Some(*d),
+            _ => None,
+        };
+        if let Some(d) = square.filter(|d| (b'2'..=b'4').contains(d)) {
+            return Some(Ty::Mat(Sk::F, d - b'0', d - b'0'));
+        }
+    }
     for (base, k) in [
         ("float", Sk::F),
         ("half", Sk::F),
