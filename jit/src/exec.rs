@@ -161,6 +161,63 @@ pub struct QuadIo<'a> {
     pub live: u8,
 }
 
+/// Several quads shaded by one [`QuadShader::shade_quads`] call. Each register file holds one
+/// block of `*_stride` registers per quad, quad after quad (quad `q`'s inputs are
+/// `inputs[q * inputs_stride..(q + 1) * inputs_stride]`).
+pub struct QuadBatch<'a> {
+    /// Number of quads.
+    pub count: usize,
+    /// `IN` registers of all quads.
+    pub inputs: &'a [QuadVec4],
+    /// `IN` registers per quad.
+    pub inputs_stride: usize,
+    /// `SV` registers of all quads.
+    pub system_values: &'a [QuadVec4],
+    /// `SV` registers per quad.
+    pub system_values_stride: usize,
+    /// `OUT` registers of all quads; the executor writes only live lanes.
+    pub outputs: &'a mut [QuadVec4],
+    /// `OUT` registers per quad.
+    pub outputs_stride: usize,
+    /// Live lanes of each quad (see [`QuadIo::live`]).
+    pub live: &'a [u8],
+    /// Written by the executor: the lanes each quad killed (see [`QuadShader::shade_quad`]).
+    pub killed: &'a mut [u8],
+}
+
+impl QuadBatch<'_> {
+    /// Checks that every file holds `count` blocks of its stride.
+    pub fn check(&self) -> Result<(), ExecError> {
+        let n = self.count;
+        let fits =
+            |len: usize, stride: usize| stride.checked_mul(n).is_some_and(|need| need <= len);
+        if fits(self.inputs.len(), self.inputs_stride)
+            && fits(self.system_values.len(), self.system_values_stride)
+            && fits(self.outputs.len(), self.outputs_stride)
+            && self.live.len() >= n
+            && self.killed.len() >= n
+        {
+            Ok(())
+        } else {
+            Err(ExecError::Unsupported {
+                pc: 0,
+                message: format!("a batch of {n} quads with files shorter than count × stride"),
+            })
+        }
+    }
+}
+
+/// A failure while shading a batch: the quad it happened on and why. Quads before it were
+/// shaded; the others were not.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("quad {quad} of the batch: {error}")]
+pub struct BatchError {
+    /// Index of the failing quad in the batch.
+    pub quad: usize,
+    /// What went wrong.
+    pub error: ExecError,
+}
+
 /// A compiled shader that runs one 2x2 quad at a time. The interpreter implements it, and so
 /// will the JIT; the rasterizer only sees this trait.
 pub trait QuadShader: Send + Sync {
@@ -171,6 +228,36 @@ pub trait QuadShader: Send + Sync {
         resources: &ShaderResources<'_>,
         io: &mut QuadIo<'_>,
     ) -> Result<u8, ExecError>;
+
+    /// Runs the program on every quad of a batch, in order, with the results of
+    /// [`shade_quad`](QuadShader::shade_quad) on each. Executors override it to amortise
+    /// per-call work; this default calls `shade_quad` per quad.
+    fn shade_quads(
+        &self,
+        resources: &ShaderResources<'_>,
+        batch: &mut QuadBatch<'_>,
+    ) -> Result<(), BatchError> {
+        batch
+            .check()
+            .map_err(|error| BatchError { quad: 0, error })?;
+        for q in 0..batch.count {
+            let (is, ss, os) = (
+                batch.inputs_stride,
+                batch.system_values_stride,
+                batch.outputs_stride,
+            );
+            let mut io = QuadIo {
+                inputs: &batch.inputs[q * is..(q + 1) * is],
+                system_values: &batch.system_values[q * ss..(q + 1) * ss],
+                outputs: &mut batch.outputs[q * os..(q + 1) * os],
+                live: batch.live[q],
+            };
+            batch.killed[q] = self
+                .shade_quad(resources, &mut io)
+                .map_err(|error| BatchError { quad: q, error })?;
+        }
+        Ok(())
+    }
 
     /// The inputs and outputs of the program.
     fn signature(&self) -> &ShaderSignature;

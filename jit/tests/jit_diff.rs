@@ -5,7 +5,8 @@
 
 use softgpu_jit::codegen::JitShader;
 use softgpu_jit::exec::{
-    ExecError, LodMode, QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources, TextureAccess,
+    ExecError, LodMode, QuadBatch, QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources,
+    TextureAccess,
 };
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
@@ -255,6 +256,7 @@ fn compare(program: &Program, what: &str, rng: &mut Rng, trials: usize) -> bool 
         Err(e) => panic!("{what}: the JIT rejects a program the interpreter runs: {e}"),
     };
     let sig = interp.signature();
+    let mut batch = Vec::new();
     for trial in 0..trials {
         let inp = random_inputs(
             rng,
@@ -262,6 +264,12 @@ fn compare(program: &Program, what: &str, rng: &mut Rng, trials: usize) -> bool 
             sig.num_system_values,
             sig.num_outputs.max(2),
         );
+        batch.push(random_inputs(
+            rng,
+            sig.num_inputs.max(3),
+            sig.num_system_values,
+            sig.num_outputs.max(2),
+        ));
         let (ri, oi) = run(&interp, &inp);
         let (rj, oj) = run(&jit, &inp);
         if let Err(ExecError::BudgetExceeded { .. }) = ri {
@@ -283,7 +291,79 @@ fn compare(program: &Program, what: &str, rng: &mut Rng, trials: usize) -> bool 
             );
         }
     }
+    compare_batch(program, what, &interp, &jit, &batch);
     true
+}
+
+/// Runs the quads of `quads` (with the first one's constants) as one batch through the JIT's
+/// `shade_quads` and compares each quad with the interpreter on that quad alone. The batch ends
+/// before the first quad the interpreter fails on.
+fn compare_batch(
+    program: &Program,
+    what: &str,
+    interp: &Interpreter,
+    jit: &JitShader,
+    quads: &[Inputs],
+) {
+    let Some(first) = quads.first() else { return };
+    let mut expected = Vec::new();
+    for q in quads {
+        let quad = Inputs {
+            inputs: q.inputs.clone(),
+            system_values: q.system_values.clone(),
+            constants: first.constants.clone(),
+            outputs: q.outputs.clone(),
+            live: q.live,
+        };
+        match run(interp, &quad) {
+            (Ok(k), out) => expected.push((k, out)),
+            _ => break,
+        }
+    }
+    let n = expected.len();
+    let (ni, ns, no) = (
+        first.inputs.len(),
+        first.system_values.len(),
+        first.outputs.len(),
+    );
+    let inputs: Vec<QuadVec4> = quads[..n].iter().flat_map(|q| q.inputs.clone()).collect();
+    let svs: Vec<QuadVec4> = quads[..n]
+        .iter()
+        .flat_map(|q| q.system_values.clone())
+        .collect();
+    let mut outputs: Vec<QuadVec4> = quads[..n].iter().flat_map(|q| q.outputs.clone()).collect();
+    let live: Vec<u8> = quads[..n].iter().map(|q| q.live).collect();
+    let mut killed = vec![0xAAu8; n];
+    let consts: Vec<&[[u32; 4]]> = first.constants.iter().map(|c| c.as_slice()).collect();
+    let res = ShaderResources {
+        constants: &consts,
+        textures: &HashTextures,
+    };
+    let mut b = QuadBatch {
+        count: n,
+        inputs: &inputs,
+        inputs_stride: ni,
+        system_values: &svs,
+        system_values_stride: ns,
+        outputs: &mut outputs,
+        outputs_stride: no,
+        live: &live,
+        killed: &mut killed,
+    };
+    if let Err(e) = jit.shade_quads(&res, &mut b) {
+        panic!("{what}: batch of {n} failed where every quad alone succeeds: {e}");
+    }
+    for (q, (k, out)) in expected.iter().enumerate() {
+        let got = &outputs[q * no..(q + 1) * no];
+        if killed[q] != *k || got != out.as_slice() {
+            let text = softgpu_jit::ir::text::print_program(program);
+            panic!(
+                "{what}: batch quad {q}: kill {:#x} vs {:#x}\ninterp outputs {:x?}\n\
+                 JIT outputs    {:x?}\n{text}",
+                k, killed[q], out, got
+            );
+        }
+    }
 }
 
 fn tgsi_files() -> Vec<std::path::PathBuf> {

@@ -4,7 +4,7 @@
 
 use super::setup::{Coef, InputSource, Interp, Plan, Prepared, SvSource, Triangle};
 use super::{DrawState, RasterError, RenderTarget};
-use crate::exec::{QuadIo, QuadVec4};
+use crate::exec::{QuadBatch, QuadVec4};
 use crate::texture::Format;
 use rayon::prelude::*;
 
@@ -207,6 +207,23 @@ fn unorm8(f: f32) -> u8 {
     (c * (255.0 / 256.0) + 32768.0).to_bits() as u8
 }
 
+/// [`unorm8`] of four lanes of float bits, in the low byte of each lane: the same clamp and
+/// rounding written without branches (NaN and -0.0 clamp to a zero byte either way), so it
+/// compiles to SIMD.
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // a plain indexed loop is what the vectorizer recognises
+fn unorm8x4(v: [u32; 4]) -> [u32; 4] {
+    let mut r = [0u32; 4];
+    for l in 0..4 {
+        let f = f32::from_bits(v[l]);
+        // `maxps`/`minps` order: NaN compares false and takes the constant.
+        let c = if f > 0.0 { f } else { 0.0 };
+        let c = if c < 1.0 { c } else { 1.0 };
+        r[l] = (c * (255.0 / 256.0) + 32768.0).to_bits() & 0xFF;
+    }
+    r
+}
+
 /// `tgsi_exec`'s plane evaluation over a quad whose top-left pixel is `(x, y)`.
 #[inline(always)]
 fn plane(k: Coef, x: f32, y: f32) -> [f32; 4] {
@@ -219,28 +236,40 @@ fn bits(v: [f32; 4]) -> [u32; 4] {
     v.map(f32::to_bits)
 }
 
-/// Per-tile scratch registers.
+/// Quads shaded per executor call (a tile row holds 32).
+const BATCH: usize = 32;
+
+/// Per-tile scratch registers: [`BATCH`] blocks of each file, one per quad of the batch.
 struct Regs {
     inputs: Vec<QuadVec4>,
     system_values: Vec<QuadVec4>,
     outputs: Vec<QuadVec4>,
+    /// Per batch slot: the quad's position and live lanes.
+    pos: Vec<(u32, u32)>,
+    live: Vec<u8>,
+    killed: Vec<u8>,
 }
 
 impl Context<'_> {
     fn tile(&self, job: &mut Job<'_>) -> Result<(u64, u64), RasterError> {
         let plan = self.plan;
         let mut regs = Regs {
-            inputs: vec![[[0; 4]; 4]; plan.fs_num_inputs],
-            system_values: vec![[[0; 4]; 4]; plan.fs_num_sv],
-            outputs: vec![[[0; 4]; 4]; plan.fs_num_outputs],
+            inputs: vec![[[0; 4]; 4]; plan.fs_num_inputs * BATCH],
+            system_values: vec![[[0; 4]; 4]; plan.fs_num_sv * BATCH],
+            outputs: vec![[[0; 4]; 4]; plan.fs_num_outputs * BATCH],
+            pos: Vec::with_capacity(BATCH),
+            live: Vec::with_capacity(BATCH),
+            killed: vec![0; BATCH],
         };
-        for &register in &self.inputs.sample_pos {
-            regs.system_values[register] =
-                [[0.5f32.to_bits(); 4], [0.5f32.to_bits(); 4], [0; 4], [0; 4]];
+        for slot in 0..BATCH {
+            for &register in &self.inputs.sample_pos {
+                regs.system_values[slot * plan.fs_num_sv + register] =
+                    [[0.5f32.to_bits(); 4], [0.5f32.to_bits(); 4], [0; 4], [0; 4]];
+            }
         }
         let tile_x1 = (job.x0 + TILE).min(self.width) - 1;
         let tile_y1 = (job.y0 + TILE).min(self.height) - 1;
-        let (mut quads, mut pixels) = (0u64, 0u64);
+        let mut counts = (0u64, 0u64);
         let bin = std::mem::take(&mut job.bin);
         for &index in &bin {
             let tri = &self.prepared.triangles[index as usize];
@@ -280,64 +309,126 @@ impl Context<'_> {
                     if mask == 0 {
                         continue;
                     }
-                    let written = self.quad(tri, qx, qy, mask, &mut regs)?;
-                    if written != 0 {
-                        self.write(job, qx, qy, written, &regs.outputs[plan.color_register]);
+                    self.fill(tri, qx, qy, mask, &mut regs);
+                    if regs.live.len() == BATCH {
+                        self.flush(job, &mut regs, &mut counts)?;
                     }
-                    quads += 1;
-                    pixels += written.count_ones() as u64;
                 }
             }
+            // Triangles are shaded in order: the batch never spans two.
+            self.flush(job, &mut regs, &mut counts)?;
         }
-        Ok((quads, pixels))
+        Ok(counts)
+    }
+
+    /// Shades the batched quads and writes their pixels.
+    fn flush(
+        &self,
+        job: &mut Job<'_>,
+        regs: &mut Regs,
+        counts: &mut (u64, u64),
+    ) -> Result<(), RasterError> {
+        let n = regs.live.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let plan = self.plan;
+        let mut batch = QuadBatch {
+            count: n,
+            inputs: &regs.inputs,
+            inputs_stride: plan.fs_num_inputs,
+            system_values: &regs.system_values,
+            system_values_stride: plan.fs_num_sv,
+            outputs: &mut regs.outputs,
+            outputs_stride: plan.fs_num_outputs,
+            live: &regs.live,
+            killed: &mut regs.killed,
+        };
+        let result = self
+            .state
+            .fragment_shader
+            .shade_quads(&self.state.fragment_resources, &mut batch);
+        // Quads before a failing one were shaded: they are written, as one quad at a time would.
+        let done = match &result {
+            Ok(()) => n,
+            Err(e) => e.quad.min(n),
+        };
+        for slot in 0..done {
+            let (qx, qy) = regs.pos[slot];
+            let written = regs.live[slot] & !regs.killed[slot];
+            if written != 0 {
+                let color = &regs.outputs[slot * plan.fs_num_outputs + plan.color_register];
+                self.write(job, qx, qy, written, color);
+            }
+            counts.0 += 1;
+            counts.1 += written.count_ones() as u64;
+        }
+        if let Err(e) = result {
+            let (x, y) = regs.pos.get(e.quad).copied().unwrap_or(regs.pos[0]);
+            return Err(RasterError::FragmentShader {
+                x,
+                y,
+                source: e.error,
+            });
+        }
+        regs.live.clear();
+        regs.pos.clear();
+        Ok(())
     }
 
     fn triangle_constants(&self, tri: &Triangle, regs: &mut Regs) {
+        if self.inputs.per_triangle.is_empty() {
+            return;
+        }
+        let (ni, ns) = (self.plan.fs_num_inputs, self.plan.fs_num_sv);
         let coefs = &self.prepared.coefs[tri.coef..];
         let face = if tri.front { 1.0f32 } else { -1.0 }.to_bits();
-        for input in &self.inputs.per_triangle {
-            match *input {
-                PerTriangle::Flat {
-                    register,
-                    mask,
-                    coef,
-                } => {
-                    for c in 0..4 {
-                        if mask & (1 << c) != 0 {
-                            regs.inputs[register][c] = [coefs[coef + c].a0.to_bits(); 4];
+        for slot in 0..BATCH {
+            let inputs = &mut regs.inputs[slot * ni..(slot + 1) * ni];
+            let system_values = &mut regs.system_values[slot * ns..(slot + 1) * ns];
+            for input in &self.inputs.per_triangle {
+                match *input {
+                    PerTriangle::Flat {
+                        register,
+                        mask,
+                        coef,
+                    } => {
+                        for c in 0..4 {
+                            if mask & (1 << c) != 0 {
+                                inputs[register][c] = [coefs[coef + c].a0.to_bits(); 4];
+                            }
                         }
                     }
-                }
-                PerTriangle::Face { register, sv } => {
-                    let file = if sv {
-                        &mut regs.system_values
-                    } else {
-                        &mut regs.inputs
-                    };
-                    file[register][0] = [face; 4];
-                }
-                PerTriangle::PrimId { register, sv } => {
-                    let file = if sv {
-                        &mut regs.system_values
-                    } else {
-                        &mut regs.inputs
-                    };
-                    file[register] = [[tri.prim_id; 4]; 4];
+                    PerTriangle::Face { register, sv } => {
+                        let file = if sv {
+                            &mut *system_values
+                        } else {
+                            &mut *inputs
+                        };
+                        file[register][0] = [face; 4];
+                    }
+                    PerTriangle::PrimId { register, sv } => {
+                        let file = if sv {
+                            &mut *system_values
+                        } else {
+                            &mut *inputs
+                        };
+                        file[register] = [[tri.prim_id; 4]; 4];
+                    }
                 }
             }
         }
     }
 
-    /// Fills the per-quad inputs, runs the fragment shader and returns the lanes to write.
-    fn quad(
-        &self,
-        tri: &Triangle,
-        qx: u32,
-        qy: u32,
-        live: u8,
-        regs: &mut Regs,
-    ) -> Result<u8, RasterError> {
+    /// Fills the next batch slot with the per-quad inputs of the quad at `(qx, qy)`.
+    fn fill(&self, tri: &Triangle, qx: u32, qy: u32, live: u8, regs: &mut Regs) {
         let plan = self.plan;
+        let slot = regs.live.len();
+        regs.live.push(live);
+        regs.pos.push((qx, qy));
+        let (ni, ns) = (plan.fs_num_inputs, plan.fs_num_sv);
+        let inputs = &mut regs.inputs[slot * ni..(slot + 1) * ni];
+        let system_values = &mut regs.system_values[slot * ns..(slot + 1) * ns];
         let coefs = &self.prepared.coefs[tri.coef..];
         let (x, y) = (qx as f32, qy as f32);
         let inv_w = plane(coefs[1], x, y);
@@ -350,7 +441,7 @@ impl Context<'_> {
                 } => {
                     for c in 0..4 {
                         if mask & (1 << c) != 0 {
-                            regs.inputs[register][c] = bits(plane(coefs[coef + c], x, y));
+                            inputs[register][c] = bits(plane(coefs[coef + c], x, y));
                         }
                     }
                 }
@@ -362,8 +453,7 @@ impl Context<'_> {
                     for c in 0..4 {
                         if mask & (1 << c) != 0 {
                             let a = plane(coefs[coef + c], x, y);
-                            regs.inputs[register][c] =
-                                bits(std::array::from_fn(|l| a[l] / inv_w[l]));
+                            inputs[register][c] = bits(std::array::from_fn(|l| a[l] / inv_w[l]));
                         }
                     }
                 }
@@ -385,40 +475,50 @@ impl Context<'_> {
                         bits(inv_w),
                     ];
                     if sv {
-                        regs.system_values[register] = value;
+                        system_values[register] = value;
                     } else {
-                        regs.inputs[register] = value;
+                        inputs[register] = value;
                     }
                 }
                 PerQuad::SampleMask { register } => {
-                    regs.system_values[register][0] =
-                        std::array::from_fn(|l| ((live >> l) & 1) as u32);
+                    system_values[register][0] = std::array::from_fn(|l| ((live >> l) & 1) as u32);
                 }
                 PerQuad::Helper { register } => {
-                    regs.system_values[register][0] =
+                    system_values[register][0] =
                         std::array::from_fn(|l| if (live >> l) & 1 == 0 { !0 } else { 0 });
                 }
             }
         }
-        let mut io = QuadIo {
-            inputs: &regs.inputs,
-            system_values: &regs.system_values,
-            outputs: &mut regs.outputs,
-            live,
-        };
-        let killed = self
-            .state
-            .fragment_shader
-            .shade_quad(&self.state.fragment_resources, &mut io)
-            .map_err(|source| RasterError::FragmentShader {
-                x: qx,
-                y: qy,
-                source,
-            })?;
-        Ok(live & !killed)
     }
 
     fn write(&self, job: &mut Job<'_>, qx: u32, qy: u32, lanes: u8, color: &QuadVec4) {
+        if lanes == 0xF && matches!(self.format, Format::R8G8B8A8Unorm | Format::B8G8R8A8Unorm) {
+            // A fully covered quad on an 8-bit target: convert all 16 channels at once and
+            // store each row's two pixels together.
+            let r = if self.format == Format::R8G8B8A8Unorm {
+                0
+            } else {
+                2
+            };
+            let (cr, cg, cb, ca) = (
+                unorm8x4(color[r]),
+                unorm8x4(color[1]),
+                unorm8x4(color[2 - r]),
+                unorm8x4(color[3]),
+            );
+            let mut px = [0u32; 4];
+            for l in 0..4 {
+                px[l] = cr[l] | cg[l] << 8 | cb[l] << 16 | ca[l] << 24;
+            }
+            let x = (qx - job.x0) as usize * 4;
+            let y = (qy - job.y0) as usize;
+            for (row, pair) in [(y, [px[0], px[1]]), (y + 1, [px[2], px[3]])] {
+                let out = &mut job.rows[row][x..x + 8];
+                out[..4].copy_from_slice(&pair[0].to_le_bytes());
+                out[4..].copy_from_slice(&pair[1].to_le_bytes());
+            }
+            return;
+        }
         for lane in 0..4 {
             if lanes & (1 << lane) == 0 {
                 continue;
@@ -459,7 +559,7 @@ impl Context<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::unorm8;
+    use super::{unorm8, unorm8x4};
     use crate::texture::float_to_ubyte;
 
     #[test]
@@ -479,15 +579,26 @@ mod tests {
             .chain([f32::NEG_INFINITY, f32::MIN_POSITIVE, 2.0, -1.0])
         {
             assert_eq!(unorm8(f), float_to_ubyte(f), "{f}");
+            assert_eq!(
+                unorm8x4([f.to_bits(); 4])[0],
+                float_to_ubyte(f) as u32,
+                "{f}"
+            );
         }
         // Every bit pattern in [0, 1] at a stride, plus a sample of the rest.
         for bits in (0..=1.0f32.to_bits()).step_by(61) {
             let f = f32::from_bits(bits);
             assert_eq!(unorm8(f), float_to_ubyte(f), "{f}");
+            assert_eq!(unorm8x4([bits; 4])[0], float_to_ubyte(f) as u32, "{f}");
         }
         for bits in (0..=u32::MAX).step_by(4099) {
             let f = f32::from_bits(bits);
             assert_eq!(unorm8(f), float_to_ubyte(f), "{bits:#x}");
+            assert_eq!(
+                unorm8x4([bits; 4])[0],
+                float_to_ubyte(f) as u32,
+                "{bits:#x}"
+            );
         }
         for k in 0..=510u32 {
             // Exact halves of 1/255 steps: round to nearest even.

@@ -125,12 +125,16 @@ pub(super) fn compile(
         let mf = MemFlagsData::new().with_notrap();
         let load_p = |b: &mut FunctionBuilder, off: i32| b.ins().load(ptr, mf, ctx_p, off);
         let regs = load_p(&mut b, offsets.regs);
-        let inp = load_p(&mut b, offsets.inputs);
-        let sv = load_p(&mut b, offsets.sysvals);
-        let out = load_p(&mut b, offsets.outputs);
+        let inp0 = load_p(&mut b, offsets.inputs);
+        let sv0 = load_p(&mut b, offsets.sysvals);
+        let out0 = load_p(&mut b, offsets.outputs);
         let cb = load_p(&mut b, offsets.consts);
-        let live = b.ins().load(I32X4, mf, ctx_p, offsets.live);
         let budget = b.ins().load(I64, mf, ctx_p, offsets.budget);
+        let count = b.ins().load(I64, mf, ctx_p, offsets.count);
+        let strides = [offsets.in_stride, offsets.sv_stride, offsets.out_stride]
+            .map(|off| b.ins().load(I64, mf, ctx_p, off));
+        let live_p = load_p(&mut b, offsets.live);
+        let killed_p = load_p(&mut b, offsets.killed);
         static ZERO_BLOCK: [u32; 16] = [0; 16];
         let zero_addr = b.ins().iconst(ptr, ZERO_BLOCK.as_ptr() as i64);
         let mut const_addr = HashMap::new();
@@ -144,6 +148,23 @@ pub(super) fn compile(
             let addr = b.ins().select(ok, addr, zero_addr);
             const_addr.insert((buf, i), addr);
         }
+        // Constant channels are loaded and broadcast once per call, for all its quads.
+        let mut const_vals = HashMap::new();
+        for inst in &d.insts {
+            for s in &inst.src {
+                if let Loc::Direct(Slot::Const(buf, i)) = s.loc {
+                    for &comp in &s.swizzle {
+                        const_vals.entry((buf, i, comp)).or_insert_with(|| {
+                            let x = b
+                                .ins()
+                                .load(I32, mf, const_addr[&(buf, i)], comp as i32 * 4);
+                            b.ins().splat(I32X4, x)
+                        });
+                    }
+                }
+            }
+        }
+        let mem_locals = memory_locals(d);
         let mut e = Emitter {
             b,
             d,
@@ -152,12 +173,13 @@ pub(super) fn compile(
             le: MemFlagsData::new().with_endianness(Endianness::Little),
             ctx: ctx_p,
             regs,
-            inp,
-            sv,
-            out,
-            live,
+            inp: inp0,
+            sv: sv0,
+            out: out0,
+            live: zero_addr,
             budget,
             const_addr,
+            const_vals,
             masks: [Variable::from_u32(0); 5],
             exec: Variable::from_u32(0),
             kill: Variable::from_u32(0),
@@ -177,6 +199,7 @@ pub(super) fn compile(
             cb,
             indirect_cache: HashMap::new(),
             flushed_locals: flushed_locals(d),
+            reg_vars: Vec::new(),
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -195,24 +218,100 @@ pub(super) fn compile(
         }
         let ones = e.splat(!0);
         let zero = e.splat(0);
+        let lane_bits = {
+            let bytes: Vec<u8> = [1u32, 2, 4, 8]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect();
+            let c = e.b.func.dfg.constants.insert(ConstantData::from(bytes));
+            e.b.ins().vconst(I32X4, c)
+        };
         for m in 0..5 {
             e.masks[m] = e.b.declare_var(I32X4);
-            e.b.def_var(e.masks[m], ones);
         }
         e.exec = e.b.declare_var(I32X4);
-        e.b.def_var(e.exec, ones);
         e.kill = e.b.declare_var(I32X4);
-        e.b.def_var(e.kill, zero);
         e.counter = e.b.declare_var(I64);
+        e.reg_vars = mem_locals
+            .iter()
+            .map(|&in_memory| (!in_memory).then(|| std::array::from_fn(|_| e.b.declare_var(I32X4))))
+            .collect();
+        let quad = e.b.declare_var(I64);
+        let q0 = e.b.ins().iconst(I64, 0);
+        e.b.def_var(quad, q0);
+        let top = e.b.create_block();
+        e.b.ins().jump(top, &[]);
+
+        // Per quad: file pointers, live lanes, fresh masks and zeroed registers.
+        e.b.switch_to_block(top);
+        let q = e.b.use_var(quad);
+        e.b.ins().store(mf, q, ctx_p, offsets.quad);
+        let [inp, sv, out] =
+            [(inp0, strides[0]), (sv0, strides[1]), (out0, strides[2])].map(|(base, stride)| {
+                let off = e.b.ins().imul(q, stride);
+                e.b.ins().iadd(base, off)
+            });
+        (e.inp, e.sv, e.out) = (inp, sv, out);
+        let live_addr = e.b.ins().iadd(live_p, q);
+        let live_byte = e.b.ins().uload8(I32, mf, live_addr, 0);
+        let live_v = e.b.ins().splat(I32X4, live_byte);
+        let live_v = e.b.ins().band(live_v, lane_bits);
+        e.live = e.b.ins().icmp(IntCC::NotEqual, live_v, zero);
+        for m in 0..5 {
+            e.b.def_var(e.masks[m], ones);
+        }
+        e.b.def_var(e.exec, ones);
+        e.b.def_var(e.kill, zero);
         let c0 = e.b.ins().iconst(I64, 0);
         e.b.def_var(e.counter, c0);
+        for vars in e.reg_vars.clone().into_iter().flatten() {
+            for v in vars {
+                e.b.def_var(v, zero);
+            }
+        }
+        let in_memory = mem_locals.iter().filter(|&&m| m).count();
+        if in_memory <= 16 {
+            for (i, _) in mem_locals.iter().enumerate().filter(|(_, &m)| m) {
+                for c in 0..4 {
+                    e.b.ins().store(mf, zero, regs, (i * 64 + c * 16) as i32);
+                }
+            }
+        } else {
+            // Large register arrays: a loop over the whole file.
+            let cursor = e.b.declare_var(ptr);
+            e.b.def_var(cursor, regs);
+            let end = e.b.ins().iadd_imm_s(regs, d.num_locals as i64 * 64);
+            let body = e.b.create_block();
+            let after = e.b.create_block();
+            e.b.ins().jump(body, &[]);
+            e.b.switch_to_block(body);
+            let p = e.b.use_var(cursor);
+            for c in 0..4 {
+                e.b.ins().store(mf, zero, p, c * 16);
+            }
+            let p = e.b.ins().iadd_imm_s(p, 64);
+            e.b.def_var(cursor, p);
+            let more = e.b.ins().icmp(IntCC::UnsignedLessThan, p, end);
+            e.b.ins().brif(more, body, &[], after, &[]);
+            e.b.switch_to_block(after);
+        }
 
         e.walk(0, d.insts.len(), None, 0)?;
         e.b.ins().jump(e.exit, &[]);
         e.b.switch_to_block(e.exit);
         let kill = e.b.use_var(e.kill);
         let bits = e.b.ins().vhigh_bits(I32, kill);
-        e.b.ins().return_(&[bits]);
+        let q = e.b.use_var(quad);
+        let kaddr = e.b.ins().iadd(killed_p, q);
+        e.b.ins().istore8(mf, bits, kaddr, 0);
+        let next = e.b.ins().iadd_imm_s(q, 1);
+        e.b.def_var(quad, next);
+        let more = e.b.ins().icmp(IntCC::UnsignedLessThan, next, count);
+        let done = e.b.create_block();
+        e.b.ins().brif(more, top, &[], done, &[]);
+        e.b.switch_to_block(done);
+        let ok = e.b.ins().iconst(I32, 0);
+        e.b.ins().return_(&[ok]);
         e.b.seal_all_blocks();
         e.b.finalize(module.target_config());
     }
@@ -290,6 +389,8 @@ struct Emitter<'a, 'f> {
     live: Value,
     budget: Value,
     const_addr: HashMap<(u32, u32), Value>,
+    /// Broadcast constant channels, loaded once per call: `(buffer, index, component)`.
+    const_vals: HashMap<(u32, u32, u8), Value>,
     masks: [Variable; 5],
     exec: Variable,
     kill: Variable,
@@ -314,6 +415,9 @@ struct Emitter<'a, 'f> {
     indirect_cache: HashMap<u32, [Value; 4]>,
     /// Local register channels that never hold a denormal (see [`flushed_locals`]).
     flushed_locals: Vec<[bool; 4]>,
+    /// Per local register: its channels as SSA variables, or None when it lives in memory
+    /// (see [`memory_locals`]).
+    reg_vars: Vec<Option<[Variable; 4]>>,
 }
 
 const SIGN: u32 = 0x8000_0000;
@@ -564,6 +668,13 @@ impl Emitter<'_, '_> {
     }
 
     fn load_slot(&mut self, slot: Slot, comp: u8) -> V {
+        if let Slot::Local(i) = slot {
+            if let Some(vars) = self.reg_vars[i as usize] {
+                let v = self.b.use_var(vars[comp as usize & 3]);
+                let flushed = self.flushed_locals[i as usize][comp as usize];
+                return V { v, flushed };
+            }
+        }
         if let Some((base, i)) = self.reg_base(slot) {
             let off = (i as i64 * 64 + comp as i64 * 16) as i32;
             let v = self.b.ins().load(I32X4, self.mf, base, off);
@@ -581,14 +692,17 @@ impl Emitter<'_, '_> {
                     flushed: !is_denormal(bits),
                 }
             }
-            Slot::Const(b, i) => {
-                let addr = self.const_addr[&(b, i)];
-                let x = self.b.ins().load(I32, self.mf, addr, comp as i32 * 4);
-                V {
-                    v: self.b.ins().splat(I32X4, x),
-                    flushed: false,
+            Slot::Const(b, i) => match self.const_vals.get(&(b, i, comp)) {
+                Some(&v) => V { v, flushed: false },
+                None => {
+                    let addr = self.const_addr[&(b, i)];
+                    let x = self.b.ins().load(I32, self.mf, addr, comp as i32 * 4);
+                    V {
+                        v: self.b.ins().splat(I32X4, x),
+                        flushed: false,
+                    }
                 }
-            }
+            },
             _ => Self::flushed(self.splat(0)),
         }
     }
@@ -730,6 +844,31 @@ impl Emitter<'_, '_> {
 
     /// Stores the written channels of `vals` for the executing (and, for OUT, live) lanes.
     fn store(&mut self, inst: &Inst, vals: &[Option<V>; 4], full: bool) {
+        if let DstLoc::Local(i) = inst.dst {
+            if let Some(vars) = self.reg_vars[i as usize] {
+                let lanes = if full { None } else { Some(self.exec()) };
+                for (c, v) in vals.iter().enumerate() {
+                    let Some(v) = v else { continue };
+                    if inst.write_mask & (1 << c) == 0 {
+                        continue;
+                    }
+                    let val = if inst.saturate {
+                        self.saturate(*v)
+                    } else {
+                        v.v
+                    };
+                    let val = match lanes {
+                        None => val,
+                        Some(m) => {
+                            let old = self.b.use_var(vars[c]);
+                            self.b.ins().bitselect(m, val, old)
+                        }
+                    };
+                    self.b.def_var(vars[c], val);
+                }
+                return;
+            }
+        }
         let (base, i, is_out) = match inst.dst {
             DstLoc::Local(i) => (self.regs, i, false),
             DstLoc::Output(i) => (self.out, i, true),
@@ -1177,8 +1316,36 @@ impl Emitter<'_, '_> {
         self.b.ins().icmp(IntCC::NotEqual, e, zero)
     }
 
-    /// Runs instruction `pc` through the interpreter.
+    /// Runs instruction `pc` through the interpreter: the registers held in variables are
+    /// stored to the register memory the interpreter reads, and its destination reloaded.
     fn step(&mut self, pc: usize, full: bool) {
+        for i in 0..self.reg_vars.len() {
+            if let Some(vars) = self.reg_vars[i] {
+                for (c, var) in vars.iter().enumerate() {
+                    let v = self.b.use_var(*var);
+                    self.b
+                        .ins()
+                        .store(self.mf, v, self.regs, (i * 64 + c * 16) as i32);
+                }
+            }
+        }
+        self.step_call(pc, full);
+        if let DstLoc::Local(i) = self.d.insts[pc].dst {
+            if let Some(vars) = self.reg_vars[i as usize] {
+                for (c, var) in vars.iter().enumerate() {
+                    let v = self.b.ins().load(
+                        I32X4,
+                        self.mf,
+                        self.regs,
+                        (i as usize * 64 + c * 16) as i32,
+                    );
+                    self.b.def_var(*var, v);
+                }
+            }
+        }
+    }
+
+    fn step_call(&mut self, pc: usize, full: bool) {
         let bits = if full {
             self.b.ins().iconst(I32, 0xF)
         } else {
@@ -1669,4 +1836,21 @@ fn flushed_locals(d: &Decoded) -> Vec<[bool; 4]> {
             return state;
         }
     }
+}
+
+/// Which local registers (TEMP, ADDR) stay in memory: those an indirect operand can address
+/// (the kernel computes their addresses per lane). All others live in SSA variables.
+fn memory_locals(d: &Decoded) -> Vec<bool> {
+    use crate::interp::decode::IndirectFile;
+    let mut mem = vec![false; d.num_locals];
+    for ind in &d.indirects {
+        if let IndirectFile::Local { base, lo, hi } = ind.file {
+            let first = (base as i64 + lo).max(0);
+            let last = (base as i64 + hi).min(d.num_locals as i64);
+            for r in first..last {
+                mem[r as usize] = true;
+            }
+        }
+    }
+    mem
 }

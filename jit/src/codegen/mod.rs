@@ -1,6 +1,7 @@
 //! Cranelift JIT: compiles an [`ir::Program`](crate::ir::Program) into a native kernel that shades
-//! one 2x2 quad per call with 128-bit SIMD (one `i32x4`/`f32x4` per register channel), with
-//! exactly the interpreter's results.
+//! 2x2 quads with 128-bit SIMD (one `i32x4`/`f32x4` per register channel), with exactly the
+//! interpreter's results. One call shades a whole batch of quads
+//! ([`QuadShader::shade_quads`]): the kernel loops over them, with constants loaded once per call.
 //!
 //! **What is native and what is called.** Inline SIMD: control flow (IF/UIF/ELSE, loops with
 //! BRK/BREAKC/CONT, SWITCH/CASE/DEFAULT, CAL/CALLNZ/RET — subroutines are inlined per call site,
@@ -21,8 +22,10 @@
 //! interpreter builds it). Everything else — other texture instructions, legacy and packing
 //! opcodes (LIT, EXP, LOG, XPD, NRM, PK*/UP*, …) — runs the interpreter's own executor for that
 //! one instruction (`interp_step`) on the same register memory, so its result is the
-//! interpreter's by construction: the kernel keeps every register in memory laid out exactly as
-//! the interpreter's (`TEMP` then `ADDR`, `[channel][lane]`).
+//! interpreter's by construction. Registers live in SSA variables (CPU registers where Cranelift
+//! can), except those an indirect operand addresses, which stay in a memory block laid out as the
+//! interpreter's (`TEMP` then `ADDR`, `[channel][lane]`); before an interpreted instruction the
+//! variables are stored to that block, and its destination is reloaded after.
 //!
 //! **Instruction budget.** The kernel counts, per loop iteration, the instructions that sit
 //! directly in the loop body (not inside a nested IF, loop or SWITCH), a lower bound of what the
@@ -51,8 +54,8 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 
 use crate::exec::{
-    ExecError, QuadIo, QuadShader, QuadVec4, ShaderResources, ShaderSignature,
-    DEFAULT_INSTRUCTION_BUDGET,
+    BatchError, ExecError, QuadBatch, QuadIo, QuadShader, QuadVec4, ShaderResources,
+    ShaderSignature, DEFAULT_INSTRUCTION_BUDGET,
 };
 use crate::interp::decode::{self, Decoded};
 use crate::interp::run::Machine;
@@ -78,7 +81,9 @@ struct ConstBuf {
 }
 
 /// The per-call context a kernel receives. The first fields are read by compiled code at the
-/// offsets `offset_of!` gives; the rest serve the `interp_step` trampoline.
+/// offsets `offset_of!` gives; the rest serve the `interp_step` trampoline. A call shades
+/// `count` quads: quad `q` reads `inputs + q * in_stride` (bytes; likewise SV and OUT), its
+/// live lanes from `live[q]`, and stores its killed lanes to `killed[q]`.
 #[repr(C)]
 struct Ctx {
     regs: *mut QuadVec4,
@@ -87,10 +92,18 @@ struct Ctx {
     outputs: *mut QuadVec4,
     consts: *const ConstBuf,
     consts_len: usize,
-    live: [u32; 4],
     budget: u64,
     err_pc: u64,
-    // Trampoline state: the caller's real operands, as the interpreter must see them.
+    count: u64,
+    in_stride: u64,
+    sv_stride: u64,
+    out_stride: u64,
+    live: *const u8,
+    killed: *mut u8,
+    /// The quad being shaded; written by the kernel.
+    quad: u64,
+    // Trampoline state: the caller's real operands, as the interpreter must see them (per
+    // quad: `io_inputs + quad * io_inputs_len`, and so on).
     kernel: *const Kernel,
     resources: *const (),
     io_inputs: *const QuadVec4,
@@ -99,7 +112,6 @@ struct Ctx {
     io_sysvals_len: usize,
     io_outputs: *mut QuadVec4,
     io_outputs_len: usize,
-    io_live: u8,
     num_locals: usize,
     error: Option<ExecError>,
 }
@@ -116,9 +128,15 @@ struct CtxOffsets {
     io_inputs_len: i32,
     io_sysvals_len: i32,
     io_outputs_len: i32,
-    live: i32,
     budget: i32,
     err_pc: i32,
+    count: i32,
+    in_stride: i32,
+    sv_stride: i32,
+    out_stride: i32,
+    live: i32,
+    killed: i32,
+    quad: i32,
 }
 
 impl CtxOffsets {
@@ -134,9 +152,15 @@ impl CtxOffsets {
             io_inputs_len: offset_of!(Ctx, io_inputs_len) as i32,
             io_sysvals_len: offset_of!(Ctx, io_sysvals_len) as i32,
             io_outputs_len: offset_of!(Ctx, io_outputs_len) as i32,
-            live: offset_of!(Ctx, live) as i32,
             budget: offset_of!(Ctx, budget) as i32,
             err_pc: offset_of!(Ctx, err_pc) as i32,
+            count: offset_of!(Ctx, count) as i32,
+            in_stride: offset_of!(Ctx, in_stride) as i32,
+            sv_stride: offset_of!(Ctx, sv_stride) as i32,
+            out_stride: offset_of!(Ctx, out_stride) as i32,
+            live: offset_of!(Ctx, live) as i32,
+            killed: offset_of!(Ctx, killed) as i32,
+            quad: offset_of!(Ctx, quad) as i32,
         }
     }
 }
@@ -541,18 +565,44 @@ fn padded(src: &[QuadVec4], need: usize, buf: &mut Vec<QuadVec4>) -> *const Quad
     }
 }
 
+/// The register files of one kernel call.
+struct Files {
+    count: usize,
+    /// What the kernel addresses directly (padded for single quads) and the byte strides.
+    inputs: *const QuadVec4,
+    in_stride: usize,
+    sysvals: *const QuadVec4,
+    sv_stride: usize,
+    outputs: *mut QuadVec4,
+    out_stride: usize,
+    live: *const u8,
+    killed: *mut u8,
+    /// The caller's files, per quad, for the interpreter trampoline.
+    io_inputs: *const QuadVec4,
+    io_inputs_len: usize,
+    io_sysvals: *const QuadVec4,
+    io_sysvals_len: usize,
+    io_outputs: *mut QuadVec4,
+    io_outputs_len: usize,
+}
+
 impl JitShader {
+    /// Runs the kernel over `files`; on failure, the quad and the error.
     fn run(
         &self,
         scratch: &mut Scratch,
         resources: &ShaderResources<'_>,
-        io: &mut QuadIo<'_>,
-    ) -> Result<u8, ExecError> {
+        f: Files,
+    ) -> Result<(), (usize, ExecError)> {
         let k = &*self.kernel;
-        scratch.regs.clear();
-        scratch.regs.resize(k.decoded.num_locals, ZERO4);
-        let inputs = padded(io.inputs, k.num_inputs, &mut scratch.inputs);
-        let sysvals = padded(io.system_values, k.num_sysvals, &mut scratch.sysvals);
+        if f.count == 0 {
+            return Ok(());
+        }
+        // The kernel zeroes the registers it keeps in memory at the start of every quad; the
+        // others are spilled here before an interpreted instruction reads them.
+        if scratch.regs.len() < k.decoded.num_locals {
+            scratch.regs.resize(k.decoded.num_locals, ZERO4);
+        }
         scratch.consts.clear();
         scratch
             .consts
@@ -566,56 +616,80 @@ impl JitShader {
                 len: 0,
             });
         }
-        let lane = |l: u8| if io.live & (1 << l) != 0 { !0u32 } else { 0 };
-        let outputs = io.outputs.as_mut_ptr();
         let mut ctx = Ctx {
             regs: scratch.regs.as_mut_ptr(),
-            inputs,
-            sysvals,
-            outputs,
+            inputs: f.inputs,
+            sysvals: f.sysvals,
+            outputs: f.outputs,
             consts: scratch.consts.as_ptr(),
             consts_len: scratch.consts.len(),
-            live: [lane(0), lane(1), lane(2), lane(3)],
             budget: self.budget,
             err_pc: 0,
+            count: f.count as u64,
+            in_stride: f.in_stride as u64,
+            sv_stride: f.sv_stride as u64,
+            out_stride: f.out_stride as u64,
+            live: f.live,
+            killed: f.killed,
+            quad: 0,
             kernel: k,
             resources: resources as *const ShaderResources<'_> as *const (),
-            io_inputs: io.inputs.as_ptr(),
-            io_inputs_len: io.inputs.len(),
-            io_sysvals: io.system_values.as_ptr(),
-            io_sysvals_len: io.system_values.len(),
-            io_outputs: outputs,
-            io_outputs_len: io.outputs.len(),
-            io_live: io.live,
+            io_inputs: f.io_inputs,
+            io_inputs_len: f.io_inputs_len,
+            io_sysvals: f.io_sysvals,
+            io_sysvals_len: f.io_sysvals_len,
+            io_outputs: f.io_outputs,
+            io_outputs_len: f.io_outputs_len,
             num_locals: k.decoded.num_locals,
             error: None,
         };
         let env = fpenv::Env::kernel();
-        // SAFETY: the kernel was compiled from `k.decoded` for exactly this context layout: it
-        // reads and writes `regs` within `num_locals` registers, `inputs`/`sysvals` within the
-        // padded `num_inputs`/`num_sysvals`, `outputs` within `num_outputs` (checked ≤ the
-        // caller's slice by `shade_quad`), constants only at addresses bounds-checked against
-        // each `ConstBuf::len` and the table padded to `num_const_buffers`; indirect accesses
-        // check each lane's index against the file's bounds (or the lengths in `ctx`) and
-        // otherwise read a static zero block or write a stack slot of the kernel. All pointers
-        // stay valid for the call and nothing else accesses that memory meanwhile. The kernel
-        // expects DAZ, set just above and restored just below.
+        // SAFETY: the kernel was compiled from `k.decoded` for exactly this context layout. For
+        // each quad q < count it reads and writes `regs` within `num_locals` registers, reads
+        // `inputs + q * in_stride` within `num_inputs` registers and `sysvals + q * sv_stride`
+        // within `num_sysvals`, writes `outputs + q * out_stride` within `num_outputs`, reads
+        // `live[q]` and writes `killed[q]` — the callers (`shade_quad`, `shade_quads`) check
+        // that every such range lies in the slices they were given (or in padded copies);
+        // constants are read only at addresses bounds-checked against each `ConstBuf::len`, the
+        // table being padded to `num_const_buffers`; indirect accesses check each lane's index
+        // against the file's bounds (or the per-quad lengths in `ctx`) and otherwise read a
+        // static zero block or write a stack slot of the kernel. All pointers stay valid for
+        // the call and nothing else accesses that memory meanwhile. The kernel expects DAZ, set
+        // just above and restored just below.
         let status = unsafe { (k.func)(&mut ctx) };
         drop(env);
+        let quad = ctx.quad as usize;
         match status >> 8 {
-            0 => Ok((status & 0xF) as u8),
-            STATUS_BUDGET => Err(ExecError::BudgetExceeded {
-                budget: self.budget,
-                pc: ctx.err_pc as usize,
-            }),
-            STATUS_CALL_OVERFLOW => Err(ExecError::CallStackOverflow {
-                pc: ctx.err_pc as usize,
-            }),
-            _ => Err(ctx.error.take().unwrap_or(ExecError::Unsupported {
-                pc: ctx.err_pc as usize,
-                message: "the JIT kernel failed without a reason".into(),
-            })),
+            0 => Ok(()),
+            STATUS_BUDGET => Err((
+                quad,
+                ExecError::BudgetExceeded {
+                    budget: self.budget,
+                    pc: ctx.err_pc as usize,
+                },
+            )),
+            STATUS_CALL_OVERFLOW => Err((
+                quad,
+                ExecError::CallStackOverflow {
+                    pc: ctx.err_pc as usize,
+                },
+            )),
+            _ => Err((
+                quad,
+                ctx.error.take().unwrap_or(ExecError::Unsupported {
+                    pc: ctx.err_pc as usize,
+                    message: "the JIT kernel failed without a reason".into(),
+                }),
+            )),
         }
+    }
+
+    fn with_scratch<R>(&self, f: impl FnOnce(&mut Scratch) -> R) -> R {
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => f(&mut scratch),
+            // Re-entered from a texture callback: use fresh memory rather than fail.
+            Err(_) => f(&mut Scratch::default()),
+        })
     }
 }
 
@@ -625,21 +699,97 @@ impl QuadShader for JitShader {
         resources: &ShaderResources<'_>,
         io: &mut QuadIo<'_>,
     ) -> Result<u8, ExecError> {
-        if io.outputs.len() < self.kernel.num_outputs {
+        let k = &*self.kernel;
+        if io.outputs.len() < k.num_outputs {
             // The kernel writes OUT registers directly; with fewer outputs than the program
             // addresses, the interpreter's dropped writes are the specification.
-            return self
-                .kernel
+            return k
                 .interp
                 .clone()
                 .with_budget(self.budget)
                 .shade_quad(resources, io);
         }
-        SCRATCH.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut scratch) => self.run(&mut scratch, resources, io),
-            // Re-entered from a texture callback: use fresh memory rather than fail.
-            Err(_) => self.run(&mut Scratch::default(), resources, io),
+        let mut killed = 0u8;
+        self.with_scratch(|scratch| {
+            let inputs = padded(io.inputs, k.num_inputs, &mut scratch.inputs);
+            let sysvals = padded(io.system_values, k.num_sysvals, &mut scratch.sysvals);
+            let outputs = io.outputs.as_mut_ptr();
+            let files = Files {
+                count: 1,
+                inputs,
+                in_stride: 0,
+                sysvals,
+                sv_stride: 0,
+                outputs,
+                out_stride: 0,
+                live: &io.live,
+                killed: &mut killed,
+                io_inputs: io.inputs.as_ptr(),
+                io_inputs_len: io.inputs.len(),
+                io_sysvals: io.system_values.as_ptr(),
+                io_sysvals_len: io.system_values.len(),
+                io_outputs: outputs,
+                io_outputs_len: io.outputs.len(),
+            };
+            self.run(scratch, resources, files)
         })
+        .map_err(|(_, e)| e)?;
+        Ok(killed)
+    }
+
+    fn shade_quads(
+        &self,
+        resources: &ShaderResources<'_>,
+        batch: &mut QuadBatch<'_>,
+    ) -> Result<(), BatchError> {
+        let k = &*self.kernel;
+        batch
+            .check()
+            .map_err(|error| BatchError { quad: 0, error })?;
+        if batch.inputs_stride < k.num_inputs
+            || batch.system_values_stride < k.num_sysvals
+            || batch.outputs_stride < k.num_outputs
+        {
+            // Files narrower than the kernel addresses: quad by quad (padded copies).
+            for q in 0..batch.count {
+                let (is, ss, os) = (
+                    batch.inputs_stride,
+                    batch.system_values_stride,
+                    batch.outputs_stride,
+                );
+                let mut io = QuadIo {
+                    inputs: &batch.inputs[q * is..(q + 1) * is],
+                    system_values: &batch.system_values[q * ss..(q + 1) * ss],
+                    outputs: &mut batch.outputs[q * os..(q + 1) * os],
+                    live: batch.live[q],
+                };
+                batch.killed[q] = self
+                    .shade_quad(resources, &mut io)
+                    .map_err(|error| BatchError { quad: q, error })?;
+            }
+            return Ok(());
+        }
+        const R: usize = std::mem::size_of::<QuadVec4>();
+        let outputs = batch.outputs.as_mut_ptr();
+        let files = Files {
+            count: batch.count,
+            inputs: batch.inputs.as_ptr(),
+            in_stride: batch.inputs_stride * R,
+            sysvals: batch.system_values.as_ptr(),
+            sv_stride: batch.system_values_stride * R,
+            outputs,
+            out_stride: batch.outputs_stride * R,
+            live: batch.live.as_ptr(),
+            killed: batch.killed.as_mut_ptr(),
+            io_inputs: batch.inputs.as_ptr(),
+            io_inputs_len: batch.inputs_stride,
+            io_sysvals: batch.system_values.as_ptr(),
+            io_sysvals_len: batch.system_values_stride,
+            io_outputs: outputs,
+            io_outputs_len: batch.outputs_stride,
+        };
+        self.with_scratch(|scratch| self.run(scratch, resources, files))
+            .map_err(|(quad, error)| BatchError { quad, error })
     }
 
     fn signature(&self) -> &ShaderSignature {
@@ -665,22 +815,32 @@ extern "C" fn interp_step(ctx: *mut Ctx, pc: u32, exec: u32) -> u32 {
             &*(ctx.resources as *const ShaderResources<'_>),
         )
     };
+    let q = ctx.quad as usize;
     // SAFETY: these (pointer, length) pairs come from the slices `run` was given (and its
     // scratch registers); they are valid for the kernel call and no other reference to them is
-    // used while this function runs (compiled code is suspended in the call).
-    let (regs, inputs, system_values, outputs) = unsafe {
+    // used while this function runs (compiled code is suspended in the call). The kernel sets
+    // `quad` < `count` before running the quad's code, and quad q's blocks lie within the
+    // caller's slices (checked by `shade_quads`; a single quad has q = 0).
+    let (regs, inputs, system_values, outputs, live) = unsafe {
         (
             std::slice::from_raw_parts_mut(ctx.regs, ctx.num_locals),
-            std::slice::from_raw_parts(ctx.io_inputs, ctx.io_inputs_len),
-            std::slice::from_raw_parts(ctx.io_sysvals, ctx.io_sysvals_len),
-            std::slice::from_raw_parts_mut(ctx.io_outputs, ctx.io_outputs_len),
+            std::slice::from_raw_parts(ctx.io_inputs.add(q * ctx.io_inputs_len), ctx.io_inputs_len),
+            std::slice::from_raw_parts(
+                ctx.io_sysvals.add(q * ctx.io_sysvals_len),
+                ctx.io_sysvals_len,
+            ),
+            std::slice::from_raw_parts_mut(
+                ctx.io_outputs.add(q * ctx.io_outputs_len),
+                ctx.io_outputs_len,
+            ),
+            *ctx.live.add(q),
         )
     };
     let mut io = QuadIo {
         inputs,
         system_values,
         outputs,
-        live: ctx.io_live,
+        live,
     };
     let Some(inst) = kernel.decoded.insts.get(pc as usize) else {
         ctx.err_pc = pc as u64;
