@@ -4,6 +4,7 @@
 //! prints back unchanged (see [`text`]). Registers are untyped 32-bit lanes; each opcode decides how
 //! it reads them (see [`Opcode::src_type`]).
 
+pub mod opt;
 pub mod text;
 mod types;
 pub mod validate;

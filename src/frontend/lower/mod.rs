@@ -207,8 +207,23 @@ pub(crate) struct Lowerer<'a> {
 type R<T> = Result<T, FrontendError>;
 
 /// Lowers entry point `entry` of a validated `module` (`info` from naga's validator). `source`
-/// (the text the module came from) turns spans into line numbers in errors.
+/// (the text the module came from) turns spans into line numbers in errors. The program is
+/// cleaned up by [`crate::ir::opt::optimize`] (bit-exact copy propagation and dead writes).
 pub fn lower(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry: usize,
+    source: Option<&str>,
+    file: &str,
+) -> Result<LoweredShader, FrontendError> {
+    let mut shader = lower_unoptimized(module, info, entry, source, file)?;
+    crate::ir::opt::optimize(&mut shader.program);
+    Ok(shader)
+}
+
+/// [`lower`] without the cleanup: one `MOV` per naga load and store (for tests of the
+/// optimizer and for reading the lowering's direct output).
+pub fn lower_unoptimized(
     module: &naga::Module,
     info: &naga::valid::ModuleInfo,
     entry: usize,

@@ -1,0 +1,240 @@
+//! A bit-exact cleanup of programs produced by the frontends: copy propagation of plain `MOV`s
+//! within straight-line code, then removal of writes nobody reads.
+//!
+//! The naga lowering turns every local-variable load and store into a `MOV`, so a shader's hot
+//! loop can be two thirds copies (Mesa runs NIR's copy propagation before it emits TGSI). Both
+//! passes preserve every output bit and the kill mask:
+//! - only `MOV`s without saturate or source modifiers are forwarded (`MOV` is a bit copy);
+//! - a copy is forgotten at every control-flow instruction and whenever its source or
+//!   destination component is written, and registers reached by indirect addressing are never
+//!   tracked;
+//! - inside control flow, where some lanes of the quad may not have executed the `MOV`, copies are
+//!   not forwarded into instructions that read other lanes (derivatives, and texture
+//!   instructions, whose level of detail comes from the quad);
+//! - a component write is removed only when no instruction of the program reads that
+//!   component of that register, so control flow cannot bring it back to life.
+//!
+//! Programs with subroutines (`CAL`) are left alone: their labels are instruction indices.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{Opcode, OpcodeClass, Program, Register, RegisterFile};
+
+/// Optimizes `program` in place (see the module documentation).
+pub fn optimize(program: &mut Program) {
+    if program
+        .instructions
+        .iter()
+        .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB))
+    {
+        return;
+    }
+    let arrays = array_temps(program);
+    // A few rounds: removing dead copies can expose further forwarding.
+    for _ in 0..4 {
+        let forwarded = forward_copies(program, &arrays);
+        let removed = remove_dead_writes(program, &arrays);
+        if !forwarded && !removed {
+            break;
+        }
+    }
+}
+
+/// TEMP registers in `ARRAY` declarations or reached by indirect addressing.
+fn array_temps(program: &Program) -> HashSet<u32> {
+    let mut set = HashSet::new();
+    for d in program.declarations() {
+        if d.file == RegisterFile::Temporary && d.array_id.is_some() {
+            set.extend(d.first..=d.last);
+        }
+    }
+    set
+}
+
+fn is_tracked_temp(reg: &Register, arrays: &HashSet<u32>) -> bool {
+    reg.file == RegisterFile::Temporary
+        && reg.indirect.is_none()
+        && reg.dimension.is_none()
+        && reg.index >= 0
+        && !arrays.contains(&(reg.index as u32))
+}
+
+/// Whether a register may be the source of a forwarded copy: never written by the program
+/// (inputs, constants, immediates, system values) or a tracked temporary.
+fn is_copy_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
+    let direct =
+        reg.indirect.is_none() && reg.dimension.as_ref().is_none_or(|d| d.indirect.is_none());
+    direct
+        && match reg.file {
+            RegisterFile::Input
+            | RegisterFile::Constant
+            | RegisterFile::Immediate
+            | RegisterFile::SystemValue => true,
+            RegisterFile::Temporary => is_tracked_temp(reg, arrays),
+            _ => false,
+        }
+}
+
+/// Instructions whose result depends on other lanes of the quad.
+fn reads_other_lanes(op: Opcode) -> bool {
+    op.class() == OpcodeClass::Texture
+        || matches!(
+            op,
+            Opcode::DDX | Opcode::DDY | Opcode::DDX_FINE | Opcode::DDY_FINE
+        )
+}
+
+/// One round of copy propagation; returns whether anything changed.
+fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
+    // (temp index, component) → (source register, component)
+    let mut copies: HashMap<(u32, u8), (Register, u8)> = HashMap::new();
+    let mut depth = 0usize;
+    let mut changed = false;
+    for inst in &mut program.instructions {
+        let op = inst.opcode;
+        if op.class() == OpcodeClass::Flow {
+            copies.clear();
+            match op {
+                Opcode::IF | Opcode::UIF | Opcode::BGNLOOP | Opcode::SWITCH => depth += 1,
+                Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH => {
+                    depth = depth.saturating_sub(1)
+                }
+                _ => {}
+            }
+            // Flow instructions read sources too (IF's condition); forwarding into them is
+            // still exact, but not worth the risk of a lane-dependent reading: leave them.
+            continue;
+        }
+        if depth == 0 || !reads_other_lanes(op) {
+            for src in &mut inst.src {
+                if !is_tracked_temp(&src.reg, arrays) {
+                    continue;
+                }
+                let index = src.reg.index as u32;
+                let mapped: Option<Vec<(Register, u8)>> = src
+                    .swizzle
+                    .iter()
+                    .map(|&c| copies.get(&(index, c)).copied())
+                    .collect();
+                let Some(mapped) = mapped else { continue };
+                let reg = mapped[0].0;
+                if mapped.iter().all(|(r, _)| *r == reg) {
+                    src.reg = reg;
+                    for (s, (_, c)) in src.swizzle.iter_mut().zip(&mapped) {
+                        *s = *c;
+                    }
+                    changed = true;
+                }
+            }
+        }
+        // Writes end the copies they overwrite, as destinations and as sources.
+        for dst in &inst.dst {
+            if dst.reg.file == RegisterFile::Temporary && !is_tracked_temp(&dst.reg, arrays) {
+                // An indirect or array write: forget everything rather than reason about it.
+                copies.clear();
+                continue;
+            }
+            if dst.reg.file != RegisterFile::Temporary {
+                continue;
+            }
+            let index = dst.reg.index as u32;
+            for c in 0..4u8 {
+                if dst.write_mask & (1 << c) != 0 {
+                    copies.remove(&(index, c));
+                    copies.retain(|_, (r, rc)| {
+                        !(r.file == RegisterFile::Temporary && r.index as u32 == index && *rc == c)
+                    });
+                }
+            }
+        }
+        let plain_mov = op == Opcode::MOV
+            && !inst.saturate
+            && inst.dst.len() == 1
+            && inst.src.len() == 1
+            && !inst.src[0].negate
+            && !inst.src[0].absolute;
+        if plain_mov
+            && is_tracked_temp(&inst.dst[0].reg, arrays)
+            && is_copy_source(&inst.src[0].reg, arrays)
+        {
+            let dst = inst.dst[0];
+            let src = inst.src[0];
+            let index = dst.reg.index as u32;
+            let self_copy =
+                src.reg.file == RegisterFile::Temporary && src.reg.index as u32 == index;
+            if !self_copy {
+                for c in 0..4u8 {
+                    if dst.write_mask & (1 << c) != 0 {
+                        copies.insert((index, c), (src.reg, src.swizzle[c as usize]));
+                    }
+                }
+            }
+        }
+    }
+    changed
+}
+
+/// Removes component writes to tracked temporaries that no instruction reads; returns whether
+/// anything changed.
+fn remove_dead_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
+    let mut read: HashSet<(u32, u8)> = HashSet::new();
+    let mut note = |reg: &Register, comps: &[u8]| {
+        if reg.file == RegisterFile::Temporary && reg.index >= 0 {
+            for &c in comps {
+                read.insert((reg.index as u32, c));
+            }
+        }
+        if let Some(ind) = &reg.indirect {
+            if ind.file == RegisterFile::Temporary {
+                read.insert((ind.index, ind.component));
+            }
+        }
+        if let Some(ind) = reg.dimension.as_ref().and_then(|d| d.indirect.as_ref()) {
+            if ind.file == RegisterFile::Temporary {
+                read.insert((ind.index, ind.component));
+            }
+        }
+    };
+    for inst in &program.instructions {
+        for src in &inst.src {
+            note(&src.reg, &src.swizzle);
+        }
+        for dst in &inst.dst {
+            // Indirect destinations read their index register.
+            note(
+                &Register {
+                    file: RegisterFile::Null,
+                    ..dst.reg
+                },
+                &[],
+            );
+        }
+        if let Some(tex) = &inst.texture {
+            for off in &tex.offsets {
+                note(&off.reg, &off.swizzle);
+            }
+        }
+    }
+    let mut changed = false;
+    program.instructions.retain_mut(|inst| {
+        let op = inst.opcode;
+        if !matches!(op.class(), OpcodeClass::Alu | OpcodeClass::Texture) || inst.dst.len() != 1 {
+            return true;
+        }
+        let dst = &mut inst.dst[0];
+        if !is_tracked_temp(&dst.reg, arrays) {
+            return true;
+        }
+        let index = dst.reg.index as u32;
+        let live = (0..4u8)
+            .filter(|c| dst.write_mask & (1 << c) != 0 && read.contains(&(index, *c)))
+            .fold(0u8, |m, c| m | (1 << c));
+        if live == dst.write_mask {
+            return true;
+        }
+        changed = true;
+        dst.write_mask = live;
+        live != 0
+    });
+    changed
+}
