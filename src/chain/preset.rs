@@ -159,6 +159,8 @@ pub struct PassConfig {
     pub index: usize,
     /// Shader source, resolved against the preset that named it, wildcards applied.
     pub shader: PathBuf,
+    /// The preset file and 1-based line of the `shaderN` key (for messages about the shader).
+    pub shader_origin: (PathBuf, usize),
     /// `aliasN`, if given and non-empty.
     pub alias: Option<String>,
     /// `filter_linearN`; `None` when the key is absent (the runtime picks its default).
@@ -1005,8 +1007,9 @@ fn parse_pass(
                 format!("{shader_key}: expected a shader path, found an empty value"),
             ))
         }
-        Some(e) => loader.resolve(root, &e.value),
+        Some(e) => (loader.resolve(root, &e.value), e.line),
     };
+    let (shader, shader_line) = shader;
 
     let filter = bool_key(file, &format!("filter_linear{i}"))?.map(|linear| {
         if linear {
@@ -1048,6 +1051,7 @@ fn parse_pass(
     Ok(PassConfig {
         index: i,
         shader,
+        shader_origin: (file.path.clone(), shader_line),
         alias,
         filter,
         wrap_mode,

@@ -136,6 +136,8 @@ pub struct FilterChain {
 
 /// A compiled shader stage pair with its interface, whatever the language.
 struct CompiledShader {
+    /// `#pragma name`: the pass's alias when the preset gives none.
+    name: Option<String>,
     parameters: Vec<Parameter>,
     format: Option<String>,
     vertex: (LoweredShader, StageReflection, ActiveMembers),
@@ -153,6 +155,7 @@ fn compile_pass_shader(path: &Path) -> Result<CompiledShader, ChainError> {
             let shader = slang::compile_slang(path).map_err(|e| ChainError::new(e.to_string()))?;
             let (vs, fs) = shader.lower().map_err(|e| ChainError::new(e.to_string()))?;
             Ok(CompiledShader {
+                name: shader.name.clone(),
                 parameters: shader.parameters.clone(),
                 format: shader.format.clone(),
                 vertex: (
@@ -288,7 +291,20 @@ impl FilterChain {
             files.par_iter().map(|f| compile_pass_shader(f)).collect();
         let mut shaders = BTreeMap::new();
         for (file, result) in files.into_iter().zip(compiled) {
-            shaders.insert(file, result?);
+            let shader = result.map_err(|e| {
+                // Name the preset line that asked for the shader, then what went wrong in it.
+                match preset.passes.iter().find(|p| p.shader == file) {
+                    Some(p) => ChainError::new(format!(
+                        "{}:{}: shader{}: {}",
+                        p.shader_origin.0.display(),
+                        p.shader_origin.1,
+                        p.index,
+                        e.message
+                    )),
+                    None => e,
+                }
+            })?;
+            shaders.insert(file, shader);
         }
 
         let mut names = SemanticNames::default();
@@ -298,7 +314,8 @@ impl FilterChain {
                 names.parameters.insert(p.id.clone());
                 defaults.insert(p.id.clone(), p.initial);
             }
-            if let Some(alias) = pass.alias.as_ref().filter(|a| !a.trim().is_empty()) {
+            let alias = pass.alias.as_ref().or(shaders[&pass.shader].name.as_ref());
+            if let Some(alias) = alias.filter(|a| !a.trim().is_empty()) {
                 names.aliases.insert(alias.clone(), pass.index);
             }
         }
@@ -824,6 +841,7 @@ mod tests {
         PassConfig {
             index: 0,
             shader: PathBuf::from("x.slang"),
+            shader_origin: (PathBuf::from("x.slangp"), 2),
             alias: None,
             filter: None,
             wrap_mode: WrapMode::ClampToBorder,
