@@ -632,7 +632,8 @@ fn failing_suite_writes_artifacts_and_html_report() {
     assert!(linear.contains("PSNR"), "{linear}");
     let preset = out.lines().find(|l| l.contains("crt <preset>")).unwrap();
     assert!(preset.starts_with("FAILED"), "{preset}");
-    assert!(preset.contains("not supported yet (issue #5"), "{preset}");
+    // The suite's input frame does not exist: the case fails and names the file.
+    assert!(preset.contains("frame.png"), "{preset}");
 
     assert!(tmp.path().join("expected.actual.png").exists());
     assert!(tmp.path().join("expected.diff.png").exists());
@@ -646,7 +647,7 @@ fn failing_suite_writes_artifacts_and_html_report() {
         assert!(html.contains(&format!("<img class=\"{class}\"")), "{class}");
     }
     assert!(html.contains("crt &lt;preset&gt;") && !html.contains("crt <preset>"));
-    assert!(html.contains("not supported yet (issue #5"));
+    assert!(html.contains("frame.png"));
 
     // With the preset filtered out, only the comparison fails; the summary counts the skip.
     let o = softgpu(&[
@@ -707,7 +708,7 @@ fn bless_writes_expected_images_then_the_suite_passes() {
 }
 
 #[test]
-fn preset_case_reports_not_supported_through_the_library() {
+fn preset_case_without_input_fails_through_the_library() {
     let suite = Suite::parse(
         Path::new("s.toml"),
         "[[case]]\nname = \"p\"\npreset = \"x.slangp\"\nexpected = \"p.png\"\n",
@@ -716,7 +717,44 @@ fn preset_case_reports_not_supported_through_the_library() {
     let r = runner::run_case(0, &suite.cases[0], false);
     assert_eq!(r.status, CaseStatus::Failed);
     let message = r.message.unwrap();
-    assert!(message.contains("not supported yet (issue #5"), "{message}");
+    assert!(
+        message.contains("x.slangp") && message.contains("input"),
+        "{message}"
+    );
+}
+
+#[test]
+fn preset_cases_render_through_the_chain_and_match_the_peer() {
+    // The project's own presets against librashader's images (tests/chain, reference-images/chain).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        format!(
+            "[defaults]\ntolerance = 2\n\n\
+             [[case]]\nname = \"stock\"\ndir = \"{root}\"\npreset = \"tests/chain/stock.slangp\"\n\
+             input = \"tests/chain/inputs/blocks32x24.png\"\nsize = \"96x72\"\n\
+             expected = \"reference-images/chain/stock.png\"\n\n\
+             [[case]]\nname = \"wrong size\"\ndir = \"{root}\"\npreset = \"tests/chain/stock.slangp\"\n\
+             input = \"tests/chain/inputs/blocks32x24.png\"\nsize = \"48x36\"\n\
+             expected = \"reference-images/chain/stock.png\"\n",
+            root = root.display()
+        ),
+    )
+    .unwrap();
+    let report = tmp.path().join("report");
+    let o = softgpu(&[
+        "test",
+        suite.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert_eq!(last_line(&out), "1 passed, 1 failed", "{out}");
+    let bad = out.lines().find(|l| l.contains("wrong size")).unwrap();
+    assert!(bad.starts_with("FAILED"), "{bad}");
 }
 
 // ---------------------------------------------------------------- determinism

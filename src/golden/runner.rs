@@ -1,10 +1,11 @@
 //! Running suite cases: render, compare with (or bless) the expected image, keep what the report
 //! needs.
 
-use super::suite::{Case, CaseKind, DrawCase, Suite};
+use super::suite::{Case, CaseKind, DrawCase, PresetCase, Suite};
 use super::{
     compare_images, diff_image, load_image, save_png, texture_to_image, CompareReport, GoldenError,
 };
+use crate::chain;
 use crate::draw::{self, DrawJob};
 use crate::ir::Processor;
 use crate::raster::ClipConvention;
@@ -97,11 +98,34 @@ fn render_draw(case: &DrawCase) -> anyhow::Result<RgbaImage> {
 pub fn render(case: &Case) -> anyhow::Result<RgbaImage> {
     match &case.kind {
         CaseKind::Draw(draw) => render_draw(draw),
-        CaseKind::Preset(preset) => Err(anyhow!(
-            "preset cases are not supported yet (issue #5: the RetroArch preset runtime); cannot run {}",
-            preset.preset.display()
-        )),
+        CaseKind::Preset(preset) => render_preset(preset),
     }
+}
+
+/// Runs a preset case through the filter chain, as `softgpu render` does.
+fn render_preset(case: &PresetCase) -> anyhow::Result<RgbaImage> {
+    let input = case.input.as_ref().ok_or_else(|| {
+        anyhow!(
+            "{}: a preset case needs `input` (an image or a directory of frames)",
+            case.preset.display()
+        )
+    })?;
+    let request = chain::RenderRequest {
+        preset: case.preset.clone(),
+        inputs: chain::input_frames(input)?,
+        size: case.size,
+        frames: u64::from(case.frames.max(1)),
+        chain: chain::ChainOptions {
+            parameters: case
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), *v as f32))
+                .collect(),
+            ..Default::default()
+        },
+        frame: chain::FrameOptions::default(),
+    };
+    Ok(texture_to_image(&chain::render(&request, |_, _| {})?))
 }
 
 fn remove_if_present(path: &Path) -> Result<(), String> {

@@ -21,7 +21,7 @@
 //! convention = "gl"        # gl | vulkan | webgpu (default: by the vertex shader's language)
 //! expected = "out.png"
 //!
-//! [[case]]                 # RetroArch preset (issue #5; reported as not supported yet)
+//! [[case]]                 # RetroArch preset, rendered as `softgpu render` does
 //! name = "crt"
 //! preset = "shaders/crt.slangp"
 //! input = "frame.png"
@@ -70,7 +70,7 @@ pub struct Case {
 pub enum CaseKind {
     /// One `softgpu draw` call.
     Draw(DrawCase),
-    /// A RetroArch preset run (issue #5).
+    /// A RetroArch preset run through the filter chain.
     Preset(PresetCase),
 }
 
