@@ -122,76 +122,16 @@ fn compile_preprocessed(
     let items = parse::parse(&pre.text)
         .map_err(|e| remap(&pre.line_map, file, e.pos.line, e.pos.col, e.message))?;
     let params: Vec<String> = pre.parameters.iter().map(|p| p.id.clone()).collect();
-    let mut stages = Vec::new();
-    for (kind, entry) in [
-        (StageKind::Vertex, "main_vertex"),
-        (StageKind::Fragment, "main_fragment"),
-    ] {
-        let stage_name = if kind == StageKind::Vertex {
-            "vertex"
-        } else {
-            "fragment"
-        };
-        let built = (|| {
-            let mut cx = Cx::new(&items, kind, params.clone())?;
-            cx.entry_point(entry)?;
-            Ok::<_, build::BuildError>((cx.module, cx.texture_list))
-        })()
-        .map_err(|e| {
-            if e.pos.line == 0 {
-                FrontendError::new(file, 0, 0, format!("{stage_name} stage: {}", e.message))
-            } else {
-                remap(&pre.line_map, file, e.pos.line, e.pos.col, e.message)
-            }
-        })?;
-        let (module, textures) = built;
-        let info = naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all()
-                - naga::valid::ValidationFlags::CONTROL_FLOW_UNIFORMITY,
-            naga::valid::Capabilities::all(),
-        )
-        .validate(&module)
-        .map_err(|e| {
-            let mut message = format!(
-                "{stage_name} stage: internal error, naga validation: {}",
-                e.as_inner()
-            );
-            let mut source = std::error::Error::source(e.as_inner());
-            while let Some(s) = source {
-                message.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            match e.location(&pre.text) {
-                Some(loc) => remap(
-                    &pre.line_map,
-                    file,
-                    loc.line_number,
-                    loc.line_position,
-                    message,
-                ),
-                None => FrontendError::new(file, 0, 0, message),
-            }
-        })?;
-        let split: Vec<SplitSampler> = textures
-            .iter()
-            .map(|(name, image, sampler)| SplitSampler {
-                name: Some(name.clone()),
-                set: 0,
-                image_binding: *image,
-                sampler_binding: *sampler,
-            })
-            .collect();
-        let reflection = slang::reflect::reflect_stage(&module, 0, &[], &split)
-            .map_err(|m| FrontendError::new(file, 0, 0, format!("{stage_name} stage: {m}")))?;
-        stages.push(CgStage {
-            module,
-            info,
-            entry_index: 0,
-            reflection,
-        });
-    }
-    let fragment = stages.pop().expect("two stages");
-    let vertex = stages.pop().expect("two stages");
+    let stage = |kind, seed| compile_stage(&items, &params, kind, seed, &pre, file);
+    // Both stages get the same uniform block layout (as a slang shader's shared UBO): the
+    // vertex stage is rebuilt when the fragment stage added members.
+    let (vertex, vertex_members) = stage(StageKind::Vertex, Vec::new())?;
+    let (fragment, members) = stage(StageKind::Fragment, vertex_members.clone())?;
+    let vertex = if members != vertex_members {
+        stage(StageKind::Vertex, members)?.0
+    } else {
+        vertex
+    };
     Ok(CgShader {
         file: file.to_string(),
         parameters: pre.parameters,
@@ -200,4 +140,79 @@ fn compile_preprocessed(
         source: pre.text,
         line_map: pre.line_map,
     })
+}
+
+/// Builds, validates and reflects one stage; `seed` are uniform block members to start from.
+fn compile_stage(
+    items: &[parse::Item],
+    params: &[String],
+    kind: StageKind,
+    seed: Vec<(String, types::Ty)>,
+    pre: &preprocess::Preprocessed,
+    file: &str,
+) -> Result<(CgStage, Vec<(String, types::Ty)>), FrontendError> {
+    let (stage_name, entry) = match kind {
+        StageKind::Vertex => ("vertex", "main_vertex"),
+        StageKind::Fragment => ("fragment", "main_fragment"),
+    };
+    let built = (|| {
+        let mut cx = Cx::new(items, kind, params.to_vec())?;
+        cx.ubo_members = seed;
+        cx.entry_point(entry)?;
+        Ok::<_, build::BuildError>((cx.module, cx.texture_list, cx.ubo_members))
+    })()
+    .map_err(|e| {
+        if e.pos.line == 0 {
+            FrontendError::new(file, 0, 0, format!("{stage_name} stage: {}", e.message))
+        } else {
+            remap(&pre.line_map, file, e.pos.line, e.pos.col, e.message)
+        }
+    })?;
+    let (module, textures, members) = built;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all() - naga::valid::ValidationFlags::CONTROL_FLOW_UNIFORMITY,
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .map_err(|e| {
+        let mut message = format!(
+            "{stage_name} stage: internal error, naga validation: {}",
+            e.as_inner()
+        );
+        let mut source = std::error::Error::source(e.as_inner());
+        while let Some(s) = source {
+            message.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        match e.location(&pre.text) {
+            Some(loc) => remap(
+                &pre.line_map,
+                file,
+                loc.line_number,
+                loc.line_position,
+                message,
+            ),
+            None => FrontendError::new(file, 0, 0, message),
+        }
+    })?;
+    let split: Vec<SplitSampler> = textures
+        .iter()
+        .map(|(name, image, sampler)| SplitSampler {
+            name: Some(name.clone()),
+            set: 0,
+            image_binding: *image,
+            sampler_binding: *sampler,
+        })
+        .collect();
+    let reflection = slang::reflect::reflect_stage(&module, 0, &[], &split)
+        .map_err(|m| FrontendError::new(file, 0, 0, format!("{stage_name} stage: {m}")))?;
+    Ok((
+        CgStage {
+            module,
+            info,
+            entry_index: 0,
+            reflection,
+        },
+        members,
+    ))
 }

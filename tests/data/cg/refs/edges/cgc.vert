@@ -1,0 +1,66 @@
+// glslv output by Cg compiler
+// cgc version 3.1.0013, build date Apr 24 2012
+// command line args: -quiet -profile glslv -DPARAMETER_UNIFORM
+// source file: shader.cg
+//vendor NVIDIA Corporation
+//version 3.1.0.13
+//profile glslv
+//program main_vertex
+//semantic main_vertex.modelViewProj
+//semantic main_vertex.IN
+//semantic XBR_Y_WEIGHT
+//semantic decal : TEXUNIT0
+//var float4x4 modelViewProj :  : _modelViewProj1[0], 4 : 2 : 1
+//var float2 IN.video_size :  :  : 3 : 0
+//var float2 IN.texture_size :  : _IN1._texture_size : 3 : 1
+//var float2 IN.output_size :  :  : 3 : 0
+//var float IN.frame_count :  :  : 3 : 0
+//var float IN.frame_direction :  :  : 3 : 0
+//var float4 position : $vin.POSITION : ATTR0 : 0 : 1
+//var float2 texCoord : $vin.TEXCOORD0 : ATTR8 : 1 : 1
+//var float4 main_vertex.position : $vout.POSITION : HPOS : -1 : 1
+//var float2 main_vertex.texCoord : $vout.TEXCOORD0 : TEX0 : -1 : 1
+//var float4 main_vertex.t1 : $vout.TEXCOORD1 : TEX1 : -1 : 1
+//var float4 main_vertex.t2 : $vout.TEXCOORD2 : TEX2 : -1 : 1
+
+#version 110
+
+struct input {
+    vec2 _video_size;
+    vec2 _texture_size;
+    vec2 _output_size;
+    float _frame_count;
+    float _frame_direction;
+};
+
+struct out_vertex {
+    vec4 _position2;
+    vec2 _texCoord2;
+    vec4 _t1;
+    vec4 _t2;
+};
+
+uniform vec4 _modelViewProj1[4];
+uniform input _IN1;
+vec4 _r0005;
+
+ // main procedure, the original name was main_vertex
+void main()
+{
+
+    out_vertex _OUT;
+    vec2 _ps;
+
+    _r0005.x = dot(_modelViewProj1[0], gl_Vertex);
+    _r0005.y = dot(_modelViewProj1[1], gl_Vertex);
+    _r0005.z = dot(_modelViewProj1[2], gl_Vertex);
+    _r0005.w = dot(_modelViewProj1[3], gl_Vertex);
+    _ps = 1.00000000E+00/_IN1._texture_size;
+    _OUT._t1 = gl_MultiTexCoord0.xyxy + vec4(0.00000000E+00, -_ps.y, -_ps.x, 0.00000000E+00);
+    _OUT._t2 = gl_MultiTexCoord0.xyxy + vec4(_ps.x, 0.00000000E+00, 0.00000000E+00, _ps.y);
+    gl_TexCoord[2] = _OUT._t2;
+    gl_TexCoord[0].xy = gl_MultiTexCoord0.xy;
+    gl_TexCoord[1] = _OUT._t1;
+    gl_Position = _r0005;
+    return;
+} // main end
