@@ -39,9 +39,9 @@ fn render(dir: &Path) -> Vec<u8> {
         match m.name.as_str() {
             // Column-major, as RetroArch uploads it (the frontend transposes for Cg's rows).
             "MVP" => {
-                for c in 0..4 {
-                    let col: Vec<f32> = (0..4).map(|r| MVP_ROWS[r][c]).collect();
-                    put(m.offset + 16 * c as u32, &col);
+                for c in 0..4u32 {
+                    let col = MVP_ROWS.map(|row| row[c as usize]);
+                    put(m.offset + 16 * c, &col);
                 }
             }
             "SourceSize" | "OriginalSize" => put(m.offset, &[16.0, 16.0]),
