@@ -84,6 +84,41 @@ pub struct SampleRequest {
     pub offset: [i32; 3],
 }
 
+/// Filter of a [`TexelView`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewFilter {
+    /// softpipe's nearest image filter.
+    Nearest,
+    /// softpipe's bilinear image filter.
+    Linear,
+}
+
+/// Wrap mode of a [`TexelView`], the same on both axes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewWrap {
+    /// `REPEAT` on a texture whose sides are powers of two (softpipe's `*_repeat_POT` filters).
+    RepeatPot,
+    /// `CLAMP_TO_EDGE`.
+    ClampToEdge,
+}
+
+/// Level 0 of a texture unit, for executors that sample it inline (see
+/// [`TextureAccess::texel_view`]): `R8G8B8A8_UNORM` texels, row-major, `width * height * 4`
+/// bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct TexelView<'a> {
+    /// The texels.
+    pub texels: &'a [u8],
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels.
+    pub height: u32,
+    /// The filter every lookup uses.
+    pub filter: ViewFilter,
+    /// The wrap mode of s and t.
+    pub wrap: ViewWrap,
+}
+
 /// Texture access for executors: the rasterizer's texture units implement this. Results are raw
 /// lane bits (floats for float/normalized formats, integers for integer formats).
 pub trait TextureAccess: Sync {
@@ -107,6 +142,16 @@ pub trait TextureAccess: Sync {
     fn size(&self, view: u32, target: TextureTarget, lod: i32) -> [u32; 4];
     /// Level-of-detail query (LODQ): `[0]` the clamped level, `[1]` the unclamped lambda, per lane.
     fn query_lod(&self, request: &SampleRequest) -> [[f32; 4]; 2];
+
+    /// When every [`sample`](TextureAccess::sample) of a 2D `target` on this view and sampler
+    /// unit without offsets — whatever its LOD mode — reads level 0 of an RGBA8 UNORM texture
+    /// with one filter and one wrap mode on both axes, that level and its state; executors may
+    /// then compute the texels themselves with softpipe's arithmetic for that filter (the JIT
+    /// does, proven bit-identical to `sample`). None (the default): always call `sample`.
+    fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
+        let _ = (view, sampler, target);
+        None
+    }
 }
 
 /// Texture access with nothing bound: every lookup returns zero. For shaders without textures.

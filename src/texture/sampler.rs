@@ -11,7 +11,9 @@
 use super::format::Format;
 use super::storage::{lerp, lerp_2d, Texture};
 use super::tables::LOG2_TABLE_BITS;
-use softgpu_jit::exec::{LodMode, QuadVec4, SampleRequest, TextureAccess};
+use softgpu_jit::exec::{
+    LodMode, QuadVec4, SampleRequest, TexelView, TextureAccess, ViewFilter, ViewWrap,
+};
 use softgpu_jit::ir::TextureTarget;
 use std::sync::Arc;
 
@@ -928,5 +930,45 @@ impl TextureAccess for TextureUnits {
             return [[0.0; 4]; 2];
         };
         with_ctx(tex, samp, request.target, |ctx| ctx.query_lod(request)).unwrap_or([[0.0; 4]; 2])
+    }
+
+    /// Without a mip filter and with one filter for minification and magnification, `sample`
+    /// never looks at the LOD: it runs `filter(mag_img, level 0)`, which for an RGBA8 2D texture
+    /// with equal wraps is `img_filter_2d_*_repeat_POT` (REPEAT, power-of-two sides) or the
+    /// generic nearest/linear filter with `CLAMP_TO_EDGE` on both axes.
+    fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
+        if target != TextureTarget::Tex2D {
+            return None;
+        }
+        let (tex, samp) = self.resolve(view, sampler)?;
+        if tex.format() != Format::R8G8B8A8Unorm
+            || samp.mip_filter.is_some()
+            || samp.min_filter != samp.mag_filter
+            || samp.wrap_s != samp.wrap_t
+        {
+            return None;
+        }
+        let (width, height) = (tex.width(), tex.height());
+        let wrap = match samp.wrap_s {
+            Wrap::Repeat if width.is_power_of_two() && height.is_power_of_two() => {
+                ViewWrap::RepeatPot
+            }
+            Wrap::ClampToEdge => ViewWrap::ClampToEdge,
+            _ => return None,
+        };
+        let texels = tex.level_data(0);
+        if texels.len() < width as usize * height as usize * 4 {
+            return None;
+        }
+        Some(TexelView {
+            texels,
+            width,
+            height,
+            filter: match samp.mag_filter {
+                Filter::Nearest => ViewFilter::Nearest,
+                Filter::Linear => ViewFilter::Linear,
+            },
+            wrap,
+        })
     }
 }

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8X16};
+use cranelift_codegen::ir::types::{F32, F32X4, I32, I32X4, I64, I8X16};
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot,
     StackSlotData, StackSlotKind, Type, UserFuncName, Value,
@@ -34,6 +34,26 @@ pub(super) struct Compiled {
     pub num_sysvals: usize,
     pub num_outputs: usize,
     pub num_const_buffers: usize,
+    /// (view, sampler) of each inline texture site.
+    pub fast_sites: Vec<(u32, u32)>,
+}
+
+/// Most texture instructions of one program sampled inline (each adds ~150 instructions).
+const MAX_INLINE_TEX: usize = 16;
+
+/// Per-call values of one inline texture site, loaded in the entry block.
+#[derive(Clone, Copy)]
+struct FastSite {
+    ok: Value,
+    data: Value,
+    linear: Value,
+    clamp: Value,
+    width: Value,
+    wmax: Value,
+    hmax: Value,
+    fwidth: Value,
+    fheight: Value,
+    off: Value,
 }
 
 fn unsupported(pc: usize, message: impl Into<String>) -> ExecError {
@@ -90,10 +110,12 @@ pub(super) fn compile(
             num_sysvals: io.1,
             num_outputs: io.2,
             num_const_buffers,
+            fast_sites: Vec::new(),
         });
     }
 
     let mut fctx = FunctionBuilderContext::new();
+    let mut fast_sites = Vec::new();
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         let mut step = module.make_signature();
@@ -164,6 +186,73 @@ pub(super) fn compile(
                 }
             }
         }
+        // Inline texture sites: TEX-family 2D lookups with operands in src0 (not TXP), in
+        // programs small enough that the extra code does not cost compile time.
+        let mut fast_of_pc = HashMap::new();
+        let fast_p = load_p(&mut b, offsets.fast);
+        if d.insts.len() <= super::OPTIMIZE_MAX_INSTRUCTIONS {
+            for (pc, inst) in d.insts.iter().enumerate() {
+                let t = d.textures.get(inst.aux as usize);
+                if fast_sites.len() < MAX_INLINE_TEX
+                    && matches!(
+                        inst.op,
+                        Opcode::TEX | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ
+                    )
+                    && super::tex_fast_path(d, inst)
+                    && t.is_some_and(|t| t.target == crate::ir::TextureTarget::Tex2D)
+                {
+                    let t = d.textures[inst.aux as usize];
+                    fast_of_pc.insert(pc, fast_sites.len());
+                    fast_sites.push((t.view.index, t.sampler.index));
+                }
+            }
+        }
+        let mut fast_vals = HashMap::new();
+        for (pc, &site) in &fast_of_pc {
+            use super::FastTex;
+            use std::mem::offset_of;
+            let base = b
+                .ins()
+                .iadd_imm_s(fast_p, (site * std::mem::size_of::<FastTex>()) as i64);
+            let ld32 =
+                |b: &mut FunctionBuilder, off: usize| b.ins().load(I32, mf, base, off as i32);
+            let data = b
+                .ins()
+                .load(ptr, mf, base, offset_of!(FastTex, data) as i32);
+            let ok = ld32(&mut b, offset_of!(FastTex, ok));
+            let lin = ld32(&mut b, offset_of!(FastTex, linear));
+            let clamp = ld32(&mut b, offset_of!(FastTex, clamp));
+            let w = ld32(&mut b, offset_of!(FastTex, width));
+            let h = ld32(&mut b, offset_of!(FastTex, height));
+            let fw = b
+                .ins()
+                .load(F32, mf, base, offset_of!(FastTex, fwidth) as i32);
+            let fh = b
+                .ins()
+                .load(F32, mf, base, offset_of!(FastTex, fheight) as i32);
+            let wm = b.ins().iadd_imm_s(w, -1);
+            let hm = b.ins().iadd_imm_s(h, -1);
+            let half = b.ins().iconst(I32, 0x3f00_0000);
+            let off = b.ins().band(lin, half);
+            let [linear, clamp, width, wmax, hmax, off] =
+                [lin, clamp, w, wm, hm, off].map(|x| b.ins().splat(I32X4, x));
+            let [fwidth, fheight] = [fw, fh].map(|x| b.ins().splat(F32X4, x));
+            fast_vals.insert(
+                *pc,
+                FastSite {
+                    ok,
+                    data,
+                    linear,
+                    clamp,
+                    width,
+                    wmax,
+                    hmax,
+                    fwidth,
+                    fheight,
+                    off,
+                },
+            );
+        }
         let mem_locals = memory_locals(d);
         let mut e = Emitter {
             b,
@@ -200,6 +289,7 @@ pub(super) fn compile(
             indirect_cache: HashMap::new(),
             flushed_locals: flushed_locals(d),
             reg_vars: Vec::new(),
+            fast_vals,
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -336,6 +426,7 @@ pub(super) fn compile(
         num_sysvals: io.1,
         num_outputs: io.2,
         num_const_buffers,
+        fast_sites,
     })
 }
 
@@ -418,6 +509,8 @@ struct Emitter<'a, 'f> {
     /// Per local register: its channels as SSA variables, or None when it lives in memory
     /// (see [`memory_locals`]).
     reg_vars: Vec<Option<[Variable; 4]>>,
+    /// Inline texture sites by program counter.
+    fast_vals: HashMap<usize, FastSite>,
 }
 
 const SIGN: u32 = 0x8000_0000;
@@ -1368,6 +1461,180 @@ impl Emitter<'_, '_> {
         self.b.switch_to_block(ok);
     }
 
+    /// Samples through the `tex_sample` shim: `src` is src0 (swizzled, modifiers applied).
+    fn tex_call(&mut self, pc: usize, src: [Value; 4]) -> [Value; 4] {
+        for (c, v) in src.iter().enumerate() {
+            self.b
+                .ins()
+                .stack_store(self.ptr, *v, self.slot, c as i32 * 16);
+        }
+        let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
+        let pcv = self.b.ins().iconst(I32, pc as i64);
+        let callee = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
+        self.b
+            .ins()
+            .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, addr]);
+        std::array::from_fn(|c| {
+            self.b
+                .ins()
+                .stack_load(self.ptr, I32X4, self.slot, c as i32 * 16)
+        })
+    }
+
+    /// softpipe's `ifloor` of lanes with |u| < 2^22: truncate, step down where that rounded up.
+    fn ifloor(&mut self, u: Value) -> Value {
+        let t = self.b.ins().x86_cvtt2dq(I32X4, u);
+        let tf = self.b.ins().fcvt_from_sint(F32X4, t);
+        let up = self.b.ins().fcmp(FloatCC::GreaterThan, tf, u);
+        self.b.ins().iadd(t, up)
+    }
+
+    /// One axis of the inline sampler: the coordinate scaled and wrapped as softpipe's
+    /// `img_filter_2d_{nearest,linear}_repeat_POT` (repeat) or `wrap_{nearest,linear}_clamp_to_edge`
+    /// (clamp) compute it, for both filters at once (nearest: no -0.5, weight 0). Returns
+    /// (u, in-range mask) — the kernel checks |u| < 2^22 before trusting `ifloor`.
+    fn tex_axis_u(&mut self, s: Value, size: Value, site: FastSite) -> (Value, Value) {
+        let p = self.f(s);
+        let p = self.b.ins().fmul(p, size);
+        let off = self.f(site.off);
+        let ur = self.b.ins().fsub(p, off);
+        // Mesa's CLAMP(p, 0, size): NaN goes to 0.
+        let zero = self.splat(0);
+        let zf = self.f(zero);
+        let gt0 = self.b.ins().fcmp(FloatCC::GreaterThan, p, zf);
+        let gts = self.b.ins().fcmp(FloatCC::GreaterThan, p, size);
+        let pi = self.i(p);
+        let si = self.i(size);
+        let c = self.b.ins().bitselect(gts, si, pi);
+        let c = self.b.ins().band(gt0, c);
+        let c = self.f(c);
+        let uc = self.b.ins().fsub(c, off);
+        let uc = self.i(uc);
+        let ur = self.i(ur);
+        let u = self.b.ins().bitselect(site.clamp, uc, ur);
+        let abs = self.splat(!SIGN);
+        let a = self.b.ins().band(u, abs);
+        let a = self.f(a);
+        let lim = self.splat(0x4a80_0000); // 2^22
+        let lim = self.f(lim);
+        let ok = self.b.ins().fcmp(FloatCC::LessThan, a, lim);
+        (u, ok)
+    }
+
+    /// Texel indices and weight of one axis from `u`: (i0, i1, weight bits).
+    fn tex_axis_idx(&mut self, u: Value, max: Value, site: FastSite) -> (Value, Value, Value) {
+        let uf = self.f(u);
+        let fl = self.ifloor(uf);
+        let flf = self.b.ins().fcvt_from_sint(F32X4, fl);
+        let w = self.b.ins().fsub(uf, flf);
+        let w = self.i(w);
+        let w = self.b.ins().band(w, site.linear);
+        let one = self.splat(1);
+        let fl1 = self.b.ins().iadd(fl, one);
+        let zero = self.splat(0);
+        let i0r = self.b.ins().band(fl, max);
+        let i1r = self.b.ins().band(fl1, max);
+        let c0 = self.b.ins().smax(fl, zero);
+        let i0c = self.b.ins().smin(c0, max);
+        let i1c = self.b.ins().smin(fl1, max);
+        let i0 = self.b.ins().bitselect(site.clamp, i0c, i0r);
+        let i1 = self.b.ins().bitselect(site.clamp, i1c, i1r);
+        (i0, i1, w)
+    }
+
+    /// Inline RGBA8 sampling (see [`TextureAccess::texel_view`]) with the sampler's exact
+    /// arithmetic; falls back to [`Self::tex_call`] when the unit has no view, a coordinate is
+    /// denormal (the kernel's DAZ would read it as zero where the sampler does not) or a scaled
+    /// coordinate is NaN or beyond 2^22 (softpipe's wide `ifloor`).
+    ///
+    /// [`TextureAccess::texel_view`]: crate::exec::TextureAccess::texel_view
+    fn tex_inline(&mut self, site: FastSite, pc: usize, src: [Value; 4]) -> [Value; 4] {
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        for _ in 0..4 {
+            self.b.append_block_param(join, I32X4);
+        }
+        let (s, t) = (src[0], src[1]);
+        let (us, oks) = self.tex_axis_u(s, site.fwidth, site);
+        let (ut, okt) = self.tex_axis_u(t, site.fheight, site);
+        let exp = self.splat(EXP);
+        let mant = self.splat(MANT);
+        let zero = self.splat(0);
+        let mut denormal = zero;
+        for x in [s, t] {
+            let e = self.b.ins().band(x, exp);
+            let ez = self.b.ins().icmp(IntCC::Equal, e, zero);
+            let m = self.b.ins().band(x, mant);
+            let mnz = self.b.ins().icmp(IntCC::NotEqual, m, zero);
+            let d = self.b.ins().band(ez, mnz);
+            denormal = self.b.ins().bor(denormal, d);
+        }
+        let in_range = self.b.ins().band(oks, okt);
+        let good = self.b.ins().band_not(in_range, denormal);
+        let all = self.b.ins().vall_true(good);
+        let ok = self.b.ins().icmp_imm_s(IntCC::NotEqual, site.ok, 0);
+        let go = self.b.ins().band(all, ok);
+        self.b.ins().brif(go, fast, &[], slow, &[]);
+
+        self.b.switch_to_block(slow);
+        let r = self.tex_call(pc, src);
+        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+
+        self.b.switch_to_block(fast);
+        let (x0, x1, xw) = self.tex_axis_idx(us, site.wmax, site);
+        let (y0, y1, yw) = self.tex_axis_idx(ut, site.hmax, site);
+        let row0 = self.b.ins().imul(y0, site.width);
+        let row1 = self.b.ins().imul(y1, site.width);
+        let idx = [(row0, x0), (row0, x1), (row1, x0), (row1, x1)];
+        let two = self.b.ins().iconst(I32, 2);
+        let mut corners = [zero; 4];
+        for (k, &(row, x)) in idx.iter().enumerate() {
+            let i = self.b.ins().iadd(row, x);
+            let byte = self.b.ins().ishl(i, two);
+            let mut v = zero;
+            for l in 0..4u8 {
+                let o = self.b.ins().extractlane(byte, l);
+                let o = self.b.ins().uextend(self.ptr, o);
+                let a = self.b.ins().iadd(site.data, o);
+                let px = self.b.ins().load(I32, self.mf, a, 0);
+                v = self.b.ins().insertlane(v, px, l);
+            }
+            corners[k] = v;
+        }
+        let xw = self.f(xw);
+        let yw = self.f(yw);
+        let byte_mask = self.splat(0xFF);
+        let scale = self.splat((1.0f32 / 255.0).to_bits());
+        let scale = self.f(scale);
+        let mut out = [zero; 4];
+        for (c, o) in out.iter_mut().enumerate() {
+            let sh = self.b.ins().iconst(I32, 8 * c as i64);
+            let t: [Value; 4] = std::array::from_fn(|k| {
+                let v = self.b.ins().ushr(corners[k], sh);
+                let v = self.b.ins().band(v, byte_mask);
+                let f = self.b.ins().fcvt_from_sint(F32X4, v);
+                self.b.ins().fmul(f, scale)
+            });
+            // softpipe's lerp_2d: along x on both rows, then along y.
+            let lerp = |b: &mut FunctionBuilder, a: Value, v0: Value, v1: Value| {
+                let d = b.ins().fsub(v1, v0);
+                let m = b.ins().fmul(a, d);
+                b.ins().fadd(v0, m)
+            };
+            let t0 = lerp(&mut self.b, xw, t[0], t[1]);
+            let t1 = lerp(&mut self.b, xw, t[2], t[3]);
+            let r = lerp(&mut self.b, yw, t0, t1);
+            *o = self.i(r);
+        }
+        let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.b.switch_to_block(join);
+        let p = self.b.block_params(join);
+        [p[0], p[1], p[2], p[3]]
+    }
+
     /// Emits an arithmetic instruction natively; false when it must go through the interpreter.
     fn native_alu(&mut self, inst: &Inst, full: bool, pc: usize) -> Result<bool, ExecError> {
         use Opcode::*;
@@ -1376,26 +1643,15 @@ impl Emitter<'_, '_> {
             if !super::tex_fast_path(self.d, inst) {
                 return Ok(false);
             }
-            for c in 0..4 {
-                let v = self.fetch(&inst.src[0], c, pc)?;
-                self.b
-                    .ins()
-                    .stack_store(self.ptr, v.v, self.slot, c as i32 * 16);
+            let mut src = [self.splat(0); 4];
+            for (c, sc) in src.iter_mut().enumerate() {
+                *sc = self.fetch(&inst.src[0], c, pc)?.v;
             }
-            let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
-            let pcv = self.b.ins().iconst(I32, pc as i64);
-            let callee = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
-            self.b
-                .ins()
-                .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, addr]);
-            let mut r: [Option<V>; 4] = [None; 4];
-            for (c, rc) in r.iter_mut().enumerate() {
-                let v = self
-                    .b
-                    .ins()
-                    .stack_load(self.ptr, I32X4, self.slot, c as i32 * 16);
-                *rc = Some(V { v, flushed: false });
-            }
+            let texels = match self.fast_vals.get(&pc).copied() {
+                Some(site) => self.tex_inline(site, pc, src),
+                None => self.tex_call(pc, src),
+            };
+            let r = texels.map(|v| Some(V { v, flushed: false }));
             self.store(inst, &r, full);
             return Ok(true);
         }

@@ -80,6 +80,67 @@ struct ConstBuf {
     len: usize,
 }
 
+/// One inline texture site's view of its unit, as the kernel reads it (see
+/// [`TextureAccess::texel_view`](crate::exec::TextureAccess::texel_view)); `ok` = 0 sends every
+/// lookup to the sampler. `linear` and `clamp` are lane masks (0 or !0).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct FastTex {
+    data: *const u8,
+    ok: u32,
+    linear: u32,
+    clamp: u32,
+    width: u32,
+    height: u32,
+    fwidth: f32,
+    fheight: f32,
+    _pad: u32,
+}
+
+impl FastTex {
+    const NONE: FastTex = FastTex {
+        data: std::ptr::null(),
+        ok: 0,
+        linear: 0,
+        clamp: 0,
+        width: 1,
+        height: 1,
+        fwidth: 1.0,
+        fheight: 1.0,
+        _pad: 0,
+    };
+
+    fn of(view: Option<crate::exec::TexelView<'_>>) -> FastTex {
+        use crate::exec::{ViewFilter, ViewWrap};
+        let Some(v) = view else {
+            return FastTex::NONE;
+        };
+        let (w, h) = (v.width as usize, v.height as usize);
+        let fits = w > 0
+            && h > 0
+            && v.width <= 1 << 16
+            && v.height <= 1 << 16
+            && w.checked_mul(h)
+                .and_then(|n| n.checked_mul(4))
+                .is_some_and(|n| n <= v.texels.len() && n <= i32::MAX as usize);
+        if !fits {
+            return FastTex::NONE;
+        }
+        let mask = |b: bool| if b { !0 } else { 0 };
+        FastTex {
+            data: v.texels.as_ptr(),
+            ok: 1,
+            linear: mask(v.filter == ViewFilter::Linear),
+            clamp: mask(v.wrap == ViewWrap::ClampToEdge),
+            width: v.width,
+            height: v.height,
+            fwidth: v.width as f32,
+            fheight: v.height as f32,
+            _pad: 0,
+        }
+    }
+}
+
 /// The per-call context a kernel receives. The first fields are read by compiled code at the
 /// offsets `offset_of!` gives; the rest serve the `interp_step` trampoline. A call shades
 /// `count` quads: quad `q` reads `inputs + q * in_stride` (bytes; likewise SV and OUT), its
@@ -102,6 +163,8 @@ struct Ctx {
     killed: *mut u8,
     /// The quad being shaded; written by the kernel.
     quad: u64,
+    /// One [`FastTex`] per inline texture site.
+    fast: *const FastTex,
     // Trampoline state: the caller's real operands, as the interpreter must see them (per
     // quad: `io_inputs + quad * io_inputs_len`, and so on).
     kernel: *const Kernel,
@@ -137,6 +200,7 @@ struct CtxOffsets {
     live: i32,
     killed: i32,
     quad: i32,
+    fast: i32,
 }
 
 impl CtxOffsets {
@@ -161,6 +225,7 @@ impl CtxOffsets {
             live: offset_of!(Ctx, live) as i32,
             killed: offset_of!(Ctx, killed) as i32,
             quad: offset_of!(Ctx, quad) as i32,
+            fast: offset_of!(Ctx, fast) as i32,
         }
     }
 }
@@ -180,6 +245,8 @@ struct Kernel {
     num_outputs: usize,
     /// Constant buffers the kernel addresses directly.
     num_const_buffers: usize,
+    /// (view, sampler) units of the inline texture sites.
+    fast_sites: Vec<(u32, u32)>,
     /// Owns the executable memory of `func`; freed on drop.
     module: Mutex<Option<JITModule>>,
 }
@@ -379,6 +446,7 @@ fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
         num_sysvals: compiled.num_sysvals,
         num_outputs: compiled.num_outputs,
         num_const_buffers: compiled.num_const_buffers,
+        fast_sites: compiled.fast_sites,
         module: Mutex::new(Some(module)),
     })
 }
@@ -544,6 +612,7 @@ struct Scratch {
     inputs: Vec<QuadVec4>,
     sysvals: Vec<QuadVec4>,
     consts: Vec<ConstBuf>,
+    fast: Vec<FastTex>,
 }
 
 thread_local! {
@@ -616,6 +685,16 @@ impl JitShader {
                 len: 0,
             });
         }
+        scratch.fast.clear();
+        scratch
+            .fast
+            .extend(k.fast_sites.iter().map(|&(view, sampler)| {
+                FastTex::of(resources.textures.texel_view(
+                    view,
+                    sampler,
+                    crate::ir::TextureTarget::Tex2D,
+                ))
+            }));
         let mut ctx = Ctx {
             regs: scratch.regs.as_mut_ptr(),
             inputs: f.inputs,
@@ -632,6 +711,7 @@ impl JitShader {
             live: f.live,
             killed: f.killed,
             quad: 0,
+            fast: scratch.fast.as_ptr(),
             kernel: k,
             resources: resources as *const ShaderResources<'_> as *const (),
             io_inputs: f.io_inputs,
@@ -651,7 +731,10 @@ impl JitShader {
         // `live[q]` and writes `killed[q]` — the callers (`shade_quad`, `shade_quads`) check
         // that every such range lies in the slices they were given (or in padded copies);
         // constants are read only at addresses bounds-checked against each `ConstBuf::len`, the
-        // table being padded to `num_const_buffers`; indirect accesses check each lane's index
+        // table being padded to `num_const_buffers`; inline texture sites read `fast[site]`
+        // (one entry per site) and, when its `ok` is set, texels at `y * width + x` for
+        // `x < width`, `y < height`, which `FastTex::of` checked lie in the view's slice,
+        // borrowed from `resources` for the call; indirect accesses check each lane's index
         // against the file's bounds (or the per-quad lengths in `ctx`) and otherwise read a
         // static zero block or write a stack slot of the kernel. All pointers stay valid for
         // the call and nothing else accesses that memory meanwhile. The kernel expects DAZ, set

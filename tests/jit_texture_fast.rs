@@ -1,0 +1,255 @@
+//! The JIT's inline texture path (RGBA8, nearest/bilinear, repeat on power-of-two sizes or
+//! clamp-to-edge, level 0) against the interpreter, which calls softpipe's sampler: every output
+//! bit must agree, on coordinates at texel edges and centres, negative, huge, ±0, ±Inf, NaN and
+//! denormal, for TEX/TXB/TXL. A counting texture unit proves the inline path is the one taken.
+
+use softgpu::exec::{
+    QuadBatch, QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources, TexelView,
+    TextureAccess,
+};
+use softgpu::interp::Interpreter;
+use softgpu::ir::text::parse_program;
+use softgpu::ir::TextureTarget;
+use softgpu::jit::codegen::JitShader;
+use softgpu::texture::{Filter, SamplerState, Texture, TextureUnits, Wrap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Forwards to texture units and counts the lookups that go through `sample`.
+struct Counting {
+    units: TextureUnits,
+    samples: AtomicUsize,
+}
+
+impl TextureAccess for Counting {
+    fn sample(&self, r: &SampleRequest) -> QuadVec4 {
+        self.samples.fetch_add(1, Ordering::Relaxed);
+        self.units.sample(r)
+    }
+    fn gather(&self, r: &SampleRequest, c: u32) -> QuadVec4 {
+        self.units.gather(r, c)
+    }
+    fn fetch(
+        &self,
+        view: u32,
+        target: TextureTarget,
+        coords: [[i32; 4]; 4],
+        lod: [i32; 4],
+        offset: [i32; 3],
+    ) -> QuadVec4 {
+        self.units.fetch(view, target, coords, lod, offset)
+    }
+    fn size(&self, view: u32, target: TextureTarget, lod: i32) -> [u32; 4] {
+        self.units.size(view, target, lod)
+    }
+    fn query_lod(&self, r: &SampleRequest) -> [[f32; 4]; 2] {
+        self.units.query_lod(r)
+    }
+    fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
+        self.units.texel_view(view, sampler, target)
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn texture(rng: &mut Rng, w: u32, h: u32) -> Arc<Texture> {
+    let data = (0..w * h * 4).map(|_| rng.next() as u8).collect();
+    Arc::new(Texture::from_rgba8(w, h, data).expect("valid texture"))
+}
+
+/// A coordinate for a texture side of `size` texels: exact edges and centres, values just
+/// beside them, far outside, and special values. `normal_only` leaves out the values the
+/// inline path hands to the sampler (NaN, ±Inf, denormals, huge).
+fn coordinate(rng: &mut Rng, size: u32, normal_only: bool) -> f32 {
+    let fs = size as f32;
+    let k = rng.below(4 * size as u64 + 8) as f32 - 2.0 * fs - 4.0;
+    let v = match rng.below(if normal_only { 6 } else { 9 }) {
+        0 => k / fs,
+        1 => (k + 0.5) / fs,
+        2 => f32::from_bits(
+            (k / fs)
+                .to_bits()
+                .wrapping_add(rng.below(5) as u32)
+                .wrapping_sub(2),
+        ),
+        3 => (rng.next() as i32) as f32 / i32::MAX as f32 * 3.0,
+        4 => [0.0, -0.0, 1.0, -1.0, 0.5, 1.0 - f32::EPSILON][rng.below(6) as usize],
+        // Up to ±2e6, or ±2e3 for `normal_only` (within 2^22 once scaled by the size).
+        5 if normal_only => (rng.next() as i32) as f32 * 1e-6,
+        5 => (rng.next() as i32) as f32 * 1e-3,
+        6 => [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -f32::NAN][rng.below(4) as usize],
+        7 => f32::from_bits((rng.below(0x7f_ffff) as u32 + 1) | ((rng.below(2) as u32) << 31)),
+        _ => [
+            4_194_304.0 / fs,
+            -4_194_304.0 / fs,
+            1e9,
+            -1e9,
+            4_194_303.5 / fs,
+        ][rng.below(5) as usize],
+    };
+    if normal_only && v != 0.0 && !v.is_normal() {
+        0.25
+    } else {
+        v
+    }
+}
+
+const PROGRAMS: [&str; 4] = [
+    "TEX OUT[0], IN[0], SAMP[0], 2D",
+    "TXB OUT[0], IN[0], SAMP[0], 2D",
+    "TXL OUT[0], IN[0].xyzw, SAMP[0], 2D",
+    "TEX OUT[0], -IN[0].yxzw, SAMP[0], 2D",
+];
+
+fn program(line: &str) -> softgpu::ir::Program {
+    let text = format!(
+        "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\n\
+         DCL SVIEW[0], 2D, FLOAT\n  0: {line}\n  1: END\n"
+    );
+    parse_program(&text).expect("test program parses")
+}
+
+/// Runs `quads` through the JIT in one batch and through the interpreter quad by quad.
+fn check(units: &Counting, jit: &JitShader, interp: &Interpreter, quads: &[QuadVec4], what: &str) {
+    let res = ShaderResources {
+        constants: &[],
+        textures: units,
+    };
+    let n = quads.len();
+    let mut outputs = vec![[[0x5555_5555u32; 4]; 4]; n];
+    let live = vec![0xFu8; n];
+    let mut killed = vec![0u8; n];
+    let mut batch = QuadBatch {
+        count: n,
+        inputs: quads,
+        inputs_stride: 1,
+        system_values: &[],
+        system_values_stride: 0,
+        outputs: &mut outputs,
+        outputs_stride: 1,
+        live: &live,
+        killed: &mut killed,
+    };
+    jit.shade_quads(&res, &mut batch).expect("JIT batch runs");
+    for (q, input) in quads.iter().enumerate() {
+        let mut expected = [[[0x5555_5555u32; 4]; 4]];
+        let mut io = QuadIo {
+            inputs: std::slice::from_ref(input),
+            system_values: &[],
+            outputs: &mut expected,
+            live: 0xF,
+        };
+        interp.shade_quad(&res, &mut io).expect("interpreter runs");
+        assert_eq!(
+            outputs[q],
+            expected[0],
+            "{what}, quad {q}: coordinates {:?} / {:?}",
+            input[0].map(f32::from_bits),
+            input[1].map(f32::from_bits)
+        );
+    }
+}
+
+#[test]
+#[allow(clippy::needless_range_loop)] // lanes index two coordinate channels
+fn inline_sampling_matches_the_sampler() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let sizes = [(16, 16), (8, 4), (1, 1), (2, 64), (5, 3), (64, 32)];
+    let mut inline_checked = 0;
+    for (w, h) in sizes {
+        let tex = texture(&mut rng, w, h);
+        for filter in [Filter::Nearest, Filter::Linear] {
+            for wrap in [Wrap::Repeat, Wrap::ClampToEdge, Wrap::MirroredRepeat] {
+                let mut units = TextureUnits::new();
+                units.bind(0, tex.clone(), SamplerState::new(filter, wrap));
+                let units = Counting {
+                    units,
+                    samples: AtomicUsize::new(0),
+                };
+                let fast = units.texel_view(0, 0, TextureTarget::Tex2D).is_some();
+                let expect_fast = wrap == Wrap::ClampToEdge
+                    || (wrap == Wrap::Repeat && w.is_power_of_two() && h.is_power_of_two());
+                assert_eq!(fast, expect_fast, "{w}x{h} {filter:?} {wrap:?}");
+                for line in PROGRAMS {
+                    let p = program(line);
+                    let jit = JitShader::compile(&p).expect("JIT compiles");
+                    let interp = Interpreter::new(&p).expect("interpreter accepts");
+                    let what = format!("{w}x{h} {filter:?} {wrap:?} `{line}`");
+                    // Any coordinates, specials included.
+                    for _ in 0..8 {
+                        let quads: Vec<QuadVec4> = (0..32)
+                            .map(|_| {
+                                let mut v = [[0u32; 4]; 4];
+                                for l in 0..4 {
+                                    v[0][l] = coordinate(&mut rng, w, false).to_bits();
+                                    v[1][l] = coordinate(&mut rng, h, false).to_bits();
+                                    v[2][l] = coordinate(&mut rng, 4, false).to_bits();
+                                    v[3][l] = coordinate(&mut rng, 4, false).to_bits();
+                                }
+                                v
+                            })
+                            .collect();
+                        check(&units, &jit, &interp, &quads, &what);
+                    }
+                    // Ordinary coordinates: when the unit has a view, no JIT lookup may reach
+                    // the sampler (the interpreter's lookups are counted separately).
+                    let quads: Vec<QuadVec4> = (0..64)
+                        .map(|_| {
+                            let mut v = [[0u32; 4]; 4];
+                            for l in 0..4 {
+                                v[0][l] = coordinate(&mut rng, w, true).to_bits();
+                                v[1][l] = coordinate(&mut rng, h, true).to_bits();
+                                v[3][l] = 1.0f32.to_bits();
+                            }
+                            v
+                        })
+                        .collect();
+                    let res = ShaderResources {
+                        constants: &[],
+                        textures: &units,
+                    };
+                    let before = units.samples.load(Ordering::Relaxed);
+                    let mut outputs = vec![[[0u32; 4]; 4]; quads.len()];
+                    let live = vec![0xFu8; quads.len()];
+                    let mut killed = vec![0u8; quads.len()];
+                    let mut batch = QuadBatch {
+                        count: quads.len(),
+                        inputs: &quads,
+                        inputs_stride: 1,
+                        system_values: &[],
+                        system_values_stride: 0,
+                        outputs: &mut outputs,
+                        outputs_stride: 1,
+                        live: &live,
+                        killed: &mut killed,
+                    };
+                    jit.shade_quads(&res, &mut batch).expect("JIT batch runs");
+                    let calls = units.samples.load(Ordering::Relaxed) - before;
+                    if fast {
+                        assert_eq!(calls, 0, "{what}: the inline path called the sampler");
+                        inline_checked += 1;
+                    } else {
+                        assert_eq!(calls, quads.len(), "{what}");
+                    }
+                    check(&units, &jit, &interp, &quads, &what);
+                }
+            }
+        }
+    }
+    assert!(
+        inline_checked >= 40,
+        "only {inline_checked} inline configurations ran"
+    );
+}
