@@ -49,9 +49,9 @@ QUAD = [
 ]
 
 
-def cgc(shader_dir, profile, entry):
+def cgc(shader_dir, profile, entry, file='shader.cg'):
     out = subprocess.run(['cgc', '-quiet', '-profile', profile, '-entry', entry,
-                          '-DPARAMETER_UNIFORM', 'shader.cg'],
+                          '-DPARAMETER_UNIFORM', file],
                          cwd=shader_dir, check=True, capture_output=True, text=True)
     return out.stdout
 
@@ -59,6 +59,16 @@ def cgc(shader_dir, profile, entry):
 def port(text, stage):
     """cgc's GLSL 1.10 → GLSL 330 (interface names only)."""
     body = text.replace('#version 110', '')
+    # GLSL 330 has the lod/projective/gradient lookups cgc asks extensions for.
+    body = re.sub(r'^#extension .*$', '', body, flags=re.M)
+    for old, new in [('texture2DLod', 'textureLod'), ('texture2DProjLod', 'textureProjLod'),
+                     ('texture2DProj', 'textureProj'), ('texture2DGrad', 'textureGrad'),
+                     ('texture1DLod', 'textureLod'), ('texture2DRect', 'texture')]:
+        body = re.sub(r'\b' + old + r'(ARB)?\(', new + '(', body)
+    if stage == 'vert':
+        # cgc declares a uniform struct differently per stage; GLSL would have to link them.
+        for name in re.findall(r'^uniform\s+\w+\s+(\w+)', body, re.M):
+            body = re.sub(r'\b' + name + r'\b', name + '_vs', body)
     # cgc keeps Cg struct names; GLSL 330 reserves some of them.
     body = re.sub(r'\b(input|output|filter|sample)\b', r'cg_\1', body)
     decls = ['#version 330']
@@ -82,7 +92,7 @@ def port(text, stage):
     return '\n'.join(decls) + '\n' + body
 
 
-def variables(text):
+def variables(text, used_only=True):
     """Cg name → (type, GLSL name, semantic) from cgc's `//var` lines (used ones only)."""
     out = {}
     for line in text.splitlines():
@@ -90,7 +100,7 @@ def variables(text):
             continue
         fields = [f.strip() for f in line[len('//var '):].split(':')]
         ty_name = fields[0].split()
-        if fields[-1] != '1' or len(ty_name) != 2:
+        if (used_only and fields[-1] != '1') or len(ty_name) != 2:
             continue
         glsl = fields[2].split()[0] if fields[2] else ''
         out[ty_name[1]] = (ty_name[0], glsl, fields[1])
@@ -106,14 +116,27 @@ def pixels(seed, size):
     return np.random.default_rng(seed).integers(0, 256, (size, size, 4), dtype=np.uint8)
 
 
-def set_uniforms(prog, text, params, textures):
+def source_sampler(text):
+    """The sampler RetroArch binds the pass input to, as softgpu picks it."""
+    samplers = [(n, sem) for n, (ty, _, sem) in variables(text, used_only=False).items()
+                if ty.startswith('sampler') and '.' not in n]
+    for n, sem in samplers:
+        if sem == 'TEXUNIT0':
+            return n
+    return samplers[0][0] if samplers else None
+
+
+def set_uniforms(prog, text, params, textures, suffix=''):
     unit_of = {}
+    source = source_sampler(text)
     for cg_name, (ty, glsl, semantic) in variables(text).items():
         if not glsl or cg_name.startswith('$') or '$vin' in semantic or '$vout' in semantic:
             continue
+        glsl = re.sub(r'^(\w+)', lambda m: m.group(1) + suffix, glsl)
         if ty.startswith('sampler'):
-            unit = 0 if (semantic == 'TEXUNIT0' or cg_name.endswith('.texture') or not unit_of) else 1
-            unit = 0 if cg_name == 'ORIG.texture' else unit
+            # The pass input (TEXUNIT0 or the first sampler) and RetroArch's structs' textures
+            # read tex0.png; other samplers are LUTs and read lut.png.
+            unit = 0 if (semantic == 'TEXUNIT0' or '.' in cg_name or cg_name == source) else 1
             unit_of[cg_name] = unit
             prog[glsl].value = unit
         elif cg_name == 'modelViewProj':
@@ -123,6 +146,12 @@ def set_uniforms(prog, text, params, textures):
             prog[glsl].value = VALUES[cg_name]
         elif cg_name in params:
             prog[glsl].value = params[cg_name]
+        elif CORPUS and cg_name.endswith(('.video_size', '.texture_size', '.output_size')):
+            # Every pass/history/alias texture is the 16x16 input in corpus mode.
+            prog[glsl].value = (16.0, 16.0)
+        elif CORPUS:
+            # Anything RetroArch would not set reads zero (what softgpu's runtime leaves).
+            pass
         else:
             sys.exit(f'no value for uniform {cg_name} ({glsl})')
     for unit, img in textures.items():
@@ -142,12 +171,19 @@ def make(ctx, name):
     vs, fs = port(vert, 'vert'), port(frag, 'frag')
     open(os.path.join(d, 'stage.vert'), 'w').write(vs)
     open(os.path.join(d, 'stage.frag'), 'w').write(fs)
-    prog = ctx.program(vertex_shader=vs, fragment_shader=fs)
     params = parameters(source)
+    render(ctx, d, vert, frag, params)
+    write_command(ctx, d, name, params)
+    print(f'{name}: wrote out.png')
+
+
+def render(ctx, d, vert, frag, params):
+    vs, fs = port(vert, 'vert'), port(frag, 'frag')
+    prog = ctx.program(vertex_shader=vs, fragment_shader=fs)
     tex0, lut = pixels(7, 16), pixels(11, 8)
     Image.fromarray(tex0, 'RGBA').save(os.path.join(d, 'tex0.png'))
     Image.fromarray(lut, 'RGBA').save(os.path.join(d, 'lut.png'))
-    set_uniforms(prog, vert, params, {})
+    set_uniforms(prog, vert, params, {}, '_vs')
     set_uniforms(prog, frag, params, {0: tex0, 1: lut})
     attrs = [('cg_Position', '4f'), ('cg_TexCoord', '2f')]
     data = np.array(QUAD, np.float32)
@@ -161,6 +197,9 @@ def make(ctx, name):
     ctx.finish()
     img = np.frombuffer(fbo.read(components=4), np.uint8).reshape(SIZE, SIZE, 4)[::-1]
     Image.fromarray(img, 'RGBA').save(os.path.join(d, 'out.png'))
+
+
+def write_command(ctx, d, name, params):
     with open(os.path.join(d, 'command.txt'), 'w') as f:
         f.write(f'python3 tools/make_cg_refs.py {name}\n')
         f.write('cgc -quiet -profile glslv -entry main_vertex -DPARAMETER_UNIFORM shader.cg > cgc.vert\n')
@@ -170,10 +209,46 @@ def make(ctx, name):
         f.write(f'driver: {ctx.info["GL_RENDERER"]} | {ctx.info["GL_VERSION"]}\n')
         f.write(f'parameters: {" ".join(f"{k}={v}" for k, v in params.items())}\n')
         f.write('size: 64x64; filter: linear; wrap: clamp to edge; tex0.png = TEXUNIT0 and ORIG, lut.png = other samplers\n')
-    print(f'{name}: wrote out.png')
+
+
+CORPUS = False
+
+
+def corpus(src_root, out_root):
+    """Renders every .cg under src_root the same way into out_root/<path>/ (not committed)."""
+    global CORPUS
+    CORPUS = True
+    ctx = moderngl.create_standalone_context(backend='egl')
+    counts = {'rendered': 0, 'cgc failed': 0, 'tex_coord': 0, 'mesa failed': 0}
+    for dirpath, _, files in os.walk(src_root):
+        for f in sorted(files):
+            if not f.endswith('.cg'):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, f), src_root)
+            out = os.path.join(out_root, rel)
+            os.makedirs(out, exist_ok=True)
+            try:
+                vert = cgc(dirpath, 'glslv', 'main_vertex', f)
+                frag = cgc(dirpath, 'glslf', 'main_fragment', f)
+            except subprocess.CalledProcessError:
+                counts['cgc failed'] += 1
+                continue
+            if re.search(r'//var float2 \w+\.(lut_)?tex_coord\b.*: 1$', vert, re.M):
+                counts['tex_coord'] += 1  # a per-vertex attribute cgc turns into a uniform
+                continue
+            try:
+                render(ctx, out, vert, frag, parameters(open(os.path.join(dirpath, f), errors='replace').read()))
+                counts['rendered'] += 1
+            except Exception as e:  # noqa: BLE001 (a report of what Mesa rejected)
+                counts['mesa failed'] += 1
+                open(os.path.join(out, 'error.txt'), 'w').write(str(e))
+    print(counts)
 
 
 def main():
+    if sys.argv[1:2] == ['--corpus']:
+        corpus(sys.argv[2], sys.argv[3])
+        return
     names = sys.argv[1:] or sorted(n for n in os.listdir(REFS)
                                    if os.path.exists(os.path.join(REFS, n, 'shader.cg')))
     ctx = moderngl.create_standalone_context(backend='egl')

@@ -164,6 +164,8 @@ pub struct Cx<'a> {
     aliases: Vec<String>,
     /// Global samplers assigned a uniform sampler: global name → texture name.
     sampler_rebind: HashMap<String, String>,
+    /// Plain sampler uniforms other than the pass input (look-up textures, by name).
+    pub luts: Vec<String>,
     private: HashMap<String, (Handle<naga::GlobalVariable>, Ty)>,
     ubo: Option<Handle<naga::GlobalVariable>>,
     /// Uniform block members: name, type.
@@ -202,6 +204,7 @@ impl<'a> Cx<'a> {
             assigned: assigned_names(items),
             aliases: Vec::new(),
             sampler_rebind: HashMap::new(),
+            luts: Vec::new(),
             private: HashMap::new(),
             ubo: None,
             ubo_members: Vec::new(),
@@ -822,6 +825,9 @@ impl<'a> Cx<'a> {
                 } else {
                     name.to_string()
                 };
+                if tex != "Source" && !self.luts.contains(&tex) {
+                    self.luts.push(tex.clone());
+                }
                 Ok(Sym::Tex(tex, *d))
             }
             _ => {

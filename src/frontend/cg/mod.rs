@@ -52,6 +52,9 @@ pub struct CgStage {
     pub entry_index: usize,
     /// The stage's interface (uniform block members, textures, inputs, outputs).
     pub reflection: StageReflection,
+    /// Textures that are plain sampler uniforms other than the pass input: look-up textures
+    /// named by the sampler (every other texture is a pass, history or alias texture).
+    pub luts: Vec<String>,
 }
 
 /// A compiled `.cg` file: both stages and the parameters.
@@ -159,7 +162,13 @@ fn compile_stage(
         let mut cx = Cx::new(items, kind, params.to_vec())?;
         cx.ubo_members = seed;
         cx.entry_point(entry)?;
-        Ok::<_, build::BuildError>((cx.module, cx.texture_list, cx.ubo_members))
+        let luts: Vec<String> = cx
+            .luts
+            .iter()
+            .filter(|l| cx.texture_list.iter().any(|t| &t.0 == *l))
+            .cloned()
+            .collect();
+        Ok::<_, build::BuildError>((cx.module, cx.texture_list, cx.ubo_members, luts))
     })()
     .map_err(|e| {
         if e.pos.line == 0 {
@@ -168,7 +177,7 @@ fn compile_stage(
             remap(&pre.line_map, file, e.pos.line, e.pos.col, e.message)
         }
     })?;
-    let (module, textures, members) = built;
+    let (module, textures, members, luts) = built;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all() - naga::valid::ValidationFlags::CONTROL_FLOW_UNIFORMITY,
         naga::valid::Capabilities::all(),
@@ -212,6 +221,7 @@ fn compile_stage(
             info,
             entry_index: 0,
             reflection,
+            luts,
         },
         members,
     ))

@@ -15,9 +15,9 @@ in vec4 cg_TexCoord;
 //semantic main_vertex.IN
 //semantic SCAN
 //semantic GAMMA_IN
-//var float4x4 modelViewProj :  : _modelViewProj1[0], 4 : 2 : 1
+//var float4x4 modelViewProj :  : _modelViewProj1_vs[0], 4 : 2 : 1
 //var float2 IN.video_size :  :  : 6 : 0
-//var float2 IN.texture_size :  : _IN1._texture_size : 6 : 1
+//var float2 IN.texture_size :  : _IN1_vs._texture_size : 6 : 1
 //var float2 IN.output_size :  :  : 6 : 0
 //var float IN.frame_count :  :  : 6 : 0
 //var float IN.frame_direction :  :  : 6 : 0
@@ -40,8 +40,8 @@ struct cg_input {
 vec4 _oPosition1;
 vec2 _oOne1;
 vec2 _oTex1;
-uniform vec4 _modelViewProj1[4];
-uniform cg_input _IN1;
+uniform vec4 _modelViewProj1_vs[4];
+uniform cg_input _IN1_vs;
 vec4 _r0006;
 
  // main procedure, the original name was main_vertex
@@ -49,13 +49,13 @@ void main()
 {
 
 
-    _r0006.x = dot(_modelViewProj1[0], cg_Position);
-    _r0006.y = dot(_modelViewProj1[1], cg_Position);
-    _r0006.z = dot(_modelViewProj1[2], cg_Position);
-    _r0006.w = dot(_modelViewProj1[3], cg_Position);
+    _r0006.x = dot(_modelViewProj1_vs[0], cg_Position);
+    _r0006.y = dot(_modelViewProj1_vs[1], cg_Position);
+    _r0006.z = dot(_modelViewProj1_vs[2], cg_Position);
+    _r0006.w = dot(_modelViewProj1_vs[3], cg_Position);
     _oPosition1 = _r0006;
     _oTex1 = cg_TexCoord.xy;
-    _oOne1 = 1.00000000E+00/_IN1._texture_size;
+    _oOne1 = 1.00000000E+00/_IN1_vs._texture_size;
     cg_Varying0.xy = cg_TexCoord.xy;
     cg_Varying1.xy = _oOne1;
     gl_Position = _r0006;

@@ -16,9 +16,9 @@ in vec4 cg_TexCoord;
 //semantic main_vertex.IN
 //semantic XBR_Y_WEIGHT
 //semantic decal : TEXUNIT0
-//var float4x4 modelViewProj :  : _modelViewProj1[0], 4 : 2 : 1
+//var float4x4 modelViewProj :  : _modelViewProj1_vs[0], 4 : 2 : 1
 //var float2 IN.video_size :  :  : 3 : 0
-//var float2 IN.texture_size :  : _IN1._texture_size : 3 : 1
+//var float2 IN.texture_size :  : _IN1_vs._texture_size : 3 : 1
 //var float2 IN.output_size :  :  : 3 : 0
 //var float IN.frame_count :  :  : 3 : 0
 //var float IN.frame_direction :  :  : 3 : 0
@@ -46,8 +46,8 @@ struct out_vertex {
     vec4 _t2;
 };
 
-uniform vec4 _modelViewProj1[4];
-uniform cg_input _IN1;
+uniform vec4 _modelViewProj1_vs[4];
+uniform cg_input _IN1_vs;
 vec4 _r0005;
 
  // main procedure, the original name was main_vertex
@@ -57,11 +57,11 @@ void main()
     out_vertex _OUT;
     vec2 _ps;
 
-    _r0005.x = dot(_modelViewProj1[0], cg_Position);
-    _r0005.y = dot(_modelViewProj1[1], cg_Position);
-    _r0005.z = dot(_modelViewProj1[2], cg_Position);
-    _r0005.w = dot(_modelViewProj1[3], cg_Position);
-    _ps = 1.00000000E+00/_IN1._texture_size;
+    _r0005.x = dot(_modelViewProj1_vs[0], cg_Position);
+    _r0005.y = dot(_modelViewProj1_vs[1], cg_Position);
+    _r0005.z = dot(_modelViewProj1_vs[2], cg_Position);
+    _r0005.w = dot(_modelViewProj1_vs[3], cg_Position);
+    _ps = 1.00000000E+00/_IN1_vs._texture_size;
     _OUT._t1 = cg_TexCoord.xyxy + vec4(0.00000000E+00, -_ps.y, -_ps.x, 0.00000000E+00);
     _OUT._t2 = cg_TexCoord.xyxy + vec4(_ps.x, 0.00000000E+00, 0.00000000E+00, _ps.y);
     cg_Varying2 = _OUT._t2;

@@ -17,9 +17,9 @@ out vec4 cg_Color;
 //semantic main_vertex.ORIG
 //semantic STRENGTH
 //semantic GAMMA
-//var float4x4 modelViewProj :  : _modelViewProj1[0], 4 : 3 : 1
-//var float2 IN.video_size :  : _IN1._video_size : 4 : 1
-//var float2 IN.texture_size :  : _IN1._texture_size : 4 : 1
+//var float4x4 modelViewProj :  : _modelViewProj1_vs[0], 4 : 3 : 1
+//var float2 IN.video_size :  : _IN1_vs._video_size : 4 : 1
+//var float2 IN.texture_size :  : _IN1_vs._texture_size : 4 : 1
 //var float2 IN.output_size :  :  : 4 : 0
 //var float IN.frame_count :  :  : 4 : 0
 //var float IN.frame_direction :  :  : 4 : 0
@@ -55,8 +55,8 @@ struct out_vertex {
     vec4 _color2;
 };
 
-uniform vec4 _modelViewProj1[4];
-uniform cg_input _IN1;
+uniform vec4 _modelViewProj1_vs[4];
+uniform cg_input _IN1_vs;
 vec4 _r0007;
 
  // main procedure, the original name was main_vertex
@@ -65,11 +65,11 @@ void main()
 
     out_vertex _OUT;
 
-    _r0007.x = dot(_modelViewProj1[0], cg_Position);
-    _r0007.y = dot(_modelViewProj1[1], cg_Position);
-    _r0007.z = dot(_modelViewProj1[2], cg_Position);
-    _r0007.w = dot(_modelViewProj1[3], cg_Position);
-    _OUT._texCoord2 = cg_TexCoord.xy*(_IN1._video_size/_IN1._texture_size);
+    _r0007.x = dot(_modelViewProj1_vs[0], cg_Position);
+    _r0007.y = dot(_modelViewProj1_vs[1], cg_Position);
+    _r0007.z = dot(_modelViewProj1_vs[2], cg_Position);
+    _r0007.w = dot(_modelViewProj1_vs[3], cg_Position);
+    _OUT._texCoord2 = cg_TexCoord.xy*(_IN1_vs._video_size/_IN1_vs._texture_size);
     cg_Varying0.xy = _OUT._texCoord2;
     cg_Varying1.xy = cg_TexCoord.xy;
     gl_Position = _r0007;
