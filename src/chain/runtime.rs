@@ -22,6 +22,7 @@ use rayon::prelude::*;
 
 use crate::draw::{build_shader, Executor};
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
+use crate::frontend::cg;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::slang::{self, Parameter, StageReflection};
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
@@ -170,8 +171,27 @@ fn compile_pass_shader(path: &Path) -> Result<CompiledShader, ChainError> {
                 ),
             })
         }
+        "cg" => {
+            let shader = cg::compile_cg(path).map_err(|e| ChainError::new(e.to_string()))?;
+            let (vs, fs) = shader.lower().map_err(|e| ChainError::new(e.to_string()))?;
+            Ok(CompiledShader {
+                name: None,
+                parameters: shader.parameters.clone(),
+                format: None,
+                vertex: (
+                    vs,
+                    shader.vertex.reflection.clone(),
+                    ActiveMembers::of_module(&shader.vertex.module),
+                ),
+                fragment: (
+                    fs,
+                    shader.fragment.reflection.clone(),
+                    ActiveMembers::of_module(&shader.fragment.module),
+                ),
+            })
+        }
         other => Err(ChainError::new(format!(
-            "{}: cannot run a `.{other}` shader in a chain: expected a .slang file",
+            "{}: cannot run a `.{other}` shader in a chain: expected a .slang or .cg file",
             path.display()
         ))),
     }

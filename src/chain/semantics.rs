@@ -157,6 +157,17 @@ impl SemanticNames {
     }
 }
 
+/// The Cg frontend's `PassPrevK` / `PassPrevSizeK` (RetroArch Cg's `PASSPREVk`): the output
+/// of the pass `k` places before pass `pass_index`, the input frame one place further back.
+fn relative_pass(name: &str, prefix: &str, pass_index: usize) -> Option<TextureSemantic> {
+    let k: usize = name.strip_prefix(prefix)?.parse().ok()?;
+    match pass_index.checked_sub(k) {
+        Some(n) => Some(TextureSemantic::PassOutput(n)),
+        None if k == pass_index + 1 => Some(TextureSemantic::Original),
+        None => None,
+    }
+}
+
 /// Builds an indexed texture semantic from its index.
 type MakeSemantic = fn(usize) -> TextureSemantic;
 
@@ -475,7 +486,9 @@ pub fn bind_stage(
                     continue;
                 }
                 let name = slot.name.clone().unwrap_or_default();
-                let Some(semantic) = names.texture(&name) else {
+                let semantic =
+                    relative_pass(&name, "PassPrev", pass_index).or_else(|| names.texture(&name));
+                let Some(semantic) = semantic else {
                     return Err(ChainError::new(format!(
                         "{context}: texture `{name}` means nothing: expected Original, Source, \
                          OriginalHistoryN, PassOutputN, PassFeedbackN, UserN, a pass alias \
@@ -528,7 +541,9 @@ fn bind_block(
         if !active.contains(&member.name) || !member_is_read(reads, member.offset, member.size) {
             continue;
         }
-        let Some(semantic) = names.uniform(&member.name) else {
+        let relative = relative_pass(&member.name, "PassPrevSize", pass_index)
+            .map(UniformSemantic::TextureSize);
+        let Some(semantic) = relative.or_else(|| names.uniform(&member.name)) else {
             return Err(ChainError::new(format!(
                 "{context}: uniform `{}` means nothing: it is not a built-in semantic (MVP, \
                  OutputSize, SourceSize, FrameCount, …), a #pragma parameter, or a size of a pass \
@@ -720,6 +735,29 @@ mod tests {
         );
         assert_eq!(n.uniform("Gamma"), None);
         assert_eq!(n.uniform("Source"), None);
+    }
+
+    #[test]
+    fn cg_pass_prev_is_relative_to_the_pass() {
+        // RetroArch's Cg/GLSL drivers: at (0-based) pass p, PASSPREVk is pass p-k's output and
+        // PASSPREV(p+1) the input frame.
+        assert_eq!(
+            relative_pass("PassPrev1", "PassPrev", 3),
+            Some(TextureSemantic::PassOutput(2))
+        );
+        assert_eq!(
+            relative_pass("PassPrev3", "PassPrev", 3),
+            Some(TextureSemantic::PassOutput(0))
+        );
+        assert_eq!(
+            relative_pass("PassPrev4", "PassPrev", 3),
+            Some(TextureSemantic::Original)
+        );
+        assert_eq!(relative_pass("PassPrev5", "PassPrev", 3), None);
+        assert_eq!(
+            relative_pass("PassPrevSize2", "PassPrevSize", 2),
+            Some(TextureSemantic::PassOutput(0))
+        );
     }
 
     #[test]
