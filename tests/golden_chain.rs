@@ -219,6 +219,7 @@ chain_cases!(
     history,
     history_short,
     feedback,
+    feedback_first,
     luts,
     mipmap,
     formats,

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Builds the reference peer: librashader-cli 0.12.1 (crates.io) with three small harness fixes.
+"""Builds the reference peer: librashader-cli 0.12.1 (crates.io) with small harness fixes.
 
 The Vulkan renderer of upstream librashader-cli 0.12.1 (src/render/vk/mod.rs) has limits that
 make it unusable as a reference for `softgpu render`; this script copies the crate's source from
-the cargo registry, edits that one file and builds it:
+the cargo registry, edits that file (fixes 1-3) and one spot of librashader-runtime-vk (fix 4),
+and builds it:
 
 1. `--dimensions` is honoured: upstream creates the output image at the requested size but gives
    the filter chain a viewport of the *input* size and reads back an input-sized region, so the
@@ -14,7 +15,15 @@ the cargo registry, edits that one file and builds it:
    `clear_history` option. Upstream leaves the 1x1 initial history images uninitialised, so
    OriginalHistoryN read before N frames exist returns garbage.
 
-Nothing in the filter-chain runtime (librashader-runtime-vk) is changed.
+4. Feedback starts transparent black too (librashader-runtime-vk, `FilterChainVulkan::frame`:
+   when `clear_history` is set, the feedback images are cleared right after they are sized).
+   Upstream reads uninitialised memory as PassFeedbackN on frame 0, and that garbage propagates
+   through every feedback preset (koko-aio mismatched on 20 of 23 presets until this fix).
+   RetroArch clears history and feedback before the first frame, and issue #5 asks for it.
+
+Nothing else in the filter-chain runtime is changed: the reference images of tests/chain are
+byte-identical with and without fix 4, and identical to upstream's output wherever fixes 1-3 do
+not apply.
 
     cargo install librashader-cli --version 0.12.1 --locked --no-default-features --features vulkan,wgpu
     python3 tools/librashader_cli_patch.py            # -> /tmp/librashader-cli-patched
@@ -151,8 +160,36 @@ EDITS = [
 ]
 
 
-def patch_source(text):
-    for old, new in EDITS:
+# (old, new) for librashader-runtime-vk 0.12.1 src/filter_chain.rs.
+RUNTIME_EDITS = [
+    ('''            |index, pass, feedback| {
+                self.common.feedback_textures[index] =
+                    Some(feedback.as_input(pass.meta.filter, pass.meta.wrap_mode));
+                Ok(())
+            },
+        )?;
+''', '''            |index, pass, feedback| {
+                self.common.feedback_textures[index] =
+                    Some(feedback.as_input(pass.meta.filter, pass.meta.wrap_mode));
+                Ok(())
+            },
+        )?;
+
+        // PATCH(softgpu refs): feedback before the first frame is transparent black, as in
+        // RetroArch (upstream leaves the freshly sized feedback images uninitialised).
+        if options.clear_history {
+            for index in 0..passes_len {
+                if self.feedback_framebuffers.contains(index) {
+                    self.feedback_framebuffers[index].clear(cmd);
+                }
+            }
+        }
+'''),
+]
+
+
+def patch_source(text, edits=None):
+    for old, new in EDITS if edits is None else edits:
         if text.count(old) != 1:
             raise SystemExit(f"patch anchor not found exactly once:\n{old[:200]}")
         text = text.replace(old, new)
@@ -166,21 +203,31 @@ def main():
     ap.add_argument("--out", default="/tmp/librashader-cli-patched")
     args = ap.parse_args()
 
-    found = glob.glob(os.path.expanduser(
-        f"~/.cargo/registry/src/*/librashader-cli-{VERSION}"))
-    if not found:
-        sys.exit(f"librashader-cli {VERSION} is not in ~/.cargo/registry: run the cargo install "
-                 "command of this script's documentation first")
-    if os.path.exists(args.src_dir):
-        shutil.rmtree(args.src_dir)
-    shutil.copytree(found[0], args.src_dir)
-    path = os.path.join(args.src_dir, "src", "render", "vk", "mod.rs")
-    with open(path) as f:
-        text = f.read()
-    with open(path, "w") as f:
-        f.write(patch_source(text))
+    def registry_crate(name):
+        found = glob.glob(os.path.expanduser(f"~/.cargo/registry/src/*/{name}-{VERSION}"))
+        if not found:
+            sys.exit(f"{name} {VERSION} is not in ~/.cargo/registry: run the cargo install "
+                     "command of this script's documentation first")
+        return found[0]
+
+    runtime_dir = args.src_dir + "-runtime-vk"
+    for src, dst, rel, edits in (
+            (registry_crate("librashader-cli"), args.src_dir, "src/render/vk/mod.rs", EDITS),
+            (registry_crate("librashader-runtime-vk"), runtime_dir, "src/filter_chain.rs",
+             RUNTIME_EDITS)):
+        if os.path.exists(dst):
+            shutil.rmtree(dst)
+        shutil.copytree(src, dst)
+        path = os.path.join(dst, rel)
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(patch_source(text, edits))
+    with open(os.path.join(args.src_dir, "Cargo.toml"), "a") as f:
+        f.write(f'\n[patch.crates-io]\nlibrashader-runtime-vk = {{ path = "{runtime_dir}" }}\n')
     env = dict(os.environ, CARGO_TARGET_DIR=args.target_dir)
-    subprocess.run(["cargo", "build", "--release", "--locked", "--no-default-features",
+    # Not --locked: the [patch] changes one lock entry; --offline keeps every other version.
+    subprocess.run(["cargo", "build", "--release", "--offline", "--no-default-features",
                     "--features", "vulkan,wgpu"], cwd=args.src_dir, env=env, check=True)
     built = os.path.join(args.target_dir, "release", "librashader-cli")
     # Copy then rename, so a running corpus job keeps its old binary.
