@@ -68,7 +68,7 @@ def main():
         "# Reference images of tests/chain/cases.toml, rendered by tools/make_chain_refs.py.",
         f"# Peer: {version} (crates.io, --no-default-features --features vulkan,wgpu) with the",
         "# harness fixes of tools/librashader_cli_patch.py (honour --dimensions, accept a directory",
-        "# of frames, clear the history before frame 0); Vulkan runtime on Mesa lavapipe:",
+        "# of frames, clear history and feedback before frame 0); Vulkan runtime on Mesa lavapipe:",
         f"#   VK_ICD_FILENAMES={LAVAPIPE_ICD}",
         "# $REPO is the repository root. --frame F renders frames 0..F and writes frame F, which is",
         "# `softgpu render --frames F+1`.",
