@@ -37,7 +37,8 @@ fn render(shader: &Path, dir: &Path, strict: bool) -> Result<Vec<u8>, String> {
             }
         }
     };
-    let ubo = shader.fragment.reflection.ubo.clone();
+    // Both stages share one layout; a stage that reads no uniform has no block.
+    let ubo = (shader.fragment.reflection.ubo.clone()).or(shader.vertex.reflection.ubo.clone());
     for m in ubo.iter().flat_map(|b| b.members.iter()) {
         match m.name.as_str() {
             // Column-major, as RetroArch uploads it (the frontend transposes for Cg's rows).
@@ -191,6 +192,11 @@ fn cg_corpus_matches_cgc_on_mesa() {
         let want = image::open(d.join("out.png")).expect("out.png").to_rgba8();
         match std::panic::catch_unwind(|| render(&src.join(rel), d, false)) {
             Ok(Ok(got)) => {
+                if std::env::var("CG_REFS_DUMP").is_ok() {
+                    if let Some(img) = image::RgbaImage::from_raw(64, 64, got.clone()) {
+                        let _ = img.save(d.join("softgpu.png"));
+                    }
+                }
                 let (max, within) = compare(&got, want.as_raw());
                 if within >= 99.0 {
                     agree += 1;
