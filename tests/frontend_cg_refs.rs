@@ -50,7 +50,7 @@ fn render(shader: &Path, dir: &Path, strict: bool) -> Result<Vec<u8>, String> {
             }
             "OutputSize" => put(m.offset, &[64.0, 64.0]),
             // Every pass, history and alias texture is the 16x16 input.
-            n if n.ends_with("Size") => put(m.offset, &[16.0, 16.0]),
+            n if n.contains("Size") => put(m.offset, &[16.0, 16.0]),
             "FrameCount" => put(m.offset, &[3.0]),
             "FrameDirection" => put(m.offset, &[1.0]),
             name => match shader.parameters.iter().find(|p| p.id == name) {
