@@ -129,6 +129,10 @@ def source_sampler(text):
 def set_uniforms(prog, text, params, textures, suffix=''):
     unit_of = {}
     source = source_sampler(text)
+    defaults = {}
+    for m in re.finditer(r'^//default (\w+)(?:\[(\d+)\])? = (.*)$', text, re.M):
+        rows = defaults.setdefault(m.group(1), [])
+        rows.append([float(v) for v in m.group(3).split()])
     for cg_name, (ty, glsl, semantic) in variables(text).items():
         if not glsl or cg_name.startswith('$') or '$vin' in semantic or '$vout' in semantic:
             continue
@@ -146,6 +150,16 @@ def set_uniforms(prog, text, params, textures, suffix=''):
             prog[glsl].value = VALUES[cg_name]
         elif cg_name in params:
             prog[glsl].value = params[cg_name]
+        elif cg_name in defaults:
+            # A global with an initializer: the Cg runtime loads cgc's `//default` values.
+            values = [v for row in defaults[cg_name] for v in row]
+            base = glsl.split('[')[0]
+            if len(values) == 1:
+                prog[base].value = values[0]
+            elif '[' in glsl or len(values) > 4:
+                prog[base].write(np.array(values, np.float32).tobytes())
+            else:
+                prog[base].value = tuple(values)
         elif CORPUS and cg_name.endswith(('.video_size', '.texture_size', '.output_size')):
             # Every pass/history/alias texture is the 16x16 input in corpus mode.
             prog[glsl].value = (16.0, 16.0)
