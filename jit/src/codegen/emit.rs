@@ -290,6 +290,10 @@ pub(super) fn compile(
             flushed_locals: flushed_locals(d),
             reg_vars: Vec::new(),
             fast_vals,
+            cast_of: HashMap::new(),
+            cast_here: HashMap::new(),
+            cast_block: None,
+            neg_zero: zero_addr,
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -308,6 +312,8 @@ pub(super) fn compile(
         }
         let ones = e.splat(!0);
         let zero = e.splat(0);
+        let sign = e.splat(SIGN);
+        e.neg_zero = e.b.ins().bitcast(F32X4, e.le, sign);
         let lane_bits = {
             let bytes: Vec<u8> = [1u32, 2, 4, 8]
                 .iter()
@@ -511,6 +517,13 @@ struct Emitter<'a, 'f> {
     reg_vars: Vec<Option<[Variable; 4]>>,
     /// Inline texture sites by program counter.
     fast_vals: HashMap<usize, FastSite>,
+    /// Bitcast results and their operands.
+    cast_of: HashMap<Value, Value>,
+    /// Bitcasts made in `cast_block`, by (operand, type).
+    cast_here: HashMap<(Value, Type), Value>,
+    cast_block: Option<Block>,
+    /// -0.0 in every lane (`f32x4`).
+    neg_zero: Value,
 }
 
 const SIGN: u32 = 0x8000_0000;
@@ -541,11 +554,37 @@ impl Emitter<'_, '_> {
     }
 
     fn f(&mut self, v: Value) -> Value {
-        self.b.ins().bitcast(F32X4, self.le, v)
+        self.cast(F32X4, v)
     }
 
     fn i(&mut self, v: Value) -> Value {
-        self.b.ins().bitcast(I32X4, self.le, v)
+        self.cast(I32X4, v)
+    }
+
+    /// A bitcast, reusing an earlier one where that is valid SSA: undoing a bitcast gives its
+    /// operand back (which dominates the cast, hence this use), and a cast already made in the
+    /// current block is reused. Halves the instructions Cranelift has to compile.
+    fn cast(&mut self, ty: Type, v: Value) -> Value {
+        if self.b.func.dfg.value_type(v) == ty {
+            return v;
+        }
+        if let Some(&x) = self.cast_of.get(&v) {
+            if self.b.func.dfg.value_type(x) == ty {
+                return x;
+            }
+        }
+        let block = self.b.current_block();
+        if self.cast_block != block {
+            self.cast_block = block;
+            self.cast_here.clear();
+        }
+        if let Some(&x) = self.cast_here.get(&(v, ty)) {
+            return x;
+        }
+        let x = self.b.ins().bitcast(ty, self.le, v);
+        self.cast_of.insert(x, v);
+        self.cast_here.insert((v, ty), x);
+        x
     }
 
     /// Denormals to zero of the same sign (`ops::flush`).
@@ -574,6 +613,24 @@ impl Emitter<'_, '_> {
     /// A float binary op with flushed inputs (the kernel runs with MXCSR.DAZ set, so the
     /// hardware reads denormal inputs as zero) and a flushed output.
     fn fbin(&mut self, op: Opcode, a: V, b: V) -> V {
+        let r = self.fbin_float(op, a, b);
+        // `ops::flush` of an arithmetic result: `r + -0.0`, in which DAZ reads a denormal `r`
+        // as the zero of its sign, and which returns any other `r` unchanged (an SSE result is
+        // never a signalling NaN, so its NaN goes through as it is). One instruction, not five.
+        let r = self.b.ins().fadd(r, self.neg_zero);
+        Self::flushed(self.i(r))
+    }
+
+    /// [`Self::fbin`] without the output flush, for intermediate results that only feed other
+    /// float arithmetic: DAZ reads a denormal input as the zero of its sign, which is what the
+    /// flush would have written.
+    fn fbin_unflushed(&mut self, op: Opcode, a: V, b: V) -> Value {
+        let r = self.fbin_float(op, a, b);
+        self.i(r)
+    }
+
+    /// The operation itself, as an `f32x4`.
+    fn fbin_float(&mut self, op: Opcode, a: V, b: V) -> Value {
         let x = self.f(a.v);
         let y = self.f(b.v);
         // Operand order decides which NaN wins when both are NaN (`ops::pick_nan`): x86 returns
@@ -584,16 +641,18 @@ impl Emitter<'_, '_> {
             Opcode::MUL => self.b.ins().fmul(y, x),
             _ => self.b.ins().fdiv(x, y),
         };
-        let r = self.i(r);
-        Self::flushed(self.flush(r))
+        r
+    }
+
+    fn mul_unflushed(&mut self, a: V, b: V) -> V {
+        V {
+            v: self.fbin_unflushed(Opcode::MUL, a, b),
+            flushed: false,
+        }
     }
 
     fn add(&mut self, a: V, b: V) -> V {
         self.fbin(Opcode::ADD, a, b)
-    }
-
-    fn mul(&mut self, a: V, b: V) -> V {
-        self.fbin(Opcode::MUL, a, b)
     }
 
     /// Float compare of flushed operands (DAZ flushes them): an `i32x4` lane mask.
@@ -1682,12 +1741,15 @@ impl Emitter<'_, '_> {
             MOV | UARL => each!(|a| a),
             ADD | SUB | MUL | DIV => each!(|a, b| self.fbin(op, a, b)),
             MAD => each!(|a, b, c3| {
-                let t = self.mul(a, b);
+                let t = self.mul_unflushed(a, b);
                 self.add(t, c3)
             }),
             LRP => each!(|a, b, c3| {
-                let t = self.fbin(SUB, b, c3);
-                let t = self.mul(a, t);
+                let t = V {
+                    v: self.fbin_unflushed(SUB, b, c3),
+                    flushed: false,
+                };
+                let t = self.mul_unflushed(a, t);
                 self.add(t, c3)
             }),
             MIN | MAX => each!(|a, b| self.minmax(op == MAX, a, b)),
@@ -1876,20 +1938,29 @@ impl Emitter<'_, '_> {
                     DP3 | DPH => 3,
                     _ => 4,
                 };
+                // Only the last sum is flushed (see `fbin_unflushed`).
                 let a0 = self.fetch(&s[0], 0, pc)?;
                 let b0 = self.fetch(&s[1], 0, pc)?;
-                let mut d = self.mul(a0, b0);
+                let mut d = self.mul_unflushed(a0, b0);
+                let extra = match op {
+                    DPH => Some(self.fetch(&s[1], 3, pc)?),
+                    DP2A => Some(self.fetch(&s[2], 0, pc)?),
+                    _ => None,
+                };
                 for c in 1..n {
                     let a = self.fetch(&s[0], c, pc)?;
                     let b = self.fetch(&s[1], c, pc)?;
-                    let t = self.mul(a, b);
-                    d = self.add(t, d);
+                    let t = self.mul_unflushed(a, b);
+                    d = if c + 1 == n && extra.is_none() {
+                        self.add(t, d)
+                    } else {
+                        V {
+                            v: self.fbin_unflushed(ADD, t, d),
+                            flushed: false,
+                        }
+                    };
                 }
-                if op == DPH {
-                    let w = self.fetch(&s[1], 3, pc)?;
-                    d = self.add(d, w);
-                } else if op == DP2A {
-                    let x = self.fetch(&s[2], 0, pc)?;
+                if let Some(x) = extra {
                     d = self.add(d, x);
                 }
                 broadcast!(d)

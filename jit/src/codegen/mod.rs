@@ -301,6 +301,8 @@ fn isa(optimize: bool) -> Result<OwnedTargetIsa, String> {
             set(&mut flags, "use_colocated_libcalls", "false")?;
             set(&mut flags, "is_pic", "false")?;
             set(&mut flags, "enable_verifier", "false")?;
+            // Nothing unwinds through a kernel (its shims are `extern "C"`: a panic aborts).
+            set(&mut flags, "unwind_info", "false")?;
             let builder = cranelift_native::builder().map_err(|e| e.to_string())?;
             builder
                 .finish(settings::Flags::new(flags))
