@@ -385,3 +385,33 @@ fn functions_out_params_loops_and_globals() {
         |v| [v[3], v[3], -v[3], 0.0],
     );
 }
+
+#[test]
+fn varyings_without_semantics_link_by_name() {
+    let src = "void main_vertex(float4 p : POSITION, out float4 o : POSITION, out float phase,\n\
+               out float2 unused, uniform float4x4 modelViewProj)\n\
+               { o = mul(modelViewProj, p); phase = p.x; unused = p.xy; }\n\
+               float4 main_fragment(in float phase, float2 t : TEXCOORD0) : COLOR\n\
+               { return float4(phase, t, 1); }\n";
+    let s = compile_cg_str(src, Path::new("link.cg")).unwrap_or_else(|e| panic!("{e}"));
+    let out: Vec<(Option<String>, u32)> = s
+        .vertex
+        .reflection
+        .outputs
+        .iter()
+        .map(|l| (l.name.clone(), l.location))
+        .collect();
+    assert_eq!(
+        out,
+        [(Some("phase".into()), 32)],
+        "only varyings both sides declare"
+    );
+    let ins: Vec<u32> = s
+        .fragment
+        .reflection
+        .inputs
+        .iter()
+        .map(|l| l.location)
+        .collect();
+    assert_eq!(ins, [0, 32]);
+}

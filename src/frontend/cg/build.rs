@@ -166,6 +166,9 @@ pub struct Cx<'a> {
     sampler_rebind: HashMap<String, String>,
     /// Plain sampler uniforms other than the pass input (look-up textures, by name).
     pub luts: Vec<String>,
+    /// Float varyings without a semantic (vertex outputs, fragment inputs), sorted: linked by
+    /// name, as cgc's GLSL profiles do.
+    auto_varyings: Vec<String>,
     private: HashMap<String, (Handle<naga::GlobalVariable>, Ty)>,
     ubo: Option<Handle<naga::GlobalVariable>>,
     /// Uniform block members: name, type.
@@ -181,6 +184,8 @@ pub struct Cx<'a> {
 
 const TEXCOORD_LOCATION_BASE: u32 = 0;
 const COLOR_LOCATION: u32 = 16;
+/// First location of varyings without a semantic (numbered by name, sorted).
+const AUTO_LOCATION_BASE: u32 = 32;
 
 fn span(p: Pos) -> Span {
     Span::new(p.offset, p.offset + 1)
@@ -205,6 +210,7 @@ impl<'a> Cx<'a> {
             aliases: Vec::new(),
             sampler_rebind: HashMap::new(),
             luts: Vec::new(),
+            auto_varyings: Vec::new(),
             private: HashMap::new(),
             ubo: None,
             ubo_members: Vec::new(),
@@ -238,6 +244,7 @@ impl<'a> Cx<'a> {
             }
         }
         cx.source_sampler = cx.find_source_sampler();
+        cx.auto_varyings = cx.find_auto_varyings();
         Ok(cx)
     }
 
@@ -248,6 +255,67 @@ impl<'a> Cx<'a> {
             Ty::Array(b, _) => self.contains_sampler(b),
             _ => false,
         }
+    }
+
+    /// Names of float varyings without semantics that both entry points declare (vertex
+    /// outputs and fragment inputs), sorted.
+    fn find_auto_varyings(&self) -> Vec<String> {
+        let mut sides: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+        for item in self.items {
+            let Item::Func(f) = item else { continue };
+            let side = match f.name.as_str() {
+                "main_vertex" => 0,
+                "main_fragment" => 1,
+                _ => continue,
+            };
+            if f.body.is_none() {
+                continue;
+            }
+            let add = |name: &str,
+                       ty: &Ty,
+                       sem: &Option<String>,
+                       this: &Self,
+                       out: &mut Vec<String>| {
+                match ty {
+                    Ty::Struct(i) if sem.is_none() => {
+                        for (mn, mt, ms) in &this.structs[*i].members {
+                            if ms.is_none() && mt.kind() == Some(Sk::F) && mt.is_numeric_vector() {
+                                out.push(mn.clone());
+                            }
+                        }
+                    }
+                    t if sem.is_none() && t.kind() == Some(Sk::F) && t.is_numeric_vector() => {
+                        out.push(name.to_string())
+                    }
+                    _ => {}
+                }
+            };
+            let mut names = Vec::new();
+            for p in &f.params {
+                let Ok(t) = self.resolve_type(&p.ty) else {
+                    continue;
+                };
+                let is_varying_in = side == 1 && !p.quals.uniform && !p.quals.is_out;
+                let is_out = side == 0 && p.quals.is_out;
+                if (is_varying_in || is_out) && Self::ukind(&p.name).is_none() {
+                    add(&p.name, &t, &p.semantic, self, &mut names);
+                }
+            }
+            if side == 0 {
+                if let Ok(t @ Ty::Struct(_)) = self.resolve_type(&f.ret) {
+                    add("", &t, &None, self, &mut names);
+                }
+            }
+            sides[side] = names;
+        }
+        let mut out: Vec<String> = sides[0]
+            .iter()
+            .filter(|n| sides[1].contains(n))
+            .cloned()
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// The Cg sampler RetroArch binds the pass input to: one with `TEXUNIT0`, else the first
@@ -3128,6 +3196,14 @@ impl<'a> Cx<'a> {
                 }
             });
         }
+        if let Some(name) = semantic.strip_prefix('@') {
+            // A varying without a semantic: cgc's GLSL profiles link these by name.
+            return Ok(self
+                .auto_varyings
+                .iter()
+                .position(|n| n.eq_ignore_ascii_case(name))
+                .and_then(|i| loc(AUTO_LOCATION_BASE + i as u32)));
+        }
         if s == "POSITION" || s == "HPOS" || s == "POS" || s == "WPOS" || s == "SV_POSITION" {
             return Ok(Some(naga::Binding::BuiltIn(naga::BuiltIn::Position {
                 invariant: false,
@@ -3152,6 +3228,19 @@ impl<'a> Cx<'a> {
             pos,
             format!("varying semantic `{semantic}` is not supported"),
         )
+    }
+
+    /// The semantic of a varying: its own, or `@name` for a float varying without one.
+    fn auto_semantic(&self, semantic: Option<&str>, name: &str, ty: &Ty) -> Option<String> {
+        match semantic {
+            Some(s) => Some(s.to_string()),
+            None if ty.kind() == Some(Sk::F) && ty.is_numeric_vector() => self
+                .auto_varyings
+                .iter()
+                .any(|n| n == name)
+                .then(|| format!("@{name}")),
+            None => None,
+        }
     }
 
     fn entry_body(&mut self, f: &FuncDecl, ret: &Ty) -> R<()> {
@@ -3270,8 +3359,9 @@ impl<'a> Cx<'a> {
                 Ty::Struct(i) if p.semantic.is_none() => {
                     let members = self.structs[*i].members.clone();
                     let mut comps = Vec::new();
-                    for (_, mt, ms) in &members {
-                        comps.push(input(self, ms.as_deref(), mt, p.pos)?);
+                    for (mn, mt, ms) in &members {
+                        let sem = self.auto_semantic(ms.as_deref(), mn, mt);
+                        comps.push(input(self, sem.as_deref(), mt, p.pos)?);
                     }
                     let t = self.nty(&pt, p.pos)?;
                     self.add(
@@ -3282,7 +3372,10 @@ impl<'a> Cx<'a> {
                         p.pos,
                     )
                 }
-                _ => input(self, p.semantic.as_deref(), &pt, p.pos)?,
+                _ => {
+                    let sem = self.auto_semantic(p.semantic.as_deref(), &p.name, &pt);
+                    input(self, sem.as_deref(), &pt, p.pos)?
+                }
             };
             pending.push((p.name.clone(), pt, value, p.pos));
         }
@@ -3312,7 +3405,10 @@ impl<'a> Cx<'a> {
         let mut sources = Vec::new();
         let mut add_out =
             |cx: &Self, sem: Option<&str>, name: &str, t: &Ty, src: OutSource, pos: Pos| -> R<()> {
-                let Some(sem) = sem else { return Ok(()) };
+                let auto = cx.auto_semantic(sem, name, t);
+                let Some(sem) = auto.as_deref() else {
+                    return Ok(());
+                };
                 let Some(b) = cx.varying_binding(sem, true, pos)? else {
                     return Ok(());
                 };
