@@ -288,6 +288,16 @@ impl Context<'_> {
             let inside = |x: i64, y: i64| edges.iter().all(|k| k.a * x + k.b * y + k.c > 0);
             let (xl, yt) = (x0 as i64, y0 as i64);
             let full = inside(xl, yt) && inside(xr, yt) && inside(xl, yb) && inside(xr, yb);
+            // Likewise, when all four corners are outside one edge, no pixel of the rectangle
+            // is covered (the common case of a big triangle's bounding box crossing a tile it
+            // does not touch): skip it instead of testing every quad.
+            let corners = [(xl, yt), (xr, yt), (xl, yb), (xr, yb)];
+            if edges
+                .iter()
+                .any(|k| corners.iter().all(|&(x, y)| k.a * x + k.b * y + k.c <= 0))
+            {
+                continue;
+            }
             for qy in (y0..=y1).step_by(2) {
                 let mut e = edges.map(|k| k.a * x0 as i64 + k.b * qy as i64 + k.c);
                 let row_mask = if qy + 1 > tile_y1 { 0b0011 } else { 0b1111 };
