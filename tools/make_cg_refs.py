@@ -109,7 +109,7 @@ def variables(text, used_only=True):
 
 def parameters(source):
     return {m.group(1): float(m.group(2)) for m in
-            re.finditer(r'#pragma\s+parameter\s+(\w+)\s+"[^"]*"\s+(\S+)', source)}
+            re.finditer(r'^\s*#pragma\s+parameter\s+(\w+)\s+"[^"]*"\s+(\S+)', source, re.M)}
 
 
 def pixels(seed, size):
