@@ -47,8 +47,8 @@ struct RenderArgs {
     /// Output (viewport) size; default: the input's size.
     #[arg(long, value_name = "WxH")]
     size: Option<String>,
-    /// Frames to render; the last one is written. Default: 1 for an image, the number of frames
-    /// for a directory.
+    /// Frames to render (frame i is fed the i-th input of a directory, the last one held); the
+    /// last frame is written.
     #[arg(long, value_name = "N")]
     frames: Option<u64>,
     /// Parameter values, `NAME=VALUE` separated by commas; repeatable.
@@ -110,11 +110,7 @@ fn run_render(args: RenderArgs) -> Result<()> {
     use softgpu::chain;
     use std::io::IsTerminal;
     let inputs = chain::input_frames(&args.input)?;
-    let frames = args.frames.unwrap_or(if args.input.is_dir() {
-        inputs.len() as u64
-    } else {
-        1
-    });
+    let frames = args.frames.unwrap_or(1);
     let request = chain::RenderRequest {
         preset: args.preset.clone(),
         inputs,
