@@ -415,3 +415,15 @@ fn varyings_without_semantics_link_by_name() {
         .collect();
     assert_eq!(ins, [0, 32]);
 }
+
+#[test]
+fn constant_locals_size_arrays_and_rule_out_branches() {
+    // cgc drops the branch a constant condition rules out before resolving its names.
+    check(
+        "",
+        "static const bool on = false;\nconst int n = 2;\nfloat a[n * 2] = { 1, 2, 3, 4 };\nif (on) { return undefined_name; }\nif (!on) { a[0] = 5; }\nreturn float4(a[0], a[3], n, v.x);",
+        |v| [5.0, 4.0, 2.0, v[0]],
+    );
+    let e = compile_err("float4 main_fragment(float4 v : TEXCOORD0) : COLOR\n{\n    bool on = v.x > 0;\n    if (on) { return undefined_name; }\n    return v;\n}\n");
+    assert!(e.contains("unknown name `undefined_name`"), "{e}");
+}

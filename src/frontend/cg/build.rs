@@ -169,6 +169,8 @@ pub struct Cx<'a> {
     /// Float varyings without a semantic (vertex outputs, fragment inputs), sorted: linked by
     /// name, as cgc's GLSL profiles do.
     auto_varyings: Vec<String>,
+    /// `const` locals with initializers seen so far (for array sizes).
+    local_consts: Vec<(String, Expr)>,
     private: HashMap<String, (Handle<naga::GlobalVariable>, Ty)>,
     ubo: Option<Handle<naga::GlobalVariable>>,
     /// Uniform block members: name, type.
@@ -211,6 +213,7 @@ impl<'a> Cx<'a> {
             sampler_rebind: HashMap::new(),
             luts: Vec::new(),
             auto_varyings: Vec::new(),
+            local_consts: Vec::new(),
             private: HashMap::new(),
             ubo: None,
             ubo_members: Vec::new(),
@@ -394,6 +397,15 @@ impl<'a> Cx<'a> {
                     BinOp::Shr => a >> (b & 63),
                     _ => return err(e.pos, "not a constant integer expression"),
                 }
+            }
+            ExprKind::Ident(n) if self.local_consts.iter().any(|c| c.0 == *n) => {
+                let c = self
+                    .local_consts
+                    .iter()
+                    .rev()
+                    .find(|c| c.0 == *n)
+                    .expect("checked");
+                self.const_int(&c.1)?
             }
             ExprKind::Ident(n) => match self.globals.get(n).map(|&i| &self.items[i]) {
                 Some(Item::Var(v)) if v.init.is_some() => {
@@ -2665,7 +2677,10 @@ impl<'a> Cx<'a> {
         }
         let fx = self.new_fx(ret.clone());
         self.fs.push(fx);
+        // Constant locals belong to one function.
+        let saved_consts = std::mem::take(&mut self.local_consts);
         let r = self.function_body(&f, body, &ret, binds);
+        self.local_consts = saved_consts;
         let fx = self.fs.pop().expect("pushed");
         self.compiling.pop();
         let has_outs = r?;
@@ -2853,6 +2868,22 @@ impl<'a> Cx<'a> {
                 self.expr(e)?;
                 Ok(())
             }
+            Stmt::If(c, a, b) if self.static_condition(c).is_some() => {
+                // cgc drops a branch a constant condition rules out before checking it (shaders
+                // rely on this to reference names that only exist in other configurations).
+                let live = if self.static_condition(c) == Some(true) {
+                    Some(a)
+                } else {
+                    b.as_ref()
+                };
+                if let Some(s) = live {
+                    self.fx().scopes.push(HashMap::new());
+                    let r = self.stmt(s);
+                    self.fx().scopes.pop();
+                    r?;
+                }
+                Ok(())
+            }
             Stmt::If(c, a, b) => {
                 let cond = self.condition(c)?;
                 self.open_block();
@@ -2940,6 +2971,26 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// The value of a condition that is a literal or a `const` local initialised by one.
+    fn static_condition(&self, c: &Expr) -> Option<bool> {
+        match &c.kind {
+            ExprKind::Bool(b) => Some(*b),
+            ExprKind::Int(v) => Some(*v != 0),
+            ExprKind::Float(v) => Some(*v != 0.0),
+            ExprKind::Unary(UnOp::Not, a) => self.static_condition(a).map(|v| !v),
+            ExprKind::Ident(n) if self.lookup_is_const_local(n) => {
+                let c = self.local_consts.iter().rev().find(|c| c.0 == *n)?;
+                self.static_condition(&c.1)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether `n` names a `const` local (not shadowed by a later non-const declaration).
+    fn lookup_is_const_local(&self, n: &str) -> bool {
+        self.local_consts.iter().any(|c| c.0 == n) && matches!(self.lookup(n), Some(Sym::Var(..)))
+    }
+
     fn condition(&mut self, c: &Expr) -> R<Handle<E>> {
         let (h, t) = self.rvalue(c)?;
         match t {
@@ -3015,6 +3066,13 @@ impl<'a> Cx<'a> {
     }
 
     fn local_decl(&mut self, d: &VarDecl) -> R<()> {
+        if let (true, Some(init)) = (d.quals.is_const, &d.init) {
+            // Constant locals may size arrays declared after them.
+            self.local_consts.push((d.name.clone(), init.clone()));
+        } else {
+            // A variable shadowing a constant is not constant.
+            self.local_consts.retain(|c| c.0 != d.name);
+        }
         let ty = self.resolve_type_for(d)?;
         if let Ty::Sampler(_) = ty {
             let Some(init) = &d.init else {
@@ -3115,6 +3173,7 @@ impl<'a> Cx<'a> {
         let ret = self.resolve_type(&f.ret)?;
         let fx = self.new_fx(ret.clone());
         self.fs.push(fx);
+        self.local_consts.clear();
         let r = self.entry_body(&f, &ret);
         let fx = self.fs.pop().expect("pushed");
         r?;
