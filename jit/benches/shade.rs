@@ -4,7 +4,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use softgpu_jit::codegen::JitShader;
 use softgpu_jit::exec::{
-    QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources, TextureAccess,
+    QuadBatch, QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources, TextureAccess,
 };
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
@@ -60,6 +60,35 @@ fn run_all(shader: &dyn QuadShader, inputs: &[[QuadVec4; 1]], consts: &[[u32; 4]
     acc
 }
 
+/// The same quads as one `shade_quads` batch (how the rasterizer calls a shader).
+fn run_batch(shader: &dyn QuadShader, inputs: &[QuadVec4], consts: &[[u32; 4]]) -> u32 {
+    let bufs: [&[[u32; 4]]; 1] = [consts];
+    let res = ShaderResources {
+        constants: &bufs,
+        textures: &FlatTexture,
+    };
+    let n = inputs.len();
+    let mut outputs = vec![[[0u32; 4]; 4]; n];
+    let live = vec![0xFu8; n];
+    let mut killed = vec![0u8; n];
+    let mut batch = QuadBatch {
+        count: n,
+        inputs,
+        inputs_stride: 1,
+        system_values: &[],
+        system_values_stride: 0,
+        outputs: &mut outputs,
+        outputs_stride: 1,
+        live: &live,
+        killed: &mut killed,
+    };
+    shader.shade_quads(&res, &mut batch).expect("runs");
+    outputs
+        .iter()
+        .zip(&killed)
+        .fold(0, |acc, (o, &k)| acc ^ k as u32 ^ o[0][0])
+}
+
 fn bench(c: &mut Criterion) {
     let inputs: Vec<[QuadVec4; 1]> = (0..QUADS)
         .map(|q| {
@@ -97,6 +126,15 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function(format!("{name}/jit"), |b| {
             b.iter(|| run_all(&jit, &inputs, &consts))
+        });
+        let flat: Vec<QuadVec4> = inputs.iter().map(|q| q[0]).collect();
+        assert_eq!(
+            run_batch(&interp, &flat, &consts),
+            run_batch(&jit, &flat, &consts),
+            "{name}: JIT and interpreter batches disagree"
+        );
+        group.bench_function(format!("{name}/jit_batch"), |b| {
+            b.iter(|| run_batch(&jit, &flat, &consts))
         });
     }
     group.finish();
