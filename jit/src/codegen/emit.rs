@@ -41,7 +41,7 @@ pub(super) struct Compiled {
 /// Most texture instructions of one program sampled inline (each adds ~150 instructions).
 const MAX_INLINE_TEX: usize = 16;
 
-/// Per-call values of one inline texture site, loaded in the entry block.
+/// The values of one inline texture site's descriptor, as vectors where lanes use them.
 #[derive(Clone, Copy)]
 struct FastSite {
     ok: Value,
@@ -207,51 +207,16 @@ pub(super) fn compile(
                 }
             }
         }
+        // Only each site's descriptor address is computed once per call; its fields are loaded
+        // where they are used, so that no vector lives across the quad loop (which made the
+        // register allocator the largest part of compiling a small textured shader).
         let mut fast_vals = HashMap::new();
         for (pc, &site) in &fast_of_pc {
-            use super::FastTex;
-            use std::mem::offset_of;
-            let base = b
-                .ins()
-                .iadd_imm_s(fast_p, (site * std::mem::size_of::<FastTex>()) as i64);
-            let ld32 =
-                |b: &mut FunctionBuilder, off: usize| b.ins().load(I32, mf, base, off as i32);
-            let data = b
-                .ins()
-                .load(ptr, mf, base, offset_of!(FastTex, data) as i32);
-            let ok = ld32(&mut b, offset_of!(FastTex, ok));
-            let lin = ld32(&mut b, offset_of!(FastTex, linear));
-            let clamp = ld32(&mut b, offset_of!(FastTex, clamp));
-            let w = ld32(&mut b, offset_of!(FastTex, width));
-            let h = ld32(&mut b, offset_of!(FastTex, height));
-            let fw = b
-                .ins()
-                .load(F32, mf, base, offset_of!(FastTex, fwidth) as i32);
-            let fh = b
-                .ins()
-                .load(F32, mf, base, offset_of!(FastTex, fheight) as i32);
-            let wm = b.ins().iadd_imm_s(w, -1);
-            let hm = b.ins().iadd_imm_s(h, -1);
-            let half = b.ins().iconst(I32, 0x3f00_0000);
-            let off = b.ins().band(lin, half);
-            let [linear, clamp, width, wmax, hmax, off] =
-                [lin, clamp, w, wm, hm, off].map(|x| b.ins().splat(I32X4, x));
-            let [fwidth, fheight] = [fw, fh].map(|x| b.ins().splat(F32X4, x));
-            fast_vals.insert(
-                *pc,
-                FastSite {
-                    ok,
-                    data,
-                    linear,
-                    clamp,
-                    width,
-                    wmax,
-                    hmax,
-                    fwidth,
-                    fheight,
-                    off,
-                },
+            let base = b.ins().iadd_imm_s(
+                fast_p,
+                (site * std::mem::size_of::<super::FastTex>()) as i64,
             );
+            fast_vals.insert(*pc, base);
         }
         let mem_locals = memory_locals(d);
         let mut e = Emitter {
@@ -515,8 +480,8 @@ struct Emitter<'a, 'f> {
     /// Per local register: its channels as SSA variables, or None when it lives in memory
     /// (see [`memory_locals`]).
     reg_vars: Vec<Option<[Variable; 4]>>,
-    /// Inline texture sites by program counter.
-    fast_vals: HashMap<usize, FastSite>,
+    /// Inline texture sites by program counter: the address of the site's `FastTex`.
+    fast_vals: HashMap<usize, Value>,
     /// Bitcast results and their operands.
     cast_of: HashMap<Value, Value>,
     /// Bitcasts made in `cast_block`, by (operand, type).
@@ -1540,6 +1505,50 @@ impl Emitter<'_, '_> {
         })
     }
 
+    /// Loads an inline texture site's descriptor (see `FastTex`) and broadcasts its fields.
+    fn fast_site(&mut self, base: Value) -> FastSite {
+        use super::FastTex;
+        use std::mem::offset_of;
+        let mf = self.mf;
+        let ld32 = |b: &mut FunctionBuilder, off: usize| b.ins().load(I32, mf, base, off as i32);
+        let data = self
+            .b
+            .ins()
+            .load(self.ptr, mf, base, offset_of!(FastTex, data) as i32);
+        let ok = ld32(&mut self.b, offset_of!(FastTex, ok));
+        let lin = ld32(&mut self.b, offset_of!(FastTex, linear));
+        let clamp = ld32(&mut self.b, offset_of!(FastTex, clamp));
+        let w = ld32(&mut self.b, offset_of!(FastTex, width));
+        let h = ld32(&mut self.b, offset_of!(FastTex, height));
+        let fw = self
+            .b
+            .ins()
+            .load(F32, mf, base, offset_of!(FastTex, fwidth) as i32);
+        let fh = self
+            .b
+            .ins()
+            .load(F32, mf, base, offset_of!(FastTex, fheight) as i32);
+        let wm = self.b.ins().iadd_imm_s(w, -1);
+        let hm = self.b.ins().iadd_imm_s(h, -1);
+        let half = self.b.ins().iconst(I32, 0x3f00_0000);
+        let off = self.b.ins().band(lin, half);
+        let [linear, clamp, width, wmax, hmax, off] =
+            [lin, clamp, w, wm, hm, off].map(|x| self.b.ins().splat(I32X4, x));
+        let [fwidth, fheight] = [fw, fh].map(|x| self.b.ins().splat(F32X4, x));
+        FastSite {
+            ok,
+            data,
+            linear,
+            clamp,
+            width,
+            wmax,
+            hmax,
+            fwidth,
+            fheight,
+            off,
+        }
+    }
+
     /// softpipe's `ifloor` of lanes with |u| < 2^22: truncate, step down where that rounded up.
     fn ifloor(&mut self, u: Value) -> Value {
         let t = self.b.ins().x86_cvtt2dq(I32X4, u);
@@ -1707,7 +1716,10 @@ impl Emitter<'_, '_> {
                 *sc = self.fetch(&inst.src[0], c, pc)?.v;
             }
             let texels = match self.fast_vals.get(&pc).copied() {
-                Some(site) => self.tex_inline(site, pc, src),
+                Some(base) => {
+                    let site = self.fast_site(base);
+                    self.tex_inline(site, pc, src)
+                }
                 None => self.tex_call(pc, src),
             };
             let r = texels.map(|v| Some(V { v, flushed: false }));
