@@ -33,10 +33,27 @@ pub enum Executor {
     Interp,
 }
 
-/// Builds the quad shader for `program` with the chosen executor.
+thread_local! {
+    /// Set while this thread runs the JIT compiler (see [`jit_compiling`]).
+    static JIT_COMPILING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the current thread is inside the JIT compiler: a panic there is caught and the program
+/// runs on the interpreter instead, so a panic hook may stay quiet about it.
+pub fn jit_compiling() -> bool {
+    JIT_COMPILING.with(|c| c.get())
+}
+
+/// Builds the quad shader for `program` with the chosen executor. A program the JIT refuses — or
+/// one that trips a bug in the code generator (Cranelift asserts; caught here) — runs on the
+/// interpreter, which is the specification the JIT must match anyway.
 pub fn build_shader(program: &Program, executor: Executor) -> Result<Box<dyn QuadShader>> {
     if executor == Executor::Jit {
-        if let Ok(shader) = JitShader::compile(program) {
+        JIT_COMPILING.with(|c| c.set(true));
+        let compiled =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| JitShader::compile(program)));
+        JIT_COMPILING.with(|c| c.set(false));
+        if let Ok(Ok(shader)) = compiled {
             return Ok(Box::new(shader));
         }
     }

@@ -580,6 +580,14 @@ fn run_compile(args: CompileArgs) -> Result<()> {
 }
 
 fn main() -> ExitCode {
+    // A code-generator panic is caught by `draw::build_shader` (the interpreter runs the program
+    // instead); keep it off stderr. Every other panic is reported as usual.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !draw::jit_compiling() {
+            default_hook(info);
+        }
+    }));
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Draw(args) => run_draw(args),
