@@ -7,6 +7,8 @@
 //! `tools/chain_peer_speed.sh` as (time for N+K frames − time for K frames) / N. Set
 //! `SOFTGPU_BENCH_PEERS=0` to skip the peer (e.g. without librashader-cli or Vulkan).
 
+mod support;
+
 use criterion::{criterion_group, Criterion};
 use softgpu::chain::{ChainOptions, FilterChain, FrameOptions};
 use softgpu::texture::Texture;
@@ -58,24 +60,6 @@ fn bench_chains(c: &mut Criterion) {
     group.finish();
 }
 
-/// Mean time per iteration criterion measured, in seconds.
-fn criterion_mean_seconds(name: &str) -> Option<f64> {
-    let path = root()
-        .join("target/criterion")
-        .join(GROUP)
-        .join(name)
-        .join("new/estimates.json");
-    let json = std::fs::read_to_string(path).ok()?;
-    let mean = json.split("\"mean\"").nth(1)?;
-    let value = mean.split("\"point_estimate\":").nth(1)?;
-    let number: String = value
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
-        .collect();
-    number.parse::<f64>().ok().map(|ns| ns / 1e9)
-}
-
 /// The peer's frames/s per preset from `tools/chain_peer_speed.sh` (lines `name ms fps`).
 fn peer_fps() -> Vec<(String, f64)> {
     let script = root().join("tools/chain_peer_speed.sh");
@@ -113,7 +97,7 @@ fn report_side_by_side() {
         "preset", "softgpu", "librashader", "ratio"
     );
     for name in PRESETS {
-        let ours = criterion_mean_seconds(name).map(|s| 1.0 / s);
+        let ours = support::criterion_mean_seconds(GROUP, name).map(|s| 1.0 / s);
         let theirs = peer.iter().find(|(n, _)| n == name).map(|(_, f)| *f);
         let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
         let ratio = match (ours, theirs) {

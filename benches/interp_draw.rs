@@ -5,6 +5,8 @@
 //! ratios. The peers run through `mesa_run.py --frames N` (path from `MESA_RUN`, default
 //! `../shared/peers/mesa_run.py`); set `SOFTGPU_BENCH_PEERS=0` to skip them (e.g. without Mesa).
 
+mod support;
+
 use criterion::{criterion_group, Criterion, Throughput};
 use softgpu::draw::{self, DrawJob, Executor};
 use softgpu::ir::Processor;
@@ -59,24 +61,6 @@ fn bench_draws(c: &mut Criterion) {
     }
 }
 
-/// Mean time per iteration criterion measured, in seconds.
-fn criterion_mean_seconds(group: &str, name: &str) -> Option<f64> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/criterion")
-        .join(group)
-        .join(name)
-        .join("new/estimates.json");
-    let json = std::fs::read_to_string(path).ok()?;
-    let mean = json.split("\"mean\"").nth(1)?;
-    let value = mean.split("\"point_estimate\":").nth(1)?;
-    let number: String = value
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
-        .collect();
-    number.parse::<f64>().ok().map(|ns| ns / 1e9)
-}
-
 /// The peer's fill rate in Mpix/s from `mesa_run.py --frames`, or None when Mesa is missing.
 fn peer_mpix(name: &str, driver: &str, frames: u32) -> Option<f64> {
     let script = std::env::var("MESA_RUN").unwrap_or_else(|_| {
@@ -121,8 +105,8 @@ fn report_side_by_side() {
     );
     let mpix = |s: f64| f64::from(WIDTH * HEIGHT) / s / 1e6;
     for name in SHADERS {
-        let jit = criterion_mean_seconds(GROUPS[0].0, name).map(mpix);
-        let interp = criterion_mean_seconds(GROUPS[1].0, name).map(mpix);
+        let jit = support::criterion_mean_seconds(GROUPS[0].0, name).map(mpix);
+        let interp = support::criterion_mean_seconds(GROUPS[1].0, name).map(mpix);
         let (softpipe, llvmpipe) = if with_peers {
             (
                 peer_mpix(name, "softpipe", 2),
