@@ -145,49 +145,43 @@ struct CompiledShader {
     fragment: (LoweredShader, StageReflection, ActiveMembers),
 }
 
+/// A lowered stage with what binding needs from it.
+fn stage_interface(
+    lowered: LoweredShader,
+    reflection: StageReflection,
+    module: &naga::Module,
+) -> (LoweredShader, StageReflection, ActiveMembers) {
+    (lowered, reflection, ActiveMembers::of_module(module))
+}
+
 fn compile_pass_shader(path: &Path) -> Result<CompiledShader, ChainError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
+    let frontend = |e: crate::frontend::FrontendError| ChainError::new(e.to_string());
     match ext.as_str() {
         "slang" | "glsl" => {
-            let shader = slang::compile_slang(path).map_err(|e| ChainError::new(e.to_string()))?;
-            let (vs, fs) = shader.lower().map_err(|e| ChainError::new(e.to_string()))?;
+            let shader = slang::compile_slang(path).map_err(frontend)?;
+            let (vs, fs) = shader.lower().map_err(frontend)?;
             Ok(CompiledShader {
-                name: shader.name.clone(),
-                parameters: shader.parameters.clone(),
-                format: shader.format.clone(),
-                vertex: (
-                    vs,
-                    shader.vertex.reflection.clone(),
-                    ActiveMembers::of_module(&shader.vertex.module),
-                ),
-                fragment: (
-                    fs,
-                    shader.fragment.reflection.clone(),
-                    ActiveMembers::of_module(&shader.fragment.module),
-                ),
+                vertex: stage_interface(vs, shader.vertex.reflection, &shader.vertex.module),
+                fragment: stage_interface(fs, shader.fragment.reflection, &shader.fragment.module),
+                name: shader.name,
+                parameters: shader.parameters,
+                format: shader.format,
             })
         }
         "cg" => {
-            let shader = cg::compile_cg(path).map_err(|e| ChainError::new(e.to_string()))?;
-            let (vs, fs) = shader.lower().map_err(|e| ChainError::new(e.to_string()))?;
+            let shader = cg::compile_cg(path).map_err(frontend)?;
+            let (vs, fs) = shader.lower().map_err(frontend)?;
             Ok(CompiledShader {
+                vertex: stage_interface(vs, shader.vertex.reflection, &shader.vertex.module),
+                fragment: stage_interface(fs, shader.fragment.reflection, &shader.fragment.module),
                 name: None,
-                parameters: shader.parameters.clone(),
+                parameters: shader.parameters,
                 format: None,
-                vertex: (
-                    vs,
-                    shader.vertex.reflection.clone(),
-                    ActiveMembers::of_module(&shader.vertex.module),
-                ),
-                fragment: (
-                    fs,
-                    shader.fragment.reflection.clone(),
-                    ActiveMembers::of_module(&shader.fragment.module),
-                ),
             })
         }
         other => Err(ChainError::new(format!(
@@ -562,33 +556,45 @@ impl FilterChain {
                 sampler: sampler_for(filter, wrap, &source),
                 texture: source.clone(),
             };
+            // The pass outputs grow during the frame: each draw adds the current ones.
+            let base = FrameState {
+                original: &original,
+                source: &source_input,
+                history: &history,
+                outputs: &[],
+                feedback: &feedback,
+                luts: &self.luts,
+                parameters: &self.parameters,
+                viewport,
+                frame_count,
+                options,
+            };
             let last = index + 1 == count;
+            // Only a pass with a successor can feed a `mipmap_input`.
             let mipmaps = self
                 .passes
                 .get(index + 1)
                 .is_some_and(|next| next.config.mipmap_input);
             if !last || self.last_pass_feedback {
                 let (w, h) = sizes[index];
-                let levels = if mipmaps && !last {
+                let levels = if mipmaps {
                     Texture::full_mip_levels(w, h)
                 } else {
                     1
                 };
                 let mut target = Texture::new(pass.format, w, h, levels)
                     .map_err(|e| ChainError::new(format!("{}: target: {e}", pass.label)))?;
-                let frame = FrameState {
-                    original: &original,
-                    source: &source_input,
-                    history: &history,
-                    outputs: &outputs,
-                    feedback: &feedback,
-                    luts: &self.luts,
-                    parameters: &self.parameters,
-                    viewport,
-                    frame_count,
-                    options,
-                };
-                draw_pass(pass, &frame, &mut target, (w, h), &IDENTITY_MVP, false)?;
+                draw_pass(
+                    pass,
+                    &FrameState {
+                        outputs: &outputs,
+                        ..base
+                    },
+                    &mut target,
+                    (w, h),
+                    &IDENTITY_MVP,
+                    false,
+                )?;
                 if levels > 1 {
                     target.generate_mipmaps();
                 }
@@ -605,21 +611,19 @@ impl FilterChain {
                 } else {
                     viewport
                 };
-                let frame = FrameState {
-                    original: &original,
-                    source: &source_input,
-                    history: &history,
-                    outputs: &outputs,
-                    feedback: &feedback,
-                    luts: &self.luts,
-                    parameters: &self.parameters,
-                    viewport,
-                    frame_count,
-                    options,
-                };
                 let mut target = Texture::new(Format::R8G8B8A8Unorm, viewport.0, viewport.1, 1)
                     .map_err(|e| ChainError::new(format!("{}: output: {e}", pass.label)))?;
-                draw_pass(pass, &frame, &mut target, output_size, &FINAL_MVP, true)?;
+                draw_pass(
+                    pass,
+                    &FrameState {
+                        outputs: &outputs,
+                        ..base
+                    },
+                    &mut target,
+                    output_size,
+                    &FINAL_MVP,
+                    true,
+                )?;
                 result = Some(target);
             }
         }

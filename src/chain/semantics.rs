@@ -554,14 +554,13 @@ fn bind_block(
         if let UniformSemantic::TextureSize(t) = semantic {
             check_causal(context, pass_index, &member.name, t)?;
         }
+        let (components, expected) = expected_components(&semantic);
         let ty = MemberType::parse(&member.ty)
-            .filter(|ty| type_fits(&semantic, *ty))
+            .filter(|ty| components.contains(&ty.components))
             .ok_or_else(|| {
                 ChainError::new(format!(
-                    "{context}: uniform `{}` has type {}, which cannot hold {}",
-                    member.name,
-                    member.ty,
-                    expected_type(&semantic)
+                    "{context}: uniform `{}` has type {}, which cannot hold {expected}",
+                    member.name, member.ty
                 ))
             })?;
         members.push(MemberBinding {
@@ -578,31 +577,21 @@ fn bind_block(
     })
 }
 
-/// Whether a member type can hold a semantic. Sizes may be read as vec2..vec4 and counters as
-/// any scalar: Cg shaders declare `float2 video_size` and `float frame_count`.
-fn type_fits(semantic: &UniformSemantic, ty: MemberType) -> bool {
+/// The component counts a member may have to hold a semantic, and how to say so. Sizes may be
+/// read as vec2..vec4 and counters as any scalar: Cg shaders declare `float2 video_size` and
+/// `float frame_count`.
+fn expected_components(
+    semantic: &UniformSemantic,
+) -> (std::ops::RangeInclusive<u32>, &'static str) {
     match semantic {
-        UniformSemantic::Mvp => ty.components == 16,
+        UniformSemantic::Mvp => (16..=16, "a mat4"),
         UniformSemantic::OutputSize
         | UniformSemantic::FinalViewportSize
-        | UniformSemantic::TextureSize(_) => (2..=4).contains(&ty.components),
+        | UniformSemantic::TextureSize(_) => (2..=4, "a size vec4"),
         UniformSemantic::Fixed(name) if name.starts_with("Gyro") || name.starts_with("Accel") => {
-            ty.components == 3
+            (3..=3, "a vec3")
         }
-        _ => ty.components == 1,
-    }
-}
-
-fn expected_type(semantic: &UniformSemantic) -> &'static str {
-    match semantic {
-        UniformSemantic::Mvp => "a mat4",
-        UniformSemantic::OutputSize
-        | UniformSemantic::FinalViewportSize
-        | UniformSemantic::TextureSize(_) => "a size vec4",
-        UniformSemantic::Fixed(name) if name.starts_with("Gyro") || name.starts_with("Accel") => {
-            "a vec3"
-        }
-        _ => "a scalar",
+        _ => (1..=1, "a scalar"),
     }
 }
 
