@@ -7,8 +7,9 @@
 //! `softgpu draw` line (`softgpu: …`), which the test runs on the committed inputs; every channel
 //! of the result may differ from `out.png` by at most 1/255.
 
-use image::{Rgba, RgbaImage};
-use std::fmt::Write as _;
+mod golden_support;
+
+use golden_support::load_png;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,12 +46,6 @@ fn draw_args(dir: &Path) -> Result<Vec<String>, String> {
     Ok(words[1..].to_vec())
 }
 
-fn load_png(path: &Path) -> Result<RgbaImage, String> {
-    image::open(path)
-        .map(|i| i.to_rgba8())
-        .map_err(|e| format!("{}: {e}", path.display()))
-}
-
 /// Where failing runs leave their pictures (kept after the test ends, for inspection).
 fn artifact_dir(kind: &str, name: &str) -> PathBuf {
     std::env::temp_dir()
@@ -68,7 +63,6 @@ fn check(kind: &str, name: &str) {
 fn run_check(kind: &str, name: &str) -> Result<(), String> {
     let dir = refs_root(kind).join(name);
     let expected = load_png(&dir.join("out.png"))?;
-    let (width, height) = expected.dimensions();
     let artifacts = artifact_dir(kind, name);
     std::fs::create_dir_all(&artifacts).map_err(|e| format!("{}: {e}", artifacts.display()))?;
     let actual_path = artifacts.join("actual.png");
@@ -94,61 +88,15 @@ fn run_check(kind: &str, name: &str) -> Result<(), String> {
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    let actual = load_png(&actual_path)?;
-    if actual.dimensions() != expected.dimensions() {
-        return Err(format!(
-            "softgpu wrote a {}x{} picture, the reference is {width}x{height}\nactual: {}",
-            actual.width(),
-            actual.height(),
-            actual_path.display()
-        ));
-    }
-
-    let mut diff = RgbaImage::new(width, height);
-    let mut max_diff = 0u8;
-    let mut bad = Vec::new();
-    for (x, y, e) in expected.enumerate_pixels() {
-        let a = actual.get_pixel(x, y);
-        let d: [u8; 4] = std::array::from_fn(|c| e[c].abs_diff(a[c]));
-        let worst = d.iter().copied().max().unwrap_or(0);
-        max_diff = max_diff.max(worst);
-        if worst > TOLERANCE {
-            bad.push((x, y, *e, *a));
-        }
-        let alpha = if worst > TOLERANCE { 255 } else { 64 };
-        diff.put_pixel(
-            x,
-            y,
-            Rgba([
-                d[0].saturating_mul(16),
-                d[1].saturating_mul(16),
-                d[2].saturating_mul(16).max(d[3].saturating_mul(16)),
-                alpha,
-            ]),
-        );
-    }
-    if bad.is_empty() {
-        return Ok(());
-    }
-    let diff_path = artifacts.join("diff.png");
-    diff.save(&diff_path)
-        .map_err(|e| format!("{}: {e}", diff_path.display()))?;
-    let mut message = format!(
-        "{} pixel(s) differ by more than {TOLERANCE}/255, max difference {max_diff}/255\n\
-         expected: {}\nactual:   {}\ndiff:     {} (|difference| x16; blue also shows alpha)\ncommand:  {shown}\n",
-        bad.len(),
-        dir.join("out.png").display(),
-        actual_path.display(),
-        diff_path.display()
-    );
-    for (x, y, e, a) in bad.iter().take(8) {
-        let _ = writeln!(
-            message,
-            "  pixel ({x}, {y}) [row 0 = top]: expected {:?}, got {:?}",
-            e.0, a.0
-        );
-    }
-    Err(message)
+    golden_support::compare_pictures(
+        &dir.join("out.png"),
+        &expected,
+        &actual_path,
+        &artifacts,
+        &shown,
+        TOLERANCE,
+        None,
+    )
 }
 
 /// The reference directories of `kind`, sorted.

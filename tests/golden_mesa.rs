@@ -7,8 +7,9 @@
 //! beyond that are allowed only up to the count in the reference's `budget.txt` (absent = 0),
 //! whose first token is the count and whose remaining text says why the pixels may differ.
 
-use image::{Rgba, RgbaImage};
-use std::fmt::Write as _;
+mod golden_support;
+
+use golden_support::load_png;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -64,12 +65,6 @@ fn filter(dir: &Path) -> Result<&'static str, String> {
             )),
         },
     }
-}
-
-fn load_png(path: &Path) -> Result<RgbaImage, String> {
-    image::open(path)
-        .map(|i| i.to_rgba8())
-        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Where failing runs leave their pictures (kept after the test ends, for inspection).
@@ -138,62 +133,15 @@ fn run_check(name: &str) -> Result<(), String> {
             String::from_utf8_lossy(&output.stdout)
         ));
     }
-    let actual = load_png(&actual_path)?;
-    if actual.dimensions() != expected.dimensions() {
-        return Err(format!(
-            "softgpu wrote a {}x{} picture, the reference is {width}x{height}\nactual: {}",
-            actual.width(),
-            actual.height(),
-            actual_path.display()
-        ));
-    }
-
-    let mut diff = RgbaImage::new(width, height);
-    let mut max_diff = 0u8;
-    let mut bad = Vec::new();
-    for (x, y, e) in expected.enumerate_pixels() {
-        let a = actual.get_pixel(x, y);
-        let d: [u8; 4] = std::array::from_fn(|c| e[c].abs_diff(a[c]));
-        let worst = d.iter().copied().max().unwrap_or(0);
-        max_diff = max_diff.max(worst);
-        if worst > TOLERANCE {
-            bad.push((x, y, *e, *a));
-        }
-        // Amplified difference; pixels beyond the tolerance are opaque, the rest faint.
-        let alpha = if worst > TOLERANCE { 255 } else { 64 };
-        diff.put_pixel(
-            x,
-            y,
-            Rgba([
-                d[0].saturating_mul(16),
-                d[1].saturating_mul(16),
-                d[2].saturating_mul(16).max(d[3].saturating_mul(16)),
-                alpha,
-            ]),
-        );
-    }
-    if bad.len() <= allowed {
-        return Ok(());
-    }
-    let diff_path = artifacts.join("diff.png");
-    diff.save(&diff_path)
-        .map_err(|e| format!("{}: {e}", diff_path.display()))?;
-    let mut message = format!(
-        "{} pixel(s) differ by more than {TOLERANCE}/255 (budget {allowed}), max difference {max_diff}/255\n\
-         expected: {}\nactual:   {}\ndiff:     {} (|difference| x16; blue also shows alpha)\ncommand:  {shown}\n",
-        bad.len(),
-        dir.join("out.png").display(),
-        actual_path.display(),
-        diff_path.display()
-    );
-    for (x, y, e, a) in bad.iter().take(8) {
-        let _ = writeln!(
-            message,
-            "  pixel ({x}, {y}) [row 0 = top]: expected {:?}, got {:?}",
-            e.0, a.0
-        );
-    }
-    Err(message)
+    golden_support::compare_pictures(
+        &dir.join("out.png"),
+        &expected,
+        &actual_path,
+        &artifacts,
+        &shown,
+        TOLERANCE,
+        Some(allowed),
+    )
 }
 
 macro_rules! golden {
