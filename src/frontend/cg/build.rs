@@ -719,29 +719,36 @@ impl<'a> Cx<'a> {
         Ok(V::Val(v, ty.clone()))
     }
 
+    /// The naga float image type of a Cg sampler dimension and the sampler type that goes with
+    /// it (a `sampler2D` becomes a texture and a sampler).
+    fn sampled_image_types(&mut self, dim: Dim) -> (Handle<naga::Type>, Handle<naga::Type>) {
+        let ndim = match dim {
+            Dim::D1 => naga::ImageDimension::D1,
+            Dim::D2 | Dim::Rect => naga::ImageDimension::D2,
+            Dim::D3 => naga::ImageDimension::D3,
+            Dim::Cube => naga::ImageDimension::Cube,
+        };
+        let image = self.add_type(
+            None,
+            TypeInner::Image {
+                dim: ndim,
+                arrayed: false,
+                class: naga::ImageClass::Sampled {
+                    kind: naga::ScalarKind::Float,
+                    multi: false,
+                },
+            },
+        );
+        let sampler = self.add_type(None, TypeInner::Sampler { comparison: false });
+        (image, sampler)
+    }
+
     fn texture(&mut self, name: &str, dim: Dim, pos: Pos) -> R<V> {
         let tg = match self.textures.get(name) {
             Some(t) => t.clone(),
             None => {
                 let binding = self.texture_list.len() as u32 + 1;
-                let ndim = match dim {
-                    Dim::D1 => naga::ImageDimension::D1,
-                    Dim::D2 | Dim::Rect => naga::ImageDimension::D2,
-                    Dim::D3 => naga::ImageDimension::D3,
-                    Dim::Cube => naga::ImageDimension::Cube,
-                };
-                let it = self.add_type(
-                    None,
-                    TypeInner::Image {
-                        dim: ndim,
-                        arrayed: false,
-                        class: naga::ImageClass::Sampled {
-                            kind: naga::ScalarKind::Float,
-                            multi: false,
-                        },
-                    },
-                );
-                let st = self.add_type(None, TypeInner::Sampler { comparison: false });
+                let (it, st) = self.sampled_image_types(dim);
                 let image = self.module.global_variables.append(
                     naga::GlobalVariable {
                         name: Some(name.to_string()),
@@ -2711,24 +2718,7 @@ impl<'a> Cx<'a> {
             }
             let pt = self.resolve_type(&p.ty)?;
             if let Ty::Sampler(d) = pt {
-                let ndim = match d {
-                    Dim::D1 => naga::ImageDimension::D1,
-                    Dim::D2 | Dim::Rect => naga::ImageDimension::D2,
-                    Dim::D3 => naga::ImageDimension::D3,
-                    Dim::Cube => naga::ImageDimension::Cube,
-                };
-                let it = self.add_type(
-                    None,
-                    TypeInner::Image {
-                        dim: ndim,
-                        arrayed: false,
-                        class: naga::ImageClass::Sampled {
-                            kind: naga::ScalarKind::Float,
-                            multi: false,
-                        },
-                    },
-                );
-                let st = self.add_type(None, TypeInner::Sampler { comparison: false });
+                let (it, st) = self.sampled_image_types(d);
                 let fx = self.fx();
                 fx.func.arguments.push(naga::FunctionArgument {
                     name: Some(p.name.clone()),
