@@ -115,35 +115,42 @@ impl Cx<'_> {
         for v in vals {
             a.push(self.load(v, pos)?);
         }
-        let unary_float = |fun: Mf| -> Option<Mf> { Some(fun) };
-        let f1 = match name {
-            "frac" | "fract" => unary_float(Mf::Fract),
-            "floor" => Some(Mf::Floor),
-            "ceil" => Some(Mf::Ceil),
-            "round" => Some(Mf::Round),
-            "trunc" => Some(Mf::Trunc),
-            "sqrt" => Some(Mf::Sqrt),
-            "rsqrt" => Some(Mf::InverseSqrt),
-            "exp" => Some(Mf::Exp),
-            "exp2" => Some(Mf::Exp2),
-            "log" => Some(Mf::Log),
-            "log2" => Some(Mf::Log2),
-            "sin" => Some(Mf::Sin),
-            "cos" => Some(Mf::Cos),
-            "tan" => Some(Mf::Tan),
-            "asin" => Some(Mf::Asin),
-            "acos" => Some(Mf::Acos),
-            "atan" => Some(Mf::Atan),
-            "sinh" => Some(Mf::Sinh),
-            "cosh" => Some(Mf::Cosh),
-            "tanh" => Some(Mf::Tanh),
-            "saturate" => Some(Mf::Saturate),
-            "degrees" => Some(Mf::Degrees),
-            "radians" => Some(Mf::Radians),
+        // Float functions applied component-wise to converted arguments: (function, arity).
+        let float_fn = match name {
+            "frac" | "fract" => Some((Mf::Fract, 1)),
+            "floor" => Some((Mf::Floor, 1)),
+            "ceil" => Some((Mf::Ceil, 1)),
+            "round" => Some((Mf::Round, 1)),
+            "trunc" => Some((Mf::Trunc, 1)),
+            "sqrt" => Some((Mf::Sqrt, 1)),
+            "rsqrt" => Some((Mf::InverseSqrt, 1)),
+            "exp" => Some((Mf::Exp, 1)),
+            "exp2" => Some((Mf::Exp2, 1)),
+            "log" => Some((Mf::Log, 1)),
+            "log2" => Some((Mf::Log2, 1)),
+            "sin" => Some((Mf::Sin, 1)),
+            "cos" => Some((Mf::Cos, 1)),
+            "tan" => Some((Mf::Tan, 1)),
+            "asin" => Some((Mf::Asin, 1)),
+            "acos" => Some((Mf::Acos, 1)),
+            "atan" => Some((Mf::Atan, 1)),
+            "sinh" => Some((Mf::Sinh, 1)),
+            "cosh" => Some((Mf::Cosh, 1)),
+            "tanh" => Some((Mf::Tanh, 1)),
+            "saturate" => Some((Mf::Saturate, 1)),
+            "degrees" => Some((Mf::Degrees, 1)),
+            "radians" => Some((Mf::Radians, 1)),
+            "lerp" | "mix" => Some((Mf::Mix, 3)),
+            "smoothstep" => Some((Mf::SmoothStep, 3)),
+            "step" => Some((Mf::Step, 2)),
+            "pow" => Some((Mf::Pow, 2)),
+            "atan2" => Some((Mf::Atan2, 2)),
+            "reflect" => Some((Mf::Reflect, 2)),
+            "faceforward" => Some((Mf::FaceForward, 3)),
             _ => None,
         };
-        if let Some(fun) = f1 {
-            self.arity(name, &a, 1, pos)?;
+        if let Some((fun, arity)) = float_fn {
+            self.arity(name, &a, arity, pos)?;
             let (x, t) = self.float_args(&a, pos)?;
             return Ok(Some(V::Val(self.math(fun, &x, pos), t)));
         }
@@ -166,31 +173,6 @@ impl Cx<'_> {
                 self.arity(name, &a, 3, pos)?;
                 let (x, t) = self.numeric_args(&a, pos)?;
                 V::Val(self.math(Mf::Clamp, &x, pos), t)
-            }
-            "lerp" | "mix" => {
-                self.arity(name, &a, 3, pos)?;
-                let (x, t) = self.float_args(&a, pos)?;
-                V::Val(self.math(Mf::Mix, &x, pos), t)
-            }
-            "smoothstep" => {
-                self.arity(name, &a, 3, pos)?;
-                let (x, t) = self.float_args(&a, pos)?;
-                V::Val(self.math(Mf::SmoothStep, &x, pos), t)
-            }
-            "step" => {
-                self.arity(name, &a, 2, pos)?;
-                let (x, t) = self.float_args(&a, pos)?;
-                V::Val(self.math(Mf::Step, &x, pos), t)
-            }
-            "pow" => {
-                self.arity(name, &a, 2, pos)?;
-                let (x, t) = self.float_args(&a, pos)?;
-                V::Val(self.math(Mf::Pow, &x, pos), t)
-            }
-            "atan2" => {
-                self.arity(name, &a, 2, pos)?;
-                let (x, t) = self.float_args(&a, pos)?;
-                V::Val(self.math(Mf::Atan2, &x, pos), t)
             }
             "ldexp" => {
                 self.arity(name, &a, 2, pos)?;
@@ -344,16 +326,6 @@ impl Cx<'_> {
                     }
                     _ => V::Val(self.math(Mf::Distance, &x, pos), Ty::Scalar(Sk::F)),
                 }
-            }
-            "reflect" => {
-                self.arity(name, &a, 2, pos)?;
-                let (x, t) = self.float_args(&a, pos)?;
-                V::Val(self.math(Mf::Reflect, &x, pos), t)
-            }
-            "faceforward" => {
-                self.arity(name, &a, 3, pos)?;
-                let (x, t) = self.float_args(&a, pos)?;
-                V::Val(self.math(Mf::FaceForward, &x, pos), t)
             }
             "refract" => {
                 self.arity(name, &a, 3, pos)?;
