@@ -505,18 +505,16 @@ fn run_compile(args: CompileArgs) -> Result<()> {
                 let parsed =
                     softgpu::frontend::wgsl::parse(&source, &args.file.display().to_string())?;
                 let want = if stage == Processor::Vertex {
-                    naga::ShaderStage::Vertex
+                    softgpu::frontend::wgsl::Stage::Vertex
                 } else {
-                    naga::ShaderStage::Fragment
+                    softgpu::frontend::wgsl::Stage::Fragment
                 };
-                let index = parsed
-                    .module
-                    .entry_points
-                    .iter()
-                    .position(|e| e.stage == want)
-                    .ok_or_else(|| {
-                        anyhow!("{}: no {:?} entry point", args.file.display(), want)
-                    })?;
+                let index = softgpu::frontend::wgsl::select_entry_point(
+                    &parsed.module,
+                    want,
+                    None,
+                    &args.file.display().to_string(),
+                )?;
                 translate(&parsed.module, &parsed.info, index, args.emit)?
             }
             draw::Language::Tgsi => {
