@@ -820,3 +820,35 @@ fn basic_filter_shader_lowers_with_its_resources() {
     );
     lower(&load("basic.wgsl"), Stage::Fragment);
 }
+
+#[test]
+fn dynamic_column_of_a_uniform_mat3x2() {
+    // mat3x2 columns are 8 bytes apart in a uniform buffer: not register-aligned, so the
+    // lowering copies the matrix to registers before indexing (naga's access.wgsl does this).
+    let src = "
+struct U { m: mat3x2<f32>, k: f32 }
+@group(0) @binding(0) var<uniform> u: U;
+@fragment fn main(@location(0) v: vec4<f32>) -> @location(0) vec4<f32> {
+    let i = u32(v.x * 2.99);
+    let j = u32(v.y * 1.99);
+    return vec4<f32>(u.m[i].x, u.m[i].y, u.m[i][j], u.k);
+}";
+    let p = lower(src, Stage::Fragment);
+    let f = |x: f32| x.to_bits();
+    let cols = [[1.5f32, -2.0], [3.25, 4.0], [-5.5, 6.75]];
+    let buf = vec![
+        [f(cols[0][0]), f(cols[0][1]), f(cols[1][0]), f(cols[1][1])],
+        [f(cols[2][0]), f(cols[2][1]), f(0.25), 0],
+    ];
+    let got = run_fs(&p, &[buf], &NoTextures);
+    check(
+        &got,
+        |v| {
+            let i = (v[0] * 2.99) as usize;
+            let j = (v[1] * 1.99) as usize;
+            [cols[i][0], cols[i][1], cols[i][j], 0.25]
+        },
+        0.0,
+        "dynamic mat3x2 column",
+    );
+}

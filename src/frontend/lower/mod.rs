@@ -9,9 +9,9 @@
 //! defines `position`; `@builtin(front_facing)` → `IN FACE` (true where FACE > 0);
 //! `@location(n)` outputs → `COLOR[n]`; `@builtin(frag_depth)` → `OUT POSITION`.z.
 //!
-//! **Resources.** A `var<uniform>` at `@binding(b)` is `CONST[b]` (any group; two uniform buffers
-//! with the same binding are an error); the push-constant (immediate) block is the buffer after the
-//! highest uniform binding. A member at byte offset `o` is `CONST[buf][o / 16]`, component
+//! **Resources.** A `var<uniform>` at `@group(0) @binding(b)` is `CONST[b]`; uniform buffers of
+//! other groups take the next buffers after the highest group-0 binding, in (group, binding)
+//! order; the push-constant (immediate) block is the buffer after all of them. A member at byte offset `o` is `CONST[buf][o / 16]`, component
 //! `(o % 16) / 4`, exactly naga's (std140-like) layout. A texture at `@binding(b)` is sampler unit
 //! `b` (`DCL SAMP[b]`, `DCL SVIEW[b]`, TEX-family instructions); the samplers used with it are
 //! reported in [`LoweredShader::resources`] (one texture used with two different samplers is an
@@ -370,13 +370,32 @@ impl<'a> Lowerer<'a> {
         let module = self.module;
         let mut resources = Vec::new();
         let mut buffers: BTreeMap<u32, u32> = BTreeMap::new();
-        let max_uniform = module
+        // Group 0 keeps `binding` as the buffer index (what `draw --consts` and the docs rely
+        // on); other groups' uniform buffers follow in (group, binding) order, then the
+        // push-constant block.
+        let uniform_bindings: std::collections::BTreeSet<(u32, u32)> = module
             .global_variables
             .iter()
             .filter(|(_, g)| g.space == naga::AddressSpace::Uniform)
-            .filter_map(|(_, g)| g.binding.as_ref().map(|b| b.binding))
-            .max();
-        let push_buffer = max_uniform.map_or(0, |m| m + 1);
+            .filter_map(|(_, g)| g.binding.as_ref().map(|b| (b.group, b.binding)))
+            .collect();
+        let mut next_buffer = uniform_bindings
+            .iter()
+            .filter(|(g, _)| *g == 0)
+            .map(|(_, b)| b + 1)
+            .max()
+            .unwrap_or(0);
+        let mut uniform_buffer: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+        for &(g, b) in &uniform_bindings {
+            let buffer = if g == 0 {
+                b
+            } else {
+                next_buffer += 1;
+                next_buffer - 1
+            };
+            uniform_buffer.insert((g, b), buffer);
+        }
+        let push_buffer = next_buffer;
         for (h, g) in module.global_variables.iter() {
             self.span = module.global_variables.get_span(h);
             let inner = &module.types[g.ty].inner;
@@ -388,14 +407,20 @@ impl<'a> Lowerer<'a> {
             match g.space {
                 naga::AddressSpace::Uniform | naga::AddressSpace::Immediate => {
                     let (buffer, push) = if g.space == naga::AddressSpace::Uniform {
-                        (binding, false)
+                        (
+                            uniform_buffer
+                                .get(&(group, binding))
+                                .copied()
+                                .unwrap_or(binding),
+                            false,
+                        )
                     } else {
                         (push_buffer, true)
                     };
                     let size = byte_size(inner);
                     if buffers.insert(buffer, size).is_some() {
                         return self.unsupported(format!(
-                            "two uniform buffers at binding {binding} (in different groups)"
+                            "two uniform buffers at group {group} binding {binding}"
                         ));
                     }
                     let regs = size.div_ceil(16).max(1);

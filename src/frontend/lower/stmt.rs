@@ -660,19 +660,15 @@ impl<'a> Lowerer<'a> {
             }
             other => return Err(self.err(format!("cannot index into {other:?}"))),
         };
-        let regs = if p.bytes() {
-            if !scale.is_multiple_of(16) {
-                return self.unsupported(format!(
-                    "dynamic index into uniform data with a {scale}-byte stride"
-                ));
-            }
-            scale / 16
-        } else {
-            scale
-        };
-        if p.bytes() && !p.base.is_multiple_of(16) {
-            return self.unsupported("dynamic index into uniform data not 16-byte aligned");
+        if p.bytes() && (!scale.is_multiple_of(16) || !p.base.is_multiple_of(16)) {
+            // Elements that do not start registers (the 8-byte columns of a `matNx2`) cannot be
+            // addressed through ADDR; uniform data is read-only, so a register copy of the
+            // whole value indexes the same.
+            let value = self.load(p)?;
+            let copy = self.materialize(&value, &p.ty)?;
+            return self.place_access(&copy, index);
         }
+        let regs = if p.bytes() { scale / 16 } else { scale };
         let scaled = if regs == 1 {
             index
         } else {

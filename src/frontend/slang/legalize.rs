@@ -10,6 +10,10 @@
 //!   vertex outputs too; it is added (integers are never interpolated anyway).
 //! - `modf(x, out i)` (GLSL.std.450 `Modf` / `ModfStruct`): naga's reader produces a struct
 //!   result type it never registers; it is rewritten as `i = trunc(x); x - i`.
+//! - `findLSB`/`findMSB` whose result signedness differs from the operand's (`int i =
+//!   findLSB(uint)`; GLSL.std.450 `FindILsb`/`FindSMsb`/`FindUMsb` allow it): naga gives the
+//!   result the operand's type, so the store no longer type-checks. The instruction now returns
+//!   the operand's type, followed by an `OpBitcast` to the declared one.
 
 use std::collections::HashMap;
 
@@ -41,12 +45,13 @@ impl Ids {
     }
 }
 
-/// Runs both rewrites on `module`.
+/// Runs every rewrite on `module`.
 pub fn legalize(module: &mut Module) -> Result<(), String> {
     let mut ids = Ids {
         next: module.header.as_ref().map_or(1, |h| h.bound),
     };
     rewrite_modf(module, &mut ids);
+    find_bit_signedness(module, &mut ids);
     flatten_varyings(module, &mut ids)?;
     flat_integer_varyings(module);
     if let Some(h) = module.header.as_mut() {
@@ -152,6 +157,69 @@ fn rewrite_modf(module: &mut Module, ids: &mut Ids) {
                     inst.result_id,
                     vec![Operand::IdRef(x), Operand::IdRef(t)],
                 ));
+            }
+        }
+    }
+}
+
+const GLSL_FIND_ILSB: u32 = 73;
+const GLSL_FIND_UMSB: u32 = 75;
+
+fn find_bit_signedness(module: &mut Module, ids: &mut Ids) {
+    let Some(glsl) = module.ext_inst_imports.iter().find_map(|i| {
+        matches!(i.operands.first(), Some(Operand::LiteralString(s)) if s == "GLSL.std.450")
+            .then_some(i.result_id)
+            .flatten()
+    }) else {
+        return;
+    };
+    // Every id's type, to find the operand's.
+    let mut type_of: HashMap<Word, Word> = module
+        .types_global_values
+        .iter()
+        .filter_map(|i| Some((i.result_id?, i.result_type?)))
+        .collect();
+    for f in &module.functions {
+        for p in &f.parameters {
+            if let (Some(r), Some(t)) = (p.result_id, p.result_type) {
+                type_of.insert(r, t);
+            }
+        }
+        for b in &f.blocks {
+            for i in &b.instructions {
+                if let (Some(r), Some(t)) = (i.result_id, i.result_type) {
+                    type_of.insert(r, t);
+                }
+            }
+        }
+    }
+    for f in &mut module.functions {
+        for block in &mut f.blocks {
+            let old = std::mem::take(&mut block.instructions);
+            for mut inst in old {
+                let is_find = inst.class.opcode == Op::ExtInst
+                    && id(inst.operands.first()) == Some(glsl)
+                    && matches!(
+                        inst.operands.get(1),
+                        Some(Operand::LiteralExtInstInteger(n))
+                            if (GLSL_FIND_ILSB..=GLSL_FIND_UMSB).contains(n)
+                    );
+                let operand_ty = id(inst.operands.get(2)).and_then(|x| type_of.get(&x).copied());
+                match (is_find, operand_ty, inst.result_type, inst.result_id) {
+                    (true, Some(oty), Some(rty), Some(rid)) if oty != rty => {
+                        let tmp = ids.fresh();
+                        inst.result_type = Some(oty);
+                        inst.result_id = Some(tmp);
+                        block.instructions.push(inst);
+                        block.instructions.push(Instruction::new(
+                            Op::Bitcast,
+                            Some(rty),
+                            Some(rid),
+                            vec![Operand::IdRef(tmp)],
+                        ));
+                    }
+                    _ => block.instructions.push(inst),
+                }
             }
         }
     }
