@@ -222,18 +222,26 @@ enum ConventionArg {
 
 #[derive(clap::Args)]
 struct DrawArgs {
-    /// Vertex shader (Mesa TGSI text).
-    #[arg(long, value_name = "VS.tgsi")]
+    /// Vertex shader (Mesa TGSI text, .wgsl or .slang).
+    #[arg(long, value_name = "VS")]
     vs: PathBuf,
-    /// Fragment shader (Mesa TGSI text).
-    #[arg(long, value_name = "FS.tgsi")]
+    /// Fragment shader (Mesa TGSI text, .wgsl or .slang).
+    #[arg(long, value_name = "FS")]
     fs: PathBuf,
     /// Vertex file: one vertex per line, floats taken four at a time into IN[0], IN[1], ….
     #[arg(long, value_name = "V.txt")]
     vertices: PathBuf,
-    /// Constant file: one `x y z w` line per CONST[0][i].
+    /// Constant file: one `x y z w` line per CONST[0][i] (of both stages).
     #[arg(long, value_name = "C.txt")]
     consts: Option<PathBuf>,
+    /// Set a uniform-buffer or push-constant member of a WGSL/slang shader by name
+    /// (`Tint`, `params.Tint`, `Lights[1].pos`); values are comma-separated, matrices column by
+    /// column; repeatable, applied after --consts and --push-consts.
+    #[arg(long, value_name = "NAME=V1,V2,...")]
+    uniform: Vec<String>,
+    /// Push-constant file: one `x y z w` line per 16 bytes of the push-constant block.
+    #[arg(long, value_name = "P.txt")]
+    push_consts: Option<PathBuf>,
     /// Bind an image to SAMP[N]/SVIEW[N]; repeatable.
     #[arg(long, value_name = "N=IMG.png")]
     texture: Vec<String>,
@@ -439,9 +447,25 @@ fn run_draw(args: DrawArgs) -> Result<()> {
         WrapArg::Mirror => Wrap::MirroredRepeat,
         WrapArg::Border => Wrap::ClampToBorder,
     };
+    let push = match &args.push_consts {
+        Some(path) => Some(draw::parse_constants(
+            path,
+            &read(path, "push-constant file")?,
+        )?),
+        None => None,
+    };
+    let vs = draw::compile_stage(&args.vs, Processor::Vertex, None)?;
+    let fs = draw::compile_stage(&args.fs, Processor::Fragment, None)?;
+    let stage_constants = draw::stage_constants(
+        &vs.blocks,
+        &fs.blocks,
+        &constants,
+        args.push_consts.as_deref().zip(push.as_deref()),
+        &args.uniform,
+    )?;
     let job = DrawJob {
-        vertex_program: draw::compile_shader(&args.vs, Processor::Vertex, None)?,
-        fragment_program: draw::compile_shader(&args.fs, Processor::Fragment, None)?,
+        vertex_program: vs.program,
+        fragment_program: fs.program,
         vertices,
         constants,
         textures,
@@ -462,7 +486,7 @@ fn run_draw(args: DrawArgs) -> Result<()> {
         ExecArg::Jit => Executor::Jit,
         ExecArg::Interp => Executor::Interp,
     };
-    let image = draw::run_with(&job, executor)?;
+    let image = draw::run_with_constants(&job, &stage_constants, executor)?;
     image
         .save_png(&args.out)
         .map_err(|e| anyhow!("{}: {e}", args.out.display()))?;
