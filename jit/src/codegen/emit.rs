@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, F32X4, I32, I32X4, I64, I8X16};
+use cranelift_codegen::ir::types::{F32, F32X4, F64X2, I32, I32X4, I64, I64X2, I8X16};
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot,
     StackSlotData, StackSlotKind, Type, UserFuncName, Value,
@@ -22,6 +22,7 @@ use super::{CtxOffsets, LaneOp, Shims, MAX_CALL_DEPTH};
 use super::{STATUS_BUDGET, STATUS_CALL_OVERFLOW, STATUS_ERROR};
 use crate::exec::ExecError;
 use crate::interp::decode::{Decoded, DstLoc, Inst, Loc, Modifier, Slot, Src};
+use crate::interp::libm;
 use crate::ir::{Opcode, OpcodeClass};
 
 /// Most instructions emitted after inlining subroutines before compilation is refused.
@@ -30,6 +31,8 @@ const MAX_EMITTED: usize = 200_000;
 /// What [`compile`] produced.
 pub(super) struct Compiled {
     pub func_id: FuncId,
+    /// Bytes of machine code (for `SOFTGPU_PERF_MAP`).
+    pub code_size: usize,
     pub num_inputs: usize,
     pub num_sysvals: usize,
     pub num_outputs: usize,
@@ -106,6 +109,7 @@ pub(super) fn compile(
     if io.0.max(io.1).max(io.2) > super::MAX_DIRECT_IO as usize {
         return Ok(Compiled {
             func_id,
+            code_size: 0,
             num_inputs: io.0,
             num_sysvals: io.1,
             num_outputs: io.2,
@@ -259,6 +263,7 @@ pub(super) fn compile(
             cast_here: HashMap::new(),
             cast_block: None,
             neg_zero: zero_addr,
+            vector_libm: cpu_has_fma(),
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -389,9 +394,11 @@ pub(super) fn compile(
             eprintln!("{code}");
         }
     }
+    let code_size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
     module.clear_context(&mut ctx);
     module.finalize_definitions().map_err(|e| cl(&e))?;
     Ok(Compiled {
+        code_size,
         func_id,
         num_inputs: io.0,
         num_sysvals: io.1,
@@ -489,6 +496,21 @@ struct Emitter<'a, 'f> {
     cast_block: Option<Block>,
     /// -0.0 in every lane (`f32x4`).
     neg_zero: Value,
+    /// POW, EX2 and LG2 inline (`pow_inline`, `lg2_inline`): needs the CPU's FMA, which
+    /// Cranelift then uses for `fma` (its libcall fallback does not exist for vectors).
+    vector_libm: bool,
+}
+
+/// True when the host (whose features Cranelift's native ISA enables) has FMA3.
+fn cpu_has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 const SIGN: u32 = 0x8000_0000;
@@ -725,6 +747,268 @@ impl Emitter<'_, '_> {
             .ins()
             .call_indirect(self.lanes_sig, callee, &[opv, addr]);
         self.b.ins().stack_load(self.ptr, I32X4, self.slot, 0)
+    }
+
+    // ---- vectorised libm (`interp::libm`) --------------------------------------------------
+
+    /// `bits` in both lanes of an `f64x2`.
+    fn dconst(&mut self, bits: u64) -> Value {
+        let bytes: Vec<u8> = (0..2).flat_map(|_| bits.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
+        self.b.ins().vconst(F64X2, c)
+    }
+
+    /// Lanes 0, 1 and lanes 2, 3 of an `f32x4` (given as bits) as two `f64x2` (exact).
+    fn promote_halves(&mut self, v: Value) -> [Value; 2] {
+        let hi = self.lanes(v, [2, 3, 2, 3]);
+        [v, hi].map(|h| {
+            let f = self.f(h);
+            self.b.ins().fvpromote_low(f)
+        })
+    }
+
+    /// Lanes 0, 1 and lanes 2, 3 of an `i32x4` converted to two `f64x2` (exact).
+    fn int_halves(&mut self, v: Value) -> [Value; 2] {
+        let hi = self.lanes(v, [2, 3, 2, 3]);
+        [v, hi].map(|h| {
+            let w = self.b.ins().swiden_low(h);
+            self.b.ins().fcvt_from_sint(F64X2, w)
+        })
+    }
+
+    /// Two `f64x2` rounded to float (as `cvtsd2ss`) into one `f32x4` (bits).
+    fn demote_halves(&mut self, h: [Value; 2]) -> Value {
+        let [lo, hi] = h.map(|x| {
+            let f = self.b.ins().fvdemote(x);
+            self.b.ins().bitcast(I8X16, self.le, f)
+        });
+        let imm: Vec<u8> = (0..8).chain(16..24).collect();
+        let imm = self.b.func.dfg.immediates.push(ConstantData::from(imm));
+        let v = self.b.ins().shuffle(lo, hi, imm);
+        self.i(v)
+    }
+
+    /// Per lane `l`, `table[idx[l]]` (a pair of f64) for the 4 lanes of `idx` (`i32x4`, each
+    /// < 16): the first and the second elements as `[lanes 0-1, lanes 2-3]` `f64x2` halves.
+    fn gather_pairs(&mut self, table: &'static [[u64; 2]; 16], idx: Value) -> [[Value; 2]; 2] {
+        let base = self.b.ins().iconst(self.ptr, table.as_ptr() as i64);
+        let four = self.b.ins().iconst(I32, 4);
+        let bytes = self.b.ins().ishl(idx, four);
+        let pairs: [Value; 4] = std::array::from_fn(|l| {
+            let o = self.b.ins().extractlane(bytes, l as u8);
+            let o = self.b.ins().uextend(self.ptr, o);
+            let a = self.b.ins().iadd(base, o);
+            let v = self.b.ins().load(F64X2, self.mf, a, 0);
+            self.b.ins().bitcast(I8X16, self.le, v)
+        });
+        let mut out = [[pairs[0]; 2]; 2];
+        for (e, o) in out.iter_mut().enumerate() {
+            let imm: Vec<u8> = (8 * e as u8..8 * e as u8 + 8)
+                .chain(16 + 8 * e as u8..24 + 8 * e as u8)
+                .collect();
+            let imm = self.b.func.dfg.immediates.push(ConstantData::from(imm));
+            for h in 0..2 {
+                let v = self.b.ins().shuffle(pairs[2 * h], pairs[2 * h + 1], imm);
+                o[h] = self.b.ins().bitcast(F64X2, self.le, v);
+            }
+        }
+        out
+    }
+
+    /// The logarithm reduction of `interp::libm` for positive normal floats `ix` (`i32x4`):
+    /// the table index, `k` and `z` (as `f64x2` halves).
+    fn log_reduce(&mut self, ix: Value) -> (Value, [Value; 2], [Value; 2]) {
+        let off = self.splat(libm::OFF);
+        let tmp = self.b.ins().isub(ix, off);
+        let s19 = self.b.ins().iconst(I32, 19);
+        let i = self.b.ins().ushr(tmp, s19);
+        let m15 = self.splat(15);
+        let i = self.b.ins().band(i, m15);
+        let top_mask = self.splat(0xff80_0000);
+        let top = self.b.ins().band(tmp, top_mask);
+        let iz = self.b.ins().isub(ix, top);
+        let s23 = self.b.ins().iconst(I32, 23);
+        let k = self.b.ins().sshr(top, s23);
+        let k = self.int_halves(k);
+        let z = self.promote_halves(iz);
+        (i, k, z)
+    }
+
+    /// Lanes whose float is normal, finite and (with `positive`) positive: `i32x4` mask.
+    fn normal_lanes(&mut self, v: Value, positive: bool) -> Value {
+        // (|v| or v) - 2^-126 below 0x7f000000, unsigned: exponent field in 1..=254.
+        let x = if positive {
+            v
+        } else {
+            let abs = self.splat(!SIGN);
+            self.b.ins().band(v, abs)
+        };
+        let min = self.splat(0x0080_0000);
+        let d = self.b.ins().isub(x, min);
+        let lim = self.splat(0x7f00_0000);
+        self.b.ins().icmp(IntCC::UnsignedLessThan, d, lim)
+    }
+
+    /// Branches to an inline computation when every lane passes `ok`, else calls `op` per lane
+    /// (the interpreter's own function): the result of either.
+    fn fast_or_lanes(
+        &mut self,
+        ok: Value,
+        op: LaneOp,
+        args: &[Value],
+        fast: impl FnOnce(&mut Self) -> Value,
+    ) -> V {
+        let fast_b = self.b.create_block();
+        let slow_b = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.append_block_param(join, I32X4);
+        let all = self.b.ins().vall_true(ok);
+        self.b.ins().brif(all, fast_b, &[], slow_b, &[]);
+        self.b.seal_block(fast_b);
+        self.b.seal_block(slow_b);
+
+        self.b.switch_to_block(slow_b);
+        let r = self.lane_call(op, args);
+        self.b.ins().jump(join, &[r.into()]);
+
+        self.b.switch_to_block(fast_b);
+        let r = fast(self);
+        let r = self.i(r);
+        self.b.ins().jump(join, &[r.into()]);
+        self.b.seal_block(join);
+        self.b.switch_to_block(join);
+        // Lanes of the fast path are flushed; the `ops` functions flush their results too.
+        Self::flushed(self.b.block_params(join)[0])
+    }
+
+    /// `ops::pow(x, y)` (`x` = None: `ops::ex2(y)`, x = 2) as `interp::libm::powf` computes it,
+    /// two lanes per `f64x2`, when every lane has a positive normal `x` and a normal `y` (their
+    /// results need no special case: `y * log2(x)` is finite); other quads go per lane.
+    fn pow_inline(&mut self, x: Option<Value>, y: Value) -> V {
+        let oky = self.normal_lanes(y, false);
+        let ok = match x {
+            Some(x) => {
+                let okx = self.normal_lanes(x, true);
+                self.b.ins().band(okx, oky)
+            }
+            None => oky,
+        };
+        let (op, args) = match x {
+            Some(x) => (LaneOp::Pow, vec![x, y]),
+            None => (LaneOp::Ex2, vec![y]),
+        };
+        self.fast_or_lanes(ok, op, &args, |e| {
+            let logx = match x {
+                Some(x) => e.log2_halves(x),
+                None => {
+                    let c = e.dconst(libm::powf_log2(2f32.to_bits()).to_bits());
+                    [c, c]
+                }
+            };
+            let yd = e.promote_halves(y);
+            let h = [0, 1].map(|k| {
+                let ylogx = e.b.ins().fmul(yd[k], logx[k]);
+                e.exp2_half(ylogx)
+            });
+            let r = e.demote_halves(h);
+            // The result flush (`ops::pow`): DAZ reads a denormal as zero.
+            let r = e.f(r);
+            e.b.ins().fadd(r, e.neg_zero)
+        })
+    }
+
+    /// `libm::powf_log2` of positive normal floats `ix`, as `f64x2` halves.
+    fn log2_halves(&mut self, ix: Value) -> [Value; 2] {
+        let a = libm::POWF_LOG2_POLY.map(|c| self.dconst(c));
+        let minus_one = self.dconst((-1f64).to_bits());
+        let (i, k, z) = self.log_reduce(ix);
+        let [invc, logc] = self.gather_pairs(&libm::POWF_LOG2_TAB, i);
+        [0, 1].map(|h| {
+            let r = self.b.ins().fma(z[h], invc[h], minus_one);
+            let y0 = self.b.ins().fadd(logc[h], k[h]);
+            let r2 = self.b.ins().fmul(r, r);
+            let y = self.b.ins().fma(a[0], r, a[1]);
+            let p = self.b.ins().fma(a[2], r, a[3]);
+            let r4 = self.b.ins().fmul(r2, r2);
+            let q = self.b.ins().fma(a[4], r, y0);
+            let q = self.b.ins().fma(p, r2, q);
+            self.b.ins().fma(y, r4, q)
+        })
+    }
+
+    /// `libm::powf`'s `exp2_inline` (sign 0) of `ylogx` (`f64x2`), with its overflow (+inf) and
+    /// underflow (0; glibc's denormal results are flushed anyway) bounds applied.
+    fn exp2_half(&mut self, ylogx: Value) -> Value {
+        let shift = self.dconst(libm::EXP2F_SHIFT);
+        let c = libm::EXP2F_POLY.map(|c| self.dconst(c));
+        let one = self.dconst(1f64.to_bits());
+        let kd = self.b.ins().fadd(ylogx, shift);
+        let ki = self.b.ins().bitcast(I64X2, self.le, kd);
+        let kd = self.b.ins().fsub(kd, shift);
+        let r = self.b.ins().fsub(ylogx, kd);
+        let base = self
+            .b
+            .ins()
+            .iconst(self.ptr, libm::EXP2F_TAB.as_ptr() as i64);
+        let mut t = None;
+        for l in 0..2u8 {
+            let j = self.b.ins().extractlane(ki, l);
+            let j = self.b.ins().band_imm_u(j, 31);
+            let j = self.b.ins().ishl_imm_u(j, 3);
+            let a = self.b.ins().iadd(base, j);
+            // SAFETY of the load: `j` < 32 indexes the 32-entry static table.
+            let v = self.b.ins().load(I64, self.mf, a, 0);
+            t = Some(match t {
+                None => self.b.ins().scalar_to_vector(I64X2, v),
+                Some(t) => self.b.ins().insertlane(t, v, l),
+            });
+        }
+        let t = t.expect("two lanes");
+        let s47 = self.b.ins().iconst(I32, 47);
+        let sk = self.b.ins().ishl(ki, s47);
+        let t = self.b.ins().iadd(t, sk);
+        let s = self.b.ins().bitcast(F64X2, self.le, t);
+        let z = self.b.ins().fma(c[0], r, c[1]);
+        let r2 = self.b.ins().fmul(r, r);
+        let y = self.b.ins().fma(c[2], r, one);
+        let y = self.b.ins().fma(z, r2, y);
+        let y = self.b.ins().fmul(y, s);
+        let of = self.dconst(libm::POWF_OFLOW);
+        let over = self.b.ins().fcmp(FloatCC::GreaterThan, ylogx, of);
+        let inf = self.dconst(f64::INFINITY.to_bits());
+        let y = self.b.ins().bitselect(over, inf, y);
+        let uf = self.dconst(libm::POWF_UFLOW);
+        let under = self.b.ins().fcmp(FloatCC::LessThanOrEqual, ylogx, uf);
+        let zero = self.dconst(0);
+        self.b.ins().bitselect(under, zero, y)
+    }
+
+    /// `ops::lg2(x)`: `libm::logf` two lanes per `f64x2` when every lane is positive, normal
+    /// and finite, times Mesa's constant; other quads go per lane.
+    fn lg2_inline(&mut self, x: Value) -> V {
+        let ok = self.normal_lanes(x, true);
+        self.fast_or_lanes(ok, LaneOp::Lg2, &[x], |e| {
+            let a = libm::LOGF_POLY.map(|c| e.dconst(c));
+            let ln2 = e.dconst(libm::LOGF_LN2);
+            let minus_one = e.dconst((-1f64).to_bits());
+            let (i, k, z) = e.log_reduce(x);
+            let [invc, logc] = e.gather_pairs(&libm::LOGF_TAB, i);
+            let h = [0, 1].map(|h| {
+                let r = e.b.ins().fma(z[h], invc[h], minus_one);
+                let y0 = e.b.ins().fma(k[h], ln2, logc[h]);
+                let y = e.b.ins().fma(r, a[1], a[2]);
+                let r2 = e.b.ins().fmul(r, r);
+                let y = e.b.ins().fma(r2, a[0], y);
+                let ry0 = e.b.ins().fadd(r, y0);
+                e.b.ins().fma(r2, y, ry0)
+            });
+            let l = e.demote_halves(h);
+            // `ops::lg2` = mul(flush(logf(x)), 1.442695): a logarithm of a normal float is 0 or
+            // normal, and the product is flushed like any MUL.
+            #[allow(clippy::approx_constant)]
+            let c = e.splat(1.442695f32.to_bits());
+            e.fbin(Opcode::MUL, Self::flushed(l), Self::flushed(c)).v
+        })
     }
 
     // ---- masks -------------------------------------------------------------------------------
@@ -1882,6 +2166,21 @@ impl Emitter<'_, '_> {
                         }
                     }
                 };
+                broadcast!(v)
+            }
+            EX2 | LG2 if self.vector_libm => {
+                let a = self.fetch(&s[0], 0, pc)?;
+                let v = if op == EX2 {
+                    self.pow_inline(None, a.v)
+                } else {
+                    self.lg2_inline(a.v)
+                };
+                broadcast!(v)
+            }
+            POW if self.vector_libm => {
+                let a = self.fetch(&s[0], 0, pc)?;
+                let b = self.fetch(&s[1], 0, pc)?;
+                let v = self.pow_inline(Some(a.v), b.v);
                 broadcast!(v)
             }
             EX2 | LG2 | SIN | COS => {

@@ -37,7 +37,8 @@
 //! **Compilation.** Programs up to `OPTIMIZE_MAX_INSTRUCTIONS` are compiled with Cranelift's
 //! optimizer and backtracking register allocator, larger ones without the optimizer and with the
 //! single-pass allocator (compile time is then about 25 µs per TGSI instruction). Setting
-//! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr.
+//! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr;
+//! `SOFTGPU_PERF_MAP` writes `/tmp/perf-PID.map` so that `perf report` names the kernels.
 //!
 //! **Caching.** [`JitShader::compile`] hashes the program and returns the already compiled
 //! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive.
@@ -438,6 +439,9 @@ fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
     // `(pointer) -> i32` in the platform's default (C) calling convention, which is what
     // `KernelFn` declares; the module owning the code lives as long as the kernel.
     let func: KernelFn = unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) };
+    if std::env::var_os("SOFTGPU_PERF_MAP").is_some() {
+        perf_map(ptr, compiled.code_size, program, decoded.insts.len());
+    }
     Ok(Kernel {
         program: program.clone(),
         signature: ShaderSignature::from_program(program),
@@ -451,6 +455,28 @@ fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
         fast_sites: compiled.fast_sites,
         module: Mutex::new(Some(module)),
     })
+}
+
+/// Appends the kernel's address range to `/tmp/perf-PID.map`, where `perf report` finds names
+/// for JIT code (a failure to write only loses the names).
+fn perf_map(ptr: *const u8, size: usize, program: &Program, insts: usize) {
+    use std::io::Write;
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let path = format!("/tmp/perf-{}.map", std::process::id());
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(
+            f,
+            "{:x} {:x} softgpu_kernel_{:016x}_{insts}insts",
+            ptr as usize,
+            size,
+            program_hash(program)
+        );
+    }
 }
 
 /// Addresses of the Rust functions compiled code calls.

@@ -72,6 +72,7 @@
 //! stacks and unstructured jumps), and IMAGE/BUFFER/MEMORY/HWATOMIC operands.
 
 pub(crate) mod decode;
+pub mod libm;
 pub mod ops;
 pub(crate) mod run;
 mod texture;

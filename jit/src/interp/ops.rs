@@ -2,8 +2,10 @@
 //!
 //! Each function mirrors the C expression softpipe (Mesa 22.3 `tgsi_exec.c`, built for x86-64 with
 //! glibc) evaluates, so that our pixels match softpipe's bit for bit. Rust's `f32` methods used here
-//! (`sin`, `cos`, `powf`, `ln`, `floor`, `sqrt`, …) lower to the same glibc `libm` calls as the C
-//! code. The JIT must call these functions (or prove its inline versions identical).
+//! (`sin`, `cos`, `floor`, `sqrt`, …) lower to the same glibc `libm` calls as the C code; `powf`
+//! and `logf` are our own bit-exact ports of glibc's FMA variants ([`super::libm`]), so that the
+//! JIT can vectorise them. The JIT must call these functions (or prove its inline versions
+//! identical).
 //!
 //! Softpipe runs with the x86 MXCSR DAZ and FTZ bits set (as GPUs do): denormal inputs of float
 //! arithmetic read as zero and denormal results are flushed to zero, keeping the sign (observed:
@@ -14,8 +16,6 @@
 //! noted (float → int conversions: `cvttss2si`, NaN/out of range → `0x8000_0000`).
 //! Not reproduced: which NaN propagates when both operands of an operation are NaN (softpipe's
 //! compiler may commute operands); here a fixed rule (see `pick_nan`).
-
-use std::hint::black_box;
 
 /// `(int)f` as x86-64 `cvttss2si` computes it: truncation, NaN or out of range → `i32::MIN`.
 pub fn f2i(f: f32) -> i32 {
@@ -224,21 +224,21 @@ pub fn rsq(x: f32) -> f32 {
     div(1.0, sqrt(x))
 }
 
-/// EX2: `powf(2.0f, x)`. The base goes through `black_box` so LLVM cannot rewrite the call into
-/// `exp2f`, which glibc implements separately.
+/// EX2: `powf(2.0f, x)` (not `exp2f`, which glibc implements separately), glibc's FMA variant
+/// ([`super::libm::powf`]).
 pub fn ex2(x: f32) -> f32 {
-    libm(x, |x| black_box(2.0f32).powf(x))
+    libm(x, |x| super::libm::powf(2.0, x))
 }
 
-/// LG2: `logf(x) * 1.442695f` — not `log2f`, and Mesa's rounded constant, not `LOG2_E`.
+/// LG2: `logf(x) * 1.442695f` (glibc's FMA variant, [`super::libm::logf`]) — not `log2f`, and Mesa's rounded constant, not `LOG2_E`.
 #[allow(clippy::approx_constant)]
 pub fn lg2(x: f32) -> f32 {
-    mul(libm(x, f32::ln), 1.442695)
+    mul(libm(x, super::libm::logf), 1.442695)
 }
 
-/// POW: `powf(a, b)`.
+/// POW: `powf(a, b)` (glibc's FMA variant, [`super::libm::powf`]).
 pub fn pow(a: f32, b: f32) -> f32 {
-    flush(flush(a).powf(flush(b)))
+    flush(super::libm::powf(flush(a), flush(b)))
 }
 
 /// ROUND: `_mesa_roundevenf` (round half to even).
