@@ -14,7 +14,7 @@ use std::process::Command;
 const TOLERANCE: u8 = 1;
 
 /// Every reference directory, each with its test below.
-const REFERENCES: &[&str] = &["push_constants"];
+const REFERENCES: &[&str] = &["push_constants", "std140_mat2"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("reference-images/frontends")
@@ -72,6 +72,11 @@ fn check(name: &str) {
 #[test]
 fn push_constants() {
     check("push_constants");
+}
+
+#[test]
+fn std140_mat2() {
+    check("std140_mat2");
 }
 
 #[test]

@@ -231,3 +231,52 @@ fn tgsi_shaders_have_no_names_to_set() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn std140_mat2_member_set_by_name_lands_in_padded_columns() {
+    let dir_refs =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("reference-images/frontends/std140_mat2");
+    let dir = tempfile::tempdir().unwrap();
+    let consts = std::fs::read_to_string(dir_refs.join("consts.txt")).unwrap();
+    // Rows 5 and 6 are warp.ROT's columns: zero them and set the matrix by name instead.
+    let mut rows: Vec<&str> = consts
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect();
+    assert_eq!(rows[5], "0.800000011920929 0.6000000238418579 0.0 0.0");
+    rows[5] = "0 0 0 0";
+    rows[6] = "0 0 0 0";
+    let zeroed = dir.path().join("zeroed.txt");
+    std::fs::write(&zeroed, rows.join("\n")).unwrap();
+    let run = |consts: &Path, extra: &[&str], out: &Path| {
+        let mut args: Vec<String> = vec![
+            "draw".into(),
+            "--vs".into(),
+            dir_refs.join("shader.slang").display().to_string(),
+            "--fs".into(),
+            dir_refs.join("shader.slang").display().to_string(),
+            "--vertices".into(),
+            dir_refs.join("vertices.txt").display().to_string(),
+            "--consts".into(),
+            consts.display().to_string(),
+            "--texture".into(),
+            format!("1={}", dir_refs.join("tex0.png").display()),
+            "--size".into(),
+            "32x32".into(),
+            "--out".into(),
+            out.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        draw_ok(&args);
+        pixels(out)
+    };
+    let want = run(&dir_refs.join("consts.txt"), &[], &dir.path().join("a.png"));
+    let got = run(
+        &zeroed,
+        &["--uniform", "global.warp.ROT=0.8,0.6,-0.6,0.8"],
+        &dir.path().join("b.png"),
+    );
+    assert_eq!(got, want);
+    let zero = run(&zeroed, &[], &dir.path().join("c.png"));
+    assert_ne!(zero, want);
+}

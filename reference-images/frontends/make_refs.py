@@ -47,13 +47,14 @@ CASES = {
                      ('params.Mix', [0.6]), ('params.Bands', [5]), ('params.Center', [0.4, 0.55])],
         'filter': 'linear',
     },
-    # std140 mat2 and mat3x2 in the UBO (columns padded to 16 bytes), also indexed by column.
+    # std140 mat2 (in a struct) and mat3x2 in the UBO: columns padded to 16 bytes.
     'std140_mat2': {
-        # MVP, SourceSize, ROT (mat2: 2 padded columns), SKEW (mat3x2: 3 padded columns), BIAS
+        # MVP, SourceSize, warp.ROT (2 padded columns), warp.PIVOT, SKEW (3 padded columns), BIAS
         'consts': MVP + [SOURCE_SIZE,
                          [0.8, 0.6, 0.0, 0.0], [-0.6, 0.8, 0.0, 0.0],
+                         [0.5, 0.5, 0.0, 0.0],
                          [1.0, 0.25, 0.0, 0.0], [-0.5, 1.0, 0.0, 0.0], [0.1, 0.2, 0.0, 0.0],
-                         [0.5, 0.5, 1.0, 0.0]],
+                         [0.75, 0.9, 1.1, 0.0]],
         'uniforms': [],
         'filter': 'linear',
     },

@@ -2,7 +2,8 @@
 //! SPIR-V, split combined image-samplers, read the SPIR-V with naga and reflect the interface.
 //!
 //! ```text
-//! .slang ─preprocess─▶ vertex / fragment GLSL ─glslang─▶ SPIR-V ─split samplers─▶ naga::Module
+//! .slang ─preprocess─▶ vertex / fragment GLSL ─glslang─▶ SPIR-V ─split samplers, legalize,
+//!                                                          pad std140 matrices─▶ naga::Module
 //! ```
 //!
 //! Every error names the original file and line (through the preprocessor's line map) where one
@@ -10,6 +11,7 @@
 //! and the stage.
 
 pub mod legalize;
+pub mod padded_matrices;
 pub mod preprocess;
 pub mod reflect;
 pub mod split_samplers;
@@ -162,8 +164,30 @@ pub fn compile_stage_from_spirv(
             FrontendError::new(&root, 0, 0, format!("no {} entry point", stage.name()))
         })?;
     let entry_point = module.entry_points[entry_index].name.clone();
-    let reflection = reflect::reflect_stage(&module, entry_index, &split.words, &split.samplers)
-        .map_err(|m| FrontendError::new(&root, 0, 0, format!("{} stage: {m}", stage.name())))?;
+    let mut reflection =
+        reflect::reflect_stage(&module, entry_index, &split.words, &split.samplers)
+            .map_err(|m| FrontendError::new(&root, 0, 0, format!("{} stage: {m}", stage.name())))?;
+    // Report re-typed std140 matrices as declared, not as the arrays naga read.
+    for block in [&mut reflection.ubo, &mut reflection.push_constants]
+        .into_iter()
+        .flatten()
+    {
+        for p in &split.padded_matrices {
+            if p.struct_name.is_some() && p.struct_name == block.type_name {
+                if let Some(m) = block.members.get_mut(p.member as usize) {
+                    let as_array = format!("vec{}[{}]", p.rows, p.columns);
+                    let matrix = if p.columns == p.rows {
+                        format!("mat{}", p.columns)
+                    } else {
+                        format!("mat{}x{}", p.columns, p.rows)
+                    };
+                    if let Some(rest) = m.ty.strip_prefix(&as_array) {
+                        m.ty = format!("{matrix}{rest}");
+                    }
+                }
+            }
+        }
+    }
     Ok(SlangStage {
         stage,
         source,
@@ -277,9 +301,9 @@ fn glslang_error(
     }
 }
 
-/// Splits combined image-samplers in `words`, applies the [`legalize`] rewrites, reads the
-/// result with naga (no coordinate-space flip: RetroArch's MVP already maps to Vulkan clip
-/// space) and validates it.
+/// Splits combined image-samplers in `words`, applies the [`legalize`] and [`padded_matrices`]
+/// rewrites, reads the result with naga (no coordinate-space flip: RetroArch's MVP already maps
+/// to Vulkan clip space) and validates it.
 pub fn spirv_to_naga(
     words: &[u32],
     stage: Stage,
@@ -290,9 +314,11 @@ pub fn spirv_to_naga(
         .map_err(|e| fail(format!("invalid SPIR-V from glslang: {e}")))?;
     let samplers = split_samplers::split_module(&mut spirv).map_err(&fail)?;
     legalize::legalize(&mut spirv).map_err(&fail)?;
+    let padded_matrices = padded_matrices::rewrite(&mut spirv).map_err(&fail)?;
     let split = split_samplers::Split {
         words: rspirv::binary::Assemble::assemble(&spirv),
         samplers,
+        padded_matrices,
     };
     let options = naga::front::spv::Options {
         adjust_coordinate_space: false,

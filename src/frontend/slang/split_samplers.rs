@@ -38,6 +38,9 @@ pub struct Split {
     pub words: Vec<u32>,
     /// The split variables in declaration order.
     pub samplers: Vec<SplitSampler>,
+    /// The over-strided matrix members re-typed by [`super::padded_matrices`] (filled in by
+    /// [`super::spirv_to_naga`]; empty here).
+    pub padded_matrices: Vec<super::padded_matrices::PaddedMatrix>,
 }
 
 /// Splits every combined image-sampler of `words`; see the module documentation.
@@ -48,6 +51,7 @@ pub fn split_combined_samplers(words: &[u32]) -> Result<Split, String> {
     Ok(Split {
         words: module.assemble(),
         samplers,
+        padded_matrices: Vec::new(),
     })
 }
 
