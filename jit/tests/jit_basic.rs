@@ -105,3 +105,33 @@ fn programs_the_interpreter_rejects_are_rejected() {
         Err(ExecError::Unsupported { .. })
     ));
 }
+
+#[test]
+fn large_programs_are_recompiled_for_speed_in_the_background() {
+    // 500 dependent MADs: past the size compiled for speed at once.
+    let mut text = String::from(
+        "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL TEMP[0]\n\
+         IMM[0] FLT32 {0.5, 0.25, 0.0, 0.0}\n0: MOV TEMP[0], IN[0]\n",
+    );
+    for i in 1..=500 {
+        text.push_str(&format!(
+            "{i}: MAD TEMP[0], TEMP[0], IMM[0].xxxx, IMM[0].yyyy\n"
+        ));
+    }
+    text.push_str("501: MOV OUT[0], TEMP[0]\n502: END\n");
+    let p = program(&text);
+    let jit = JitShader::compile(&p).expect("compiles");
+    let interp = Interpreter::new(&p).expect("decodes");
+    let expected = run(&interp, 1);
+    assert_eq!(run(&jit, 1), expected, "first version");
+    // The recompilation takes well under a second; allow a loaded machine a minute.
+    let start = std::time::Instant::now();
+    while !jit.is_optimized() && start.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(jit.is_optimized(), "the optimized version never arrived");
+    assert_eq!(run(&jit, 1), expected, "optimized version");
+    assert!(JitShader::compile_optimized(&p)
+        .expect("compiles")
+        .is_optimized());
+}

@@ -255,6 +255,15 @@ fn compare(program: &Program, what: &str, rng: &mut Rng, trials: usize) -> bool 
         Ok(j) => j.with_budget(BUDGET),
         Err(e) => panic!("{what}: the JIT rejects a program the interpreter runs: {e}"),
     };
+    // A large program first runs a kernel compiled for compile time, then (once recompiled in
+    // the background) one compiled for speed: both must match, whichever is running now.
+    let mut jits = vec![jit];
+    if !jits[0].is_optimized() {
+        match JitShader::compile_optimized(program) {
+            Ok(j) => jits.push(j.with_budget(BUDGET)),
+            Err(e) => panic!("{what}: the optimizing JIT rejects the program: {e}"),
+        }
+    }
     let sig = interp.signature();
     let mut batch = Vec::new();
     for trial in 0..trials {
@@ -271,27 +280,31 @@ fn compare(program: &Program, what: &str, rng: &mut Rng, trials: usize) -> bool 
             sig.num_outputs.max(2),
         ));
         let (ri, oi) = run(&interp, &inp);
-        let (rj, oj) = run(&jit, &inp);
-        if let Err(ExecError::BudgetExceeded { .. }) = ri {
-            // The JIT counts loop iterations by a lower bound of the interpreter's count (see
-            // `codegen`): it may run further, and where it stops is not comparable.
-            assert!(
-                matches!(rj, Ok(_) | Err(ExecError::BudgetExceeded { .. })),
-                "{what}, trial {trial}: interpreter ran out of budget, JIT {rj:?}"
-            );
-            continue;
-        }
-        if ri != rj || oi != oj {
-            let text = softgpu_jit::ir::text::print_program(program);
-            panic!(
-                "{what}, trial {trial}: interpreter {ri:?} vs JIT {rj:?}\n\
+        for jit in &jits {
+            let (rj, oj) = run(jit, &inp);
+            if let Err(ExecError::BudgetExceeded { .. }) = ri {
+                // The JIT counts loop iterations by a lower bound of the interpreter's count (see
+                // `codegen`): it may run further, and where it stops is not comparable.
+                assert!(
+                    matches!(rj, Ok(_) | Err(ExecError::BudgetExceeded { .. })),
+                    "{what}, trial {trial}: interpreter ran out of budget, JIT {rj:?}"
+                );
+                continue;
+            }
+            if ri != rj || oi != oj {
+                let text = softgpu_jit::ir::text::print_program(program);
+                panic!(
+                    "{what}, trial {trial}: interpreter {ri:?} vs JIT {rj:?}\n\
                  live {:#x}\ninputs {:x?}\nconsts {:x?}\ninterp outputs {:x?}\n\
                  JIT outputs    {:x?}\n{text}",
-                inp.live, inp.inputs, inp.constants, oi, oj
-            );
+                    inp.live, inp.inputs, inp.constants, oi, oj
+                );
+            }
         }
     }
-    compare_batch(program, what, &interp, &jit, &batch);
+    for jit in &jits {
+        compare_batch(program, what, &interp, jit, &batch);
+    }
     true
 }
 
@@ -776,7 +789,8 @@ fn random_programs_match_the_interpreter() {
     random_programs(1000, 1500, 16, 8);
 }
 
-/// Programs past the JIT's optimizer threshold take its fast-compile path.
+/// Programs past the JIT's optimizer threshold take its fast-compile path first and its
+/// optimized recompilation later; `compare` runs both.
 #[test]
 fn large_random_programs_match_the_interpreter() {
     random_programs(5000, 6, 600, 8);

@@ -72,6 +72,7 @@ pub(super) fn compile(
     d: &Decoded,
     offsets: CtxOffsets,
     shims: Shims,
+    optimize: bool,
 ) -> Result<Compiled, ExecError> {
     let cl = |e: &dyn std::fmt::Display| unsupported(0, format!("cranelift: {e}"));
     let ptr = module.target_config().pointer_type();
@@ -191,10 +192,10 @@ pub(super) fn compile(
             }
         }
         // Inline texture sites: TEX-family 2D lookups with operands in src0 (not TXP), in
-        // programs small enough that the extra code does not cost compile time.
+        // optimized kernels (the extra code costs compile time).
         let mut fast_of_pc = HashMap::new();
         let fast_p = load_p(&mut b, offsets.fast);
-        if d.insts.len() <= super::OPTIMIZE_MAX_INSTRUCTIONS {
+        if optimize {
             for (pc, inst) in d.insts.iter().enumerate() {
                 let t = d.textures.get(inst.aux as usize);
                 if fast_sites.len() < MAX_INLINE_TEX

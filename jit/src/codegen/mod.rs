@@ -35,8 +35,10 @@
 //! finish under the JIT where the interpreter stops.
 //!
 //! **Compilation.** Programs up to `OPTIMIZE_MAX_INSTRUCTIONS` are compiled with Cranelift's
-//! optimizer and backtracking register allocator, larger ones without the optimizer and with the
-//! single-pass allocator (compile time is then about 25 µs per TGSI instruction). Setting
+//! optimizer and backtracking register allocator. Larger ones are first compiled without the
+//! optimizer and with the single-pass allocator (about 4x faster to compile, 2x slower to run,
+//! no inline texture sites), then recompiled for speed on a background thread, which the
+//! kernel switches to when done (both compute the same bits) — tiered compilation. Setting
 //! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr;
 //! `SOFTGPU_PERF_MAP` writes `/tmp/perf-PID.map` so that `perf report` names the kernels.
 //!
@@ -233,31 +235,55 @@ impl CtxOffsets {
 
 type KernelFn = unsafe extern "C" fn(*mut Ctx) -> u32;
 
+/// One compiled version of a kernel: its entry point and the inline texture sites it reads.
+struct Tier {
+    func: KernelFn,
+    /// (view, sampler) units of the inline texture sites.
+    fast_sites: Vec<(u32, u32)>,
+}
+
 /// A compiled program, shared between all [`JitShader`]s of equal programs.
 struct Kernel {
     program: Program,
     decoded: Decoded,
     interp: Interpreter,
     signature: ShaderSignature,
-    func: KernelFn,
+    /// The first compilation: optimized for programs up to `OPTIMIZE_MAX_INSTRUCTIONS`, else
+    /// compiled for compile time.
+    first: Tier,
+    /// Whether `first` was compiled for speed.
+    first_optimized: bool,
+    /// The optimized recompilation of a large program, set by a background thread when done
+    /// (see [`JitShader::compile`]); used instead of `first` from then on.
+    optimized: OnceLock<Tier>,
     /// Registers of IN, SV and OUT the kernel addresses directly (the files are padded to these).
     num_inputs: usize,
     num_sysvals: usize,
     num_outputs: usize,
     /// Constant buffers the kernel addresses directly.
     num_const_buffers: usize,
-    /// (view, sampler) units of the inline texture sites.
-    fast_sites: Vec<(u32, u32)>,
-    /// Owns the executable memory of `func`; freed on drop.
-    module: Mutex<Option<JITModule>>,
+    /// Own the executable memory of the tiers' functions; freed on drop.
+    modules: Mutex<Vec<JITModule>>,
+}
+
+impl Kernel {
+    /// The best compiled version available now.
+    fn tier(&self) -> &Tier {
+        self.optimized.get().unwrap_or(&self.first)
+    }
 }
 
 impl Drop for Kernel {
     fn drop(&mut self) {
-        let module = self.module.get_mut().ok().and_then(Option::take);
-        if let Some(module) = module {
-            // SAFETY: `func` points into this module's memory and is only reachable through this
-            // kernel, which is being dropped: no call can be running or start afterwards.
+        let modules = self
+            .modules
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        for module in modules {
+            // SAFETY: the tiers' functions point into these modules' memory and are only
+            // reachable through this kernel, which is being dropped: no call can be running or
+            // start afterwards.
             unsafe { module.free_memory() };
         }
     }
@@ -280,8 +306,14 @@ impl std::fmt::Debug for JitShader {
 }
 
 /// Programs up to this many instructions are compiled for speed (optimizer and the backtracking
-/// register allocator); larger ones for compile time (no optimizer, single-pass allocation).
+/// register allocator); larger ones for compile time first (no optimizer, single-pass
+/// allocation, about 4x faster to compile and 2x slower to run), then recompiled for speed in
+/// the background.
 const OPTIMIZE_MAX_INSTRUCTIONS: usize = 400;
+
+/// Programs larger than this are never recompiled for speed (the optimizing compile grows to
+/// seconds).
+const BACKGROUND_MAX_INSTRUCTIONS: usize = 20_000;
 
 fn isa(optimize: bool) -> Result<OwnedTargetIsa, String> {
     static ISA: [OnceLock<Result<OwnedTargetIsa, String>>; 2] = [OnceLock::new(), OnceLock::new()];
@@ -339,16 +371,21 @@ impl JitShader {
                 budget: DEFAULT_INSTRUCTION_BUDGET,
             });
         }
-        let kernel = Arc::new(compile_kernel(program)?);
-        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-        let list = cache.entry(hash).or_default();
-        list.retain(|w| w.strong_count() > 0);
-        list.push(Arc::downgrade(&kernel));
-        if cache.len() > 256 {
-            cache.retain(|_, l| {
-                l.retain(|w| w.strong_count() > 0);
-                !l.is_empty()
-            });
+        let kernel = Arc::new(compile_kernel(program, false)?);
+        {
+            let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+            let list = cache.entry(hash).or_default();
+            list.retain(|w| w.strong_count() > 0);
+            list.push(Arc::downgrade(&kernel));
+            if cache.len() > 256 {
+                cache.retain(|_, l| {
+                    l.retain(|w| w.strong_count() > 0);
+                    !l.is_empty()
+                });
+            }
+        }
+        if !kernel.first_optimized && kernel.decoded.insts.len() <= BACKGROUND_MAX_INSTRUCTIONS {
+            optimize_in_background(Arc::downgrade(&kernel));
         }
         Ok(JitShader {
             kernel,
@@ -356,13 +393,28 @@ impl JitShader {
         })
     }
 
-    /// Compiles `program` without consulting or filling the kernel cache (for compile-time
-    /// measurements).
+    /// Compiles `program` without consulting or filling the kernel cache and without the
+    /// background recompilation (for compile-time measurements).
     pub fn compile_uncached(program: &Program) -> Result<JitShader, ExecError> {
         Ok(JitShader {
-            kernel: Arc::new(compile_kernel(program)?),
+            kernel: Arc::new(compile_kernel(program, false)?),
             budget: DEFAULT_INSTRUCTION_BUDGET,
         })
+    }
+
+    /// Compiles `program` for speed whatever its size, before returning (uncached): what a large
+    /// program runs once its background recompilation is done.
+    pub fn compile_optimized(program: &Program) -> Result<JitShader, ExecError> {
+        Ok(JitShader {
+            kernel: Arc::new(compile_kernel(program, true)?),
+            budget: DEFAULT_INSTRUCTION_BUDGET,
+        })
+    }
+
+    /// True once this shader runs a kernel compiled for speed (small programs from the start,
+    /// large ones when their background recompilation is done).
+    pub fn is_optimized(&self) -> bool {
+        self.kernel.first_optimized || self.kernel.optimized.get().is_some()
     }
 
     fn lookup(hash: u64, program: &Program) -> Option<Arc<Kernel>> {
@@ -387,7 +439,7 @@ impl JitShader {
     }
 }
 
-fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
+fn compile_kernel(program: &Program, force_optimize: bool) -> Result<Kernel, ExecError> {
     if !cfg!(target_arch = "x86_64") {
         return Err(ExecError::Unsupported {
             pc: 0,
@@ -396,7 +448,54 @@ fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
     }
     let interp = Interpreter::new(program)?;
     let decoded = decode::decode(program)?;
-    let optimize = decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS;
+    let optimize = force_optimize || decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS;
+    let (tier, module, compiled) = compile_tier(program, &decoded, optimize)?;
+    Ok(Kernel {
+        program: program.clone(),
+        signature: ShaderSignature::from_program(program),
+        decoded,
+        interp,
+        first: tier,
+        first_optimized: optimize,
+        optimized: OnceLock::new(),
+        num_inputs: compiled.num_inputs,
+        num_sysvals: compiled.num_sysvals,
+        num_outputs: compiled.num_outputs,
+        num_const_buffers: compiled.num_const_buffers,
+        modules: Mutex::new(vec![module]),
+    })
+}
+
+/// Recompiles the kernel `weak` refers to for speed on a thread of its own, and installs the
+/// result unless the kernel has been dropped meanwhile. Both versions compute the same bits
+/// (the same IR, only Cranelift's settings differ), so calls may switch at any time.
+fn optimize_in_background(weak: Weak<Kernel>) {
+    let work = move || {
+        let Some(kernel) = weak.upgrade() else {
+            return;
+        };
+        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            compile_tier(&kernel.program, &kernel.decoded, true)
+        }));
+        // A failure keeps the first version, which works.
+        if let Ok(Ok((tier, module, _))) = compiled {
+            let mut modules = kernel.modules.lock().unwrap_or_else(|e| e.into_inner());
+            modules.push(module);
+            let _ = kernel.optimized.set(tier);
+        }
+    };
+    // Without a thread the first version simply stays.
+    let _ = std::thread::Builder::new()
+        .name("softgpu-jit-optimize".into())
+        .spawn(work);
+}
+
+/// Compiles `decoded` (from `program`) into a fresh module.
+fn compile_tier(
+    program: &Program,
+    decoded: &Decoded,
+    optimize: bool,
+) -> Result<(Tier, JITModule, emit::Compiled), ExecError> {
     let isa = isa(optimize).map_err(|message| ExecError::Unsupported { pc: 0, message })?;
     let mut module = JITModule::new(JITBuilder::with_isa(
         isa,
@@ -404,13 +503,14 @@ fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
     ));
     let compiled = emit::compile(
         &mut module,
-        &decoded,
+        decoded,
         CtxOffsets::get(),
         Shims {
             step: interp_step as *const u8,
             lanes: lane_op as *const u8,
             tex: tex_sample as *const u8,
         },
+        optimize,
     );
     let compiled = match compiled {
         Ok(c) => c,
@@ -437,24 +537,16 @@ fn compile_kernel(program: &Program) -> Result<Kernel, ExecError> {
     let ptr = module.get_finalized_function(compiled.func_id);
     // SAFETY: `ptr` is the finalized code of a function whose Cranelift signature is
     // `(pointer) -> i32` in the platform's default (C) calling convention, which is what
-    // `KernelFn` declares; the module owning the code lives as long as the kernel.
+    // `KernelFn` declares; the caller keeps the module owning the code as long as the tier.
     let func: KernelFn = unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) };
     if std::env::var_os("SOFTGPU_PERF_MAP").is_some() {
         perf_map(ptr, compiled.code_size, program, decoded.insts.len());
     }
-    Ok(Kernel {
-        program: program.clone(),
-        signature: ShaderSignature::from_program(program),
-        decoded,
-        interp,
+    let tier = Tier {
         func,
-        num_inputs: compiled.num_inputs,
-        num_sysvals: compiled.num_sysvals,
-        num_outputs: compiled.num_outputs,
-        num_const_buffers: compiled.num_const_buffers,
-        fast_sites: compiled.fast_sites,
-        module: Mutex::new(Some(module)),
-    })
+        fast_sites: compiled.fast_sites.clone(),
+    };
+    Ok((tier, module, compiled))
 }
 
 /// Appends the kernel's address range to `/tmp/perf-PID.map`, where `perf report` finds names
@@ -713,10 +805,12 @@ impl JitShader {
                 len: 0,
             });
         }
+        // The tier is read once: its code and its texture-site table must belong together.
+        let tier = k.tier();
         scratch.fast.clear();
         scratch
             .fast
-            .extend(k.fast_sites.iter().map(|&(view, sampler)| {
+            .extend(tier.fast_sites.iter().map(|&(view, sampler)| {
                 FastTex::of(resources.textures.texel_view(
                     view,
                     sampler,
@@ -752,7 +846,8 @@ impl JitShader {
             error: None,
         };
         let env = fpenv::Env::kernel();
-        // SAFETY: the kernel was compiled from `k.decoded` for exactly this context layout. For
+        // SAFETY: the kernel (either tier) was compiled from `k.decoded` for exactly this context
+        // layout. For
         // each quad q < count it reads and writes `regs` within `num_locals` registers, reads
         // `inputs + q * in_stride` within `num_inputs` registers and `sysvals + q * sv_stride`
         // within `num_sysvals`, writes `outputs + q * out_stride` within `num_outputs`, reads
@@ -767,7 +862,7 @@ impl JitShader {
         // static zero block or write a stack slot of the kernel. All pointers stay valid for
         // the call and nothing else accesses that memory meanwhile. The kernel expects DAZ, set
         // just above and restored just below.
-        let status = unsafe { (k.func)(&mut ctx) };
+        let status = unsafe { (tier.func)(&mut ctx) };
         drop(env);
         let quad = ctx.quad as usize;
         match status >> 8 {
