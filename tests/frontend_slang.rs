@@ -678,3 +678,128 @@ fn integer_vertex_outputs_become_flat() {
         .collect();
     assert_eq!(outputs, [(0, "int"), (1, "uvec2")]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Positions of naga's errors
+
+#[test]
+fn naga_reader_error_names_the_included_line_and_function() {
+    // naga's SPIR-V reader has no gl_HelperInvocation; the error names where it is used.
+    let (_dir, path) = write_files(&[
+        (
+            "h.slang",
+            "#version 450\n#pragma stage vertex\nlayout(location = 0) in vec4 Position;\nlayout(location = 0) out vec2 uv;\nvoid main() { gl_Position = Position; uv = Position.xy; }\n#pragma stage fragment\nlayout(location = 0) in vec2 uv;\nlayout(location = 0) out vec4 FragColor;\n#include \"inc/helper.inc\"\nvoid main()\n{\n   FragColor = vec4(shade(uv));\n}\n",
+        ),
+        (
+            "inc/helper.inc",
+            "// helpers\nfloat shade(vec2 p)\n{\n    float base = p.x * 0.5;\n    if (gl_HelperInvocation)\n        base = 0.0;\n    return base;\n}\n",
+        ),
+    ]);
+    let e = compile_slang(&path).unwrap_err();
+    assert_eq!((file_name(&e), e.line), ("helper.inc", 5), "{e}");
+    assert!(
+        e.message.contains("unsupported builtin")
+            && e.message.contains("in function `shade`")
+            && e.message.contains("`gl_HelperInvocation`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn naga_validation_error_names_the_line_of_the_failing_statement() {
+    // The validator reports a function and an expression; its span (a SPIR-V byte offset)
+    // leads back to the statement. glslang's output is valid for naga, so one instruction is
+    // broken on purpose: `~k` (OpNot) becomes a logical not of an int, which naga rejects.
+    let src = "#version 450\n#pragma stage vertex\nlayout(location = 0) in vec4 Position;\nvoid main() { gl_Position = Position; }\n#pragma stage fragment\nlayout(location = 0) in vec2 uv;\nlayout(location = 0) out vec4 FragColor;\nfloat pattern(vec2 p)\n{\n    int k = int(p.x * 8.0);\n    float y = p.y;\n    int flipped = ~k;\n    return float(flipped) * y;\n}\nvoid main()\n{\n    FragColor = vec4(pattern(uv));\n}\n";
+    let (_dir, path) = write_files(&[("v.slang", src)]);
+    let pre = preprocess_file(&path).unwrap();
+    let mut words = slang::glsl_to_spirv(&pre.fragment, Stage::Fragment).unwrap();
+    let (op_not, op_logical_not) = (200u32, 168u32);
+    let mut i = 5;
+    let mut patched = 0;
+    while i < words.len() {
+        let count = (words[i] >> 16) as usize;
+        if words[i] & 0xFFFF == op_not {
+            words[i] = (words[i] & 0xFFFF_0000) | op_logical_not;
+            patched += 1;
+        }
+        i += count.max(1);
+    }
+    assert_eq!(patched, 1);
+    let e =
+        slang::compile_stage_from_spirv(pre.fragment.clone(), Stage::Fragment, &words).unwrap_err();
+    assert_eq!((file_name(&e), e.line), ("v.slang", 12), "{e}");
+    assert!(
+        e.message.contains("naga validation") && e.message.contains("in function `pattern`"),
+        "{e}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// SPIR-V constructs naga's reader mishandles, rewritten first (legalize.rs)
+
+/// Runs a fragment program on one quad with `uv` (GENERIC[0]) per lane; returns COLOR[0] bits.
+fn run_fragment(program: &softgpu::ir::Program, uv: [[f32; 2]; 4]) -> [[u32; 4]; 4] {
+    use softgpu::exec::{NoTextures, QuadIo, QuadShader, ShaderResources};
+    use softgpu::ir::SemanticName;
+    let shader = softgpu::interp::Interpreter::new(program).unwrap();
+    let sig = shader.signature().clone();
+    let mut ins = vec![[[0u32; 4]; 4]; sig.num_inputs];
+    let input = sig
+        .inputs
+        .iter()
+        .find(|i| i.semantic == SemanticName::Generic && i.semantic_index == 0)
+        .unwrap()
+        .register as usize;
+    for (lane, v) in uv.iter().enumerate() {
+        ins[input][0][lane] = v[0].to_bits();
+        ins[input][1][lane] = v[1].to_bits();
+    }
+    let mut outs = vec![[[0u32; 4]; 4]; sig.num_outputs];
+    let res = ShaderResources {
+        constants: &[],
+        textures: &NoTextures,
+    };
+    shader
+        .shade_quad(
+            &res,
+            &mut QuadIo {
+                inputs: &ins,
+                system_values: &[],
+                outputs: &mut outs,
+                live: 0xF,
+            },
+        )
+        .unwrap();
+    let reg = sig.output(SemanticName::Color, 0).unwrap().register as usize;
+    std::array::from_fn(|l| std::array::from_fn(|c| outs[reg][c][l]))
+}
+
+#[test]
+fn integer_ops_naga_misreads_compute_what_glsl_says() {
+    // bitCount(uint) → int, ivec2 % int, -uint, and a function that can fall off its end
+    // (glslang returns OpUndef there).
+    let src = "#version 450\n#pragma stage vertex\nlayout(location = 0) in vec4 Position;\nvoid main() { gl_Position = Position; }\n#pragma stage fragment\nlayout(location = 0) in vec2 uv;\nlayout(location = 0) out vec4 FragColor;\nvec3 pick(float h)\n{\n    if (h < 0.5) return vec3(1.0); else if (h < 2.0) return vec3(2.0);\n}\nvoid main()\n{\n    uint u = uint(uv.x);\n    ivec2 a = ivec2(uv) - ivec2(3);\n    int n = bitCount(u);\n    ivec2 m = a % 3;\n    uint neg = -u;\n    FragColor = vec4(float(n), float(m.x * 10 + m.y), float(neg >> 28u), pick(uv.y).x);\n}\n";
+    let (_dir, path) = write_files(&[("ops.slang", src)]);
+    let s = compile_slang(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (_, fs) = s.lower().unwrap_or_else(|e| panic!("{e}"));
+    let uv = [[7.0, 0.25], [12.0, 1.0], [0.0, 5.0], [255.0, 0.0]];
+    let got = run_fragment(&fs.program, uv);
+    for (lane, [x, y]) in uv.iter().enumerate() {
+        let u = *x as u32;
+        let a = [*x as i32 - 3, *y as i32 - 3];
+        // GLSL's % on negative operands is undefined; SPIR-V OpSMod takes the divisor's sign.
+        let m = a.map(|v| v.rem_euclid(3));
+        let want = [
+            u.count_ones() as f32,
+            (m[0] * 10 + m[1]) as f32,
+            (u.wrapping_neg() >> 28) as f32,
+            if *y < 0.5 { 1.0 } else { 2.0 },
+        ];
+        let lane_got = got[lane].map(f32::from_bits);
+        assert_eq!(lane_got[..3], want[..3], "lane {lane} uv ({x}, {y})");
+        if *y < 2.0 {
+            assert_eq!(lane_got[3], want[3], "lane {lane}");
+        }
+    }
+}

@@ -10,10 +10,19 @@
 //!   vertex outputs too; it is added (integers are never interpolated anyway).
 //! - `modf(x, out i)` (GLSL.std.450 `Modf` / `ModfStruct`): naga's reader produces a struct
 //!   result type it never registers; it is rewritten as `i = trunc(x); x - i`.
-//! - `findLSB`/`findMSB` whose result signedness differs from the operand's (`int i =
-//!   findLSB(uint)`; GLSL.std.450 `FindILsb`/`FindSMsb`/`FindUMsb` allow it): naga gives the
+//! - `findLSB`/`findMSB`/`bitCount` whose result signedness differs from the operand's (`int i
+//!   = findLSB(uint)`; GLSL.std.450 `FindILsb`/`FindSMsb`/`FindUMsb` and `OpBitCount` allow it): naga gives the
 //!   result the operand's type, so the store no longer type-checks. The instruction now returns
 //!   the operand's type, followed by an `OpBitcast` to the declared one.
+//! - `OpUndef` inside a function (glslang's value for falling off the end of a non-void
+//!   function): naga's reader turns it into a `ZeroValue` expression that it also emits, which
+//!   its validator rejects ("expression already in scope"). Every such value becomes one
+//!   module-level `OpConstantNull` of its type (an undefined value may be anything).
+//! - `OpSMod` on vectors (GLSL `%` on `ivecN`): naga's reader converts through floats of the
+//!   vector's byte size as if it were the component width (i64/f64 for an `ivec2`), which its
+//!   validator rejects; the operation is done per component instead.
+//! - `OpSNegate` of an unsigned value (GLSL `-u`): naga, following WGSL, has no negation of
+//!   `u32`; it becomes `0 - u` (the same two's-complement bits).
 
 use std::collections::HashMap;
 
@@ -52,6 +61,9 @@ pub fn legalize(module: &mut Module) -> Result<(), String> {
     };
     rewrite_modf(module, &mut ids);
     find_bit_signedness(module, &mut ids);
+    hoist_undef(module, &mut ids);
+    split_vector_smod(module, &mut ids);
+    unsigned_negation(module, &mut ids);
     flatten_varyings(module, &mut ids)?;
     flat_integer_varyings(module);
     if let Some(h) = module.header.as_mut() {
@@ -204,8 +216,17 @@ fn find_bit_signedness(module: &mut Module, ids: &mut Ids) {
                         Some(Operand::LiteralExtInstInteger(n))
                             if (GLSL_FIND_ILSB..=GLSL_FIND_UMSB).contains(n)
                     );
-                let operand_ty = id(inst.operands.get(2)).and_then(|x| type_of.get(&x).copied());
-                match (is_find, operand_ty, inst.result_type, inst.result_id) {
+                // OpBitCount (`int bitCount(uint)`) has the same freedom and naga the same rule.
+                let is_count = inst.class.opcode == Op::BitCount;
+                let operand = if is_count { 0 } else { 2 };
+                let operand_ty =
+                    id(inst.operands.get(operand)).and_then(|x| type_of.get(&x).copied());
+                match (
+                    is_find || is_count,
+                    operand_ty,
+                    inst.result_type,
+                    inst.result_id,
+                ) {
                     (true, Some(oty), Some(rty), Some(rid)) if oty != rty => {
                         let tmp = ids.fresh();
                         inst.result_type = Some(oty);
@@ -223,6 +244,167 @@ fn find_bit_signedness(module: &mut Module, ids: &mut Ids) {
             }
         }
     }
+}
+
+fn hoist_undef(module: &mut Module, ids: &mut Ids) {
+    let mut null_of: HashMap<Word, Word> = HashMap::new();
+    let mut replace: HashMap<Word, Word> = HashMap::new();
+    let mut new_constants = Vec::new();
+    for f in &mut module.functions {
+        for block in &mut f.blocks {
+            block.instructions.retain(|inst| {
+                let (Op::Undef, Some(ty), Some(r)) =
+                    (inst.class.opcode, inst.result_type, inst.result_id)
+                else {
+                    return true;
+                };
+                let c = *null_of.entry(ty).or_insert_with(|| {
+                    let c = ids.fresh();
+                    new_constants.push(Instruction::new(
+                        Op::ConstantNull,
+                        Some(ty),
+                        Some(c),
+                        vec![],
+                    ));
+                    c
+                });
+                replace.insert(r, c);
+                false
+            });
+        }
+    }
+    if replace.is_empty() {
+        return;
+    }
+    module.types_global_values.extend(new_constants);
+    for f in &mut module.functions {
+        for block in &mut f.blocks {
+            for inst in &mut block.instructions {
+                for op in &mut inst.operands {
+                    if let Operand::IdRef(v) = op {
+                        if let Some(&c) = replace.get(v) {
+                            *v = c;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn split_vector_smod(module: &mut Module, ids: &mut Ids) {
+    // Vector type → (component type, count).
+    let vectors: HashMap<Word, (Word, u32)> = module
+        .types_global_values
+        .iter()
+        .filter(|i| i.class.opcode == Op::TypeVector)
+        .filter_map(|i| {
+            Some((
+                i.result_id?,
+                (id(i.operands.first())?, lit(i.operands.get(1))?),
+            ))
+        })
+        .collect();
+    for f in &mut module.functions {
+        for block in &mut f.blocks {
+            let old = std::mem::take(&mut block.instructions);
+            for inst in old {
+                let vector = inst.result_type.and_then(|t| vectors.get(&t).copied());
+                let (Op::SMod, Some((component, n)), Some(result), Some(a), Some(b)) = (
+                    inst.class.opcode,
+                    vector,
+                    inst.result_id,
+                    id(inst.operands.first()),
+                    id(inst.operands.get(1)),
+                ) else {
+                    block.instructions.push(inst);
+                    continue;
+                };
+                let mut parts = Vec::new();
+                for c in 0..n {
+                    let mut extract = |v: Word| {
+                        let x = ids.fresh();
+                        block.instructions.push(Instruction::new(
+                            Op::CompositeExtract,
+                            Some(component),
+                            Some(x),
+                            vec![Operand::IdRef(v), Operand::LiteralBit32(c)],
+                        ));
+                        x
+                    };
+                    let (ac, bc) = (extract(a), extract(b));
+                    let r = ids.fresh();
+                    block.instructions.push(Instruction::new(
+                        Op::SMod,
+                        Some(component),
+                        Some(r),
+                        vec![Operand::IdRef(ac), Operand::IdRef(bc)],
+                    ));
+                    parts.push(Operand::IdRef(r));
+                }
+                block.instructions.push(Instruction::new(
+                    Op::CompositeConstruct,
+                    inst.result_type,
+                    Some(result),
+                    parts,
+                ));
+            }
+        }
+    }
+}
+
+fn unsigned_negation(module: &mut Module, ids: &mut Ids) {
+    let unsigned: std::collections::HashSet<Word> = {
+        let uints: Vec<Word> = module
+            .types_global_values
+            .iter()
+            .filter(|i| i.class.opcode == Op::TypeInt && lit(i.operands.get(1)) == Some(0))
+            .filter_map(|i| i.result_id)
+            .collect();
+        module
+            .types_global_values
+            .iter()
+            .filter_map(|i| match i.class.opcode {
+                Op::TypeInt if uints.contains(&i.result_id?) => i.result_id,
+                Op::TypeVector if uints.contains(&id(i.operands.first())?) => i.result_id,
+                _ => None,
+            })
+            .collect()
+    };
+    let mut zero_of: HashMap<Word, Word> = HashMap::new();
+    let mut new_constants = Vec::new();
+    for f in &mut module.functions {
+        for block in &mut f.blocks {
+            for inst in &mut block.instructions {
+                let Some(ty) = inst.result_type.filter(|t| unsigned.contains(t)) else {
+                    continue;
+                };
+                if inst.class.opcode != Op::SNegate {
+                    continue;
+                }
+                let zero = *zero_of.entry(ty).or_insert_with(|| {
+                    let c = ids.fresh();
+                    new_constants.push(Instruction::new(
+                        Op::ConstantNull,
+                        Some(ty),
+                        Some(c),
+                        vec![],
+                    ));
+                    c
+                });
+                let x = inst.operands.first().cloned();
+                if let Some(x) = x {
+                    *inst = Instruction::new(
+                        Op::ISub,
+                        Some(ty),
+                        inst.result_id,
+                        vec![Operand::IdRef(zero), x],
+                    );
+                }
+            }
+        }
+    }
+    module.types_global_values.extend(new_constants);
 }
 
 /// One scalar/vector piece of an aggregate varying.

@@ -7,13 +7,14 @@
 //! ```
 //!
 //! Every error names the original file and line (through the preprocessor's line map) where one
-//! is known; naga's SPIR-V reader keeps no source positions, so its errors name the `.slang` file
-//! and the stage.
+//! is known. naga's errors point at SPIR-V instructions, which carry no source lines;
+//! [`spirv_lines`] finds the function and the line that uses the variables involved.
 
 pub mod legalize;
 pub mod padded_matrices;
 pub mod preprocess;
 pub mod reflect;
+pub mod spirv_lines;
 pub mod split_samplers;
 
 use std::path::Path;
@@ -155,7 +156,8 @@ pub fn compile_stage_from_spirv(
     words: &[u32],
 ) -> Result<SlangStage, FrontendError> {
     let root = source.line_map.files.first().cloned().unwrap_or_default();
-    let (module, info, split) = spirv_to_naga(words, stage, &root)?;
+    let (module, info, split) =
+        spirv_to_naga_at(words, stage, &root).map_err(|(e, site)| with_line(e, &site, &source))?;
     let entry_index = module
         .entry_points
         .iter()
@@ -309,12 +311,47 @@ pub fn spirv_to_naga(
     stage: Stage,
     file: &str,
 ) -> Result<(naga::Module, naga::valid::ModuleInfo, split_samplers::Split), FrontendError> {
+    spirv_to_naga_at(words, stage, file).map_err(|(e, _)| e)
+}
+
+/// Gives a naga error the source line of its SPIR-V instruction (see [`spirv_lines`]): the
+/// function is named in the message, the line found through the stage's line map.
+fn with_line(
+    e: FrontendError,
+    site: &spirv_lines::ErrorSite,
+    source: &StageSource,
+) -> FrontendError {
+    match spirv_lines::locate(site, source) {
+        Some(found) => {
+            let mut located = source.line_map.error(
+                found.line,
+                format!("{} (in function `{}`", e.message, found.function),
+            );
+            if let Some(v) = found.variable {
+                located.message.push_str(&format!(", at a use of `{v}`"));
+            }
+            located.message.push(')');
+            located
+        }
+        None => e,
+    }
+}
+
+type NagaResult = (naga::Module, naga::valid::ModuleInfo, split_samplers::Split);
+
+/// [`spirv_to_naga`], with where in the rewritten SPIR-V a naga error points.
+fn spirv_to_naga_at(
+    words: &[u32],
+    stage: Stage,
+    file: &str,
+) -> Result<NagaResult, (FrontendError, spirv_lines::ErrorSite)> {
     let fail = |m: String| FrontendError::new(file, 0, 0, format!("{} stage: {m}", stage.name()));
+    let bare = |e: FrontendError| (e, spirv_lines::ErrorSite::default());
     let mut spirv = rspirv::dr::load_words(words)
-        .map_err(|e| fail(format!("invalid SPIR-V from glslang: {e}")))?;
-    let samplers = split_samplers::split_module(&mut spirv).map_err(&fail)?;
-    legalize::legalize(&mut spirv).map_err(&fail)?;
-    let padded_matrices = padded_matrices::rewrite(&mut spirv).map_err(&fail)?;
+        .map_err(|e| bare(fail(format!("invalid SPIR-V from glslang: {e}"))))?;
+    let samplers = split_samplers::split_module(&mut spirv).map_err(|m| bare(fail(m)))?;
+    legalize::legalize(&mut spirv).map_err(|m| bare(fail(m)))?;
+    let padded_matrices = padded_matrices::rewrite(&mut spirv).map_err(|m| bare(fail(m)))?;
     let split = split_samplers::Split {
         words: rspirv::binary::Assemble::assemble(&spirv),
         samplers,
@@ -327,7 +364,40 @@ pub fn spirv_to_naga(
     };
     let module = naga::front::spv::Frontend::new(split.words.iter().copied(), &options)
         .parse()
-        .map_err(|e| fail(format!("naga SPIR-V reader: {e}")))?;
+        .map_err(|e| {
+            let message = format!("naga SPIR-V reader: {e}");
+            // The reader's errors carry no position; an id they name (or the variable of a
+            // builtin they name) finds the instruction.
+            let id = match e {
+                naga::front::spv::Error::InvalidId(id) => Some(id),
+                naga::front::spv::Error::UnsupportedBuiltIn(b) => {
+                    spirv.annotations.iter().find_map(|d| {
+                        let decorates = d.class.opcode == rspirv::spirv::Op::Decorate
+                            && matches!(
+                                d.operands.get(1),
+                                Some(rspirv::dr::Operand::Decoration(
+                                    rspirv::spirv::Decoration::BuiltIn
+                                ))
+                            )
+                            && matches!(
+                                d.operands.get(2),
+                                Some(rspirv::dr::Operand::BuiltIn(x)) if *x as u32 == b
+                            );
+                        match (decorates, d.operands.first()) {
+                            (true, Some(rspirv::dr::Operand::IdRef(v))) => Some(*v),
+                            _ => None,
+                        }
+                    })
+                }
+                _ => None,
+            };
+            let site = spirv_lines::ErrorSite {
+                words: split.words.clone(),
+                byte: None,
+                id,
+            };
+            (fail(message), site)
+        })?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
         naga::valid::Capabilities::all(),
@@ -340,7 +410,19 @@ pub fn spirv_to_naga(
             message.push_str(&format!(": {s}"));
             source = s.source();
         }
-        fail(message)
+        // Outer contexts (the function) come first; the last span is the innermost, the
+        // failing expression or statement.
+        let byte = e
+            .spans()
+            .filter_map(|(span, _)| span.to_range())
+            .map(|r| r.start)
+            .last();
+        let site = spirv_lines::ErrorSite {
+            words: split.words.clone(),
+            byte,
+            id: None,
+        };
+        (fail(message), site)
     })?;
     Ok((module, info, split))
 }
