@@ -280,3 +280,96 @@ fn std140_mat2_member_set_by_name_lands_in_padded_columns() {
     let zero = run(&zeroed, &[], &dir.path().join("c.png"));
     assert_ne!(zero, want);
 }
+
+/// Writes `text` to `dir/name` and returns the path.
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn plain_draw(shader: &Path, vertices: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args: Vec<String> = vec![
+        "draw".into(),
+        "--vs".into(),
+        shader.display().to_string(),
+        "--fs".into(),
+        shader.display().to_string(),
+        "--vertices".into(),
+        vertices.display().to_string(),
+        "--size".into(),
+        "8x8".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    softgpu(&args)
+}
+
+#[test]
+fn a_name_in_two_blocks_must_be_qualified() {
+    let dir = tempfile::tempdir().unwrap();
+    let shader = write(
+        dir.path(),
+        "twice.slang",
+        "#version 450\nlayout(std140, set = 0, binding = 0) uniform UBO { vec4 Scale; } global;\nlayout(push_constant) uniform Push { vec4 Scale; } params;\n#pragma stage vertex\nlayout(location = 0) in vec4 Position;\nvoid main() { gl_Position = Position; }\n#pragma stage fragment\nlayout(location = 0) out vec4 FragColor;\nvoid main() { FragColor = global.Scale * params.Scale; }\n",
+    );
+    let v = write(dir.path(), "v.txt", "-1 -1 0 1\n3 -1 0 1\n-1 3 0 1\n");
+    let out = dir.path().join("o.png");
+    let r = plain_draw(&shader, &v, &out, &["--uniform", "Scale=1,1,1,1"]);
+    assert_eq!(r.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        e.contains("ambiguous")
+            && e.contains("uniform buffer `global`")
+            && e.contains("push-constant block `params`"),
+        "{e}"
+    );
+    // Qualified, both are set: 0.5 * 0.5 = 0.25 → 64/255.
+    let r = plain_draw(
+        &shader,
+        &v,
+        &out,
+        &[
+            "--uniform",
+            "global.Scale=0.5,1,0,1",
+            "--uniform",
+            "Push.Scale=0.5,0.5,1,1",
+        ],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(&pixels(&out)[..4], &[64, 128, 0, 255]);
+}
+
+#[test]
+fn wgsl_uniform_members_are_set_by_name_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let shader = write(
+        dir.path(),
+        "u.wgsl",
+        "struct Light { color: vec4f, gain: f32 }\nstruct U { lights: array<Light, 2>, pick: u32 }\n@group(0) @binding(0) var<uniform> u: U;\n@vertex fn vs(@location(0) p: vec4f) -> @builtin(position) vec4f { return p; }\n@fragment fn fs() -> @location(0) vec4f { let l = u.lights[u.pick]; return l.color * l.gain; }\n",
+    );
+    let v = write(dir.path(), "v.txt", "-1 -1 0 1\n3 -1 0 1\n-1 3 0 1\n");
+    let out = dir.path().join("o.png");
+    let r = plain_draw(
+        &shader,
+        &v,
+        &out,
+        &[
+            "--uniform",
+            "u.lights[1].color=1,0.5,0.25,1",
+            "--uniform",
+            "lights[1].gain=0.5",
+            "--uniform",
+            "pick=1",
+        ],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(&pixels(&out)[..4], &[128, 64, 32, 128]);
+    let r = plain_draw(&shader, &v, &out, &["--uniform", "pick=-1"]);
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("expected an unsigned integer"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+}
