@@ -1,5 +1,5 @@
-//! The IR cleanup (`ir::opt`) must not change one output bit: every slang and WGSL shader in the
-//! repository is lowered with and without it, and both programs run through the interpreter on
+//! The IR cleanup (`ir::opt` and the register compaction of `ir::compact`) must not change one
+//! output bit: every slang and WGSL shader in the repository is lowered with and without it, and both programs run through the interpreter on
 //! the same pseudo-random quads (varied live masks, constants and a bound texture on every unit)
 //! must write the same bits and kill the same lanes.
 
@@ -10,6 +10,7 @@ use softgpu::exec::{QuadIo, QuadShader, ShaderResources};
 use softgpu::frontend::lower::{self, LoweredShader};
 use softgpu::frontend::{slang, wgsl};
 use softgpu::interp::Interpreter;
+use softgpu::ir::RegisterFile;
 use softgpu::texture::{Filter, SamplerState, Texture, TextureUnits, Wrap};
 
 fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
@@ -142,6 +143,7 @@ fn optimized_programs_compute_the_same_bits() {
     files(&root.join("tests"), "wgsl", &mut wgsl_files);
     files(&root.join("reference-images"), "wgsl", &mut wgsl_files);
     let (mut programs, mut removed, mut before) = (0usize, 0usize, 0usize);
+    let (mut temps_before, mut temps_after) = (0u32, 0u32);
     let mut check = |name: String, module: &naga::Module, info: &naga::valid::ModuleInfo, e| {
         let Ok(plain) = lower::lower_unoptimized(module, info, e, None, &name) else {
             return;
@@ -149,6 +151,8 @@ fn optimized_programs_compute_the_same_bits() {
         let optimized = lower::lower(module, info, e, None, &name).unwrap();
         before += plain.program.instructions.len();
         removed += plain.program.instructions.len() - optimized.program.instructions.len();
+        temps_before += plain.program.file_size(RegisterFile::Temporary);
+        temps_after += optimized.program.file_size(RegisterFile::Temporary);
         if compare(&name, &plain, &optimized) > 0 {
             programs += 1;
         }
@@ -186,4 +190,42 @@ fn optimized_programs_compute_the_same_bits() {
         removed * 5 >= before,
         "only {removed} of {before} instructions were removed"
     );
+    assert!(
+        temps_after * 3 <= temps_before,
+        "compaction left {temps_after} of {temps_before} temporaries"
+    );
+}
+
+/// The same check on every `.slang` of libretro/slang-shaders (not committed):
+/// `SLANG_SHADERS_DIR=/path/to/slang-shaders cargo test --release --test ir_opt -- --ignored`.
+#[test]
+#[ignore]
+fn optimized_corpus_programs_compute_the_same_bits() {
+    let Ok(dir) = std::env::var("SLANG_SHADERS_DIR") else {
+        panic!("set SLANG_SHADERS_DIR to a checkout of libretro/slang-shaders");
+    };
+    let mut shaders = Vec::new();
+    files(Path::new(&dir), "slang", &mut shaders);
+    shaders.sort();
+    let (mut programs, mut temps_before, mut temps_after) = (0usize, 0u64, 0u64);
+    for path in &shaders {
+        let Ok(shader) = slang::compile_slang(path) else {
+            continue;
+        };
+        for stage in [&shader.vertex, &shader.fragment] {
+            let name = format!("{} ({})", path.display(), stage.stage.name());
+            let (module, info, e) = (&stage.module, &stage.info, stage.entry_index);
+            let Ok(plain) = lower::lower_unoptimized(module, info, e, None, &name) else {
+                continue;
+            };
+            let optimized = lower::lower(module, info, e, None, &name).unwrap();
+            temps_before += plain.program.file_size(RegisterFile::Temporary) as u64;
+            temps_after += optimized.program.file_size(RegisterFile::Temporary) as u64;
+            if compare(&name, &plain, &optimized) > 0 {
+                programs += 1;
+            }
+        }
+    }
+    eprintln!("{programs} programs compared; temporaries {temps_before} -> {temps_after}");
+    assert!(programs > 1000, "only {programs} programs were compared");
 }

@@ -601,6 +601,9 @@ fn run_compile(args: CompileArgs) -> Result<()> {
     Ok(())
 }
 
+/// Stack size of the rendering threads (see `main`).
+const WORKER_STACK_BYTES: usize = 256 << 20;
+
 fn main() -> ExitCode {
     // A code-generator panic is caught by `draw::build_shader` (the interpreter runs the program
     // instead); keep it off stderr. Every other panic is reported as usual.
@@ -610,6 +613,12 @@ fn main() -> ExitCode {
             default_hook(info);
         }
     }));
+    // The kernels of very large shaders (Mega Bezel passes: 30,000+ instructions) keep
+    // megabytes of spill slots in their stack frame; worker stacks are reserved address space,
+    // touched only as deep as a kernel goes.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(WORKER_STACK_BYTES)
+        .build_global();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Draw(args) => run_draw(args),

@@ -4,6 +4,7 @@
 //! prints back unchanged (see [`text`]). Registers are untyped 32-bit lanes; each opcode decides how
 //! it reads them (see [`Opcode::src_type`]).
 
+pub mod compact;
 pub mod opt;
 pub mod text;
 mod types;
