@@ -1,5 +1,5 @@
-//! The JIT's inline texture path (RGBA8, nearest/bilinear, repeat on power-of-two sizes or
-//! clamp-to-edge, level 0) against the interpreter, which calls softpipe's sampler: every output
+//! The JIT's inline texture path (RGBA8, nearest/bilinear, repeat on power-of-two sizes,
+//! clamp-to-edge or clamp-to-border, level 0) against the interpreter, which calls softpipe's sampler: every output
 //! bit must agree, on coordinates at texel edges and centres, negative, huge, ±0, ±Inf, NaN and
 //! denormal, for TEX/TXB/TXL. A counting texture unit proves the inline path is the one taken.
 
@@ -171,7 +171,12 @@ fn inline_sampling_matches_the_sampler() {
     for (w, h) in sizes {
         let tex = texture(&mut rng, w, h);
         for filter in [Filter::Nearest, Filter::Linear] {
-            for wrap in [Wrap::Repeat, Wrap::ClampToEdge, Wrap::MirroredRepeat] {
+            for wrap in [
+                Wrap::Repeat,
+                Wrap::ClampToEdge,
+                Wrap::ClampToBorder,
+                Wrap::MirroredRepeat,
+            ] {
                 let mut units = TextureUnits::new();
                 units.bind(0, tex.clone(), SamplerState::new(filter, wrap));
                 let units = Counting {
@@ -179,7 +184,7 @@ fn inline_sampling_matches_the_sampler() {
                     samples: AtomicUsize::new(0),
                 };
                 let fast = units.texel_view(0, 0, TextureTarget::Tex2D).is_some();
-                let expect_fast = wrap == Wrap::ClampToEdge
+                let expect_fast = matches!(wrap, Wrap::ClampToEdge | Wrap::ClampToBorder)
                     || (wrap == Wrap::Repeat && w.is_power_of_two() && h.is_power_of_two());
                 assert_eq!(fast, expect_fast, "{w}x{h} {filter:?} {wrap:?}");
                 for line in PROGRAMS {

@@ -100,6 +100,8 @@ pub enum ViewWrap {
     RepeatPot,
     /// `CLAMP_TO_EDGE`.
     ClampToEdge,
+    /// `CLAMP_TO_BORDER` with a transparent black border (texels outside read as 0).
+    ClampToBorder,
 }
 
 /// Level 0 of a texture unit, for executors that sample it inline (see

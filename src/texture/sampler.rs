@@ -954,6 +954,7 @@ impl TextureAccess for TextureUnits {
                 ViewWrap::RepeatPot
             }
             Wrap::ClampToEdge => ViewWrap::ClampToEdge,
+            Wrap::ClampToBorder => ViewWrap::ClampToBorder,
             _ => return None,
         };
         let texels = tex.level_data(0);

@@ -42,7 +42,7 @@ pub(super) struct Compiled {
 }
 
 /// Most texture instructions of one program sampled inline (each adds ~150 instructions).
-const MAX_INLINE_TEX: usize = 16;
+const MAX_INLINE_TEX: usize = 64;
 
 /// The values of one inline texture site's descriptor, as vectors where lanes use them.
 #[derive(Clone, Copy)]
@@ -51,12 +51,16 @@ struct FastSite {
     data: Value,
     linear: Value,
     clamp: Value,
+    border: Value,
     width: Value,
     wmax: Value,
     hmax: Value,
     fwidth: Value,
     fheight: Value,
     off: Value,
+    lo: Value,
+    hi_w: Value,
+    hi_h: Value,
 }
 
 fn unsupported(pc: usize, message: impl Into<String>) -> ExecError {
@@ -1796,6 +1800,7 @@ impl Emitter<'_, '_> {
         use std::mem::offset_of;
         let mf = self.mf;
         let ld32 = |b: &mut FunctionBuilder, off: usize| b.ins().load(I32, mf, base, off as i32);
+        let ldf = |b: &mut FunctionBuilder, off: usize| b.ins().load(F32, mf, base, off as i32);
         let data = self
             .b
             .ins()
@@ -1803,34 +1808,39 @@ impl Emitter<'_, '_> {
         let ok = ld32(&mut self.b, offset_of!(FastTex, ok));
         let lin = ld32(&mut self.b, offset_of!(FastTex, linear));
         let clamp = ld32(&mut self.b, offset_of!(FastTex, clamp));
+        let border = ld32(&mut self.b, offset_of!(FastTex, border));
         let w = ld32(&mut self.b, offset_of!(FastTex, width));
         let h = ld32(&mut self.b, offset_of!(FastTex, height));
-        let fw = self
-            .b
-            .ins()
-            .load(F32, mf, base, offset_of!(FastTex, fwidth) as i32);
-        let fh = self
-            .b
-            .ins()
-            .load(F32, mf, base, offset_of!(FastTex, fheight) as i32);
+        let fw = ldf(&mut self.b, offset_of!(FastTex, fwidth));
+        let fh = ldf(&mut self.b, offset_of!(FastTex, fheight));
+        let lo = ldf(&mut self.b, offset_of!(FastTex, lo));
+        let hi_add = ldf(&mut self.b, offset_of!(FastTex, hi_add));
+        // Exact: sizes are at most 2^16.
+        let hw = self.b.ins().fadd(fw, hi_add);
+        let hh = self.b.ins().fadd(fh, hi_add);
         let wm = self.b.ins().iadd_imm_s(w, -1);
         let hm = self.b.ins().iadd_imm_s(h, -1);
         let half = self.b.ins().iconst(I32, 0x3f00_0000);
         let off = self.b.ins().band(lin, half);
-        let [linear, clamp, width, wmax, hmax, off] =
-            [lin, clamp, w, wm, hm, off].map(|x| self.b.ins().splat(I32X4, x));
-        let [fwidth, fheight] = [fw, fh].map(|x| self.b.ins().splat(F32X4, x));
+        let [linear, clamp, border, width, wmax, hmax, off] =
+            [lin, clamp, border, w, wm, hm, off].map(|x| self.b.ins().splat(I32X4, x));
+        let [fwidth, fheight, lo, hi_w, hi_h] =
+            [fw, fh, lo, hw, hh].map(|x| self.b.ins().splat(F32X4, x));
         FastSite {
             ok,
             data,
             linear,
             clamp,
+            border,
             width,
             wmax,
             hmax,
             fwidth,
             fheight,
             off,
+            lo,
+            hi_w,
+            hi_h,
         }
     }
 
@@ -1843,23 +1853,22 @@ impl Emitter<'_, '_> {
     }
 
     /// One axis of the inline sampler: the coordinate scaled and wrapped as softpipe's
-    /// `img_filter_2d_{nearest,linear}_repeat_POT` (repeat) or `wrap_{nearest,linear}_clamp_to_edge`
-    /// (clamp) compute it, for both filters at once (nearest: no -0.5, weight 0). Returns
-    /// (u, in-range mask) — the kernel checks |u| < 2^22 before trusting `ifloor`.
-    fn tex_axis_u(&mut self, s: Value, size: Value, site: FastSite) -> (Value, Value) {
+    /// `img_filter_2d_{nearest,linear}_repeat_POT` (repeat) or `wrap_{nearest,linear}_clamp_to_
+    /// {edge,border}` (clamp) compute it, for both filters at once (nearest: no -0.5, weight 0).
+    /// Returns (u, in-range mask) — the kernel checks |u| < 2^22 before trusting `ifloor`, and
+    /// hands NaN coordinates of border mode to the sampler (its nearest filter floors them
+    /// unclamped).
+    fn tex_axis_u(&mut self, s: Value, size: Value, hi: Value, site: FastSite) -> (Value, Value) {
         let p = self.f(s);
         let p = self.b.ins().fmul(p, size);
         let off = self.f(site.off);
         let ur = self.b.ins().fsub(p, off);
-        // Mesa's CLAMP(p, 0, size): NaN goes to 0.
-        let zero = self.splat(0);
-        let zf = self.f(zero);
-        let gt0 = self.b.ins().fcmp(FloatCC::GreaterThan, p, zf);
-        let gts = self.b.ins().fcmp(FloatCC::GreaterThan, p, size);
-        let pi = self.i(p);
-        let si = self.i(size);
-        let c = self.b.ins().bitselect(gts, si, pi);
-        let c = self.b.ins().band(gt0, c);
+        // Mesa's CLAMP(p, lo, hi): NaN goes to lo.
+        let gtlo = self.b.ins().fcmp(FloatCC::GreaterThan, p, site.lo);
+        let gthi = self.b.ins().fcmp(FloatCC::GreaterThan, p, hi);
+        let (pi, hi, lo) = (self.i(p), self.i(hi), self.i(site.lo));
+        let c = self.b.ins().bitselect(gthi, hi, pi);
+        let c = self.b.ins().bitselect(gtlo, c, lo);
         let c = self.f(c);
         let uc = self.b.ins().fsub(c, off);
         let uc = self.i(uc);
@@ -1871,11 +1880,16 @@ impl Emitter<'_, '_> {
         let lim = self.splat(0x4a80_0000); // 2^22
         let lim = self.f(lim);
         let ok = self.b.ins().fcmp(FloatCC::LessThan, a, lim);
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, p, p);
+        let bad = self.b.ins().band(nan, site.border);
+        let ok = self.b.ins().band_not(ok, bad);
         (u, ok)
     }
 
-    /// Texel indices and weight of one axis from `u`: (i0, i1, weight bits).
-    fn tex_axis_idx(&mut self, u: Value, max: Value, site: FastSite) -> (Value, Value, Value) {
+    /// Texel indices and weight of one axis from `u`: (i0, i1, weight bits, i0 inside, i1
+    /// inside). Outside the texture (border mode only) the index is clamped for the load and
+    /// the texel then replaced by the transparent black border.
+    fn tex_axis_idx(&mut self, u: Value, max: Value, site: FastSite) -> [Value; 5] {
         let uf = self.f(u);
         let fl = self.ifloor(uf);
         let flf = self.b.ins().fcvt_from_sint(F32X4, fl);
@@ -1889,10 +1903,15 @@ impl Emitter<'_, '_> {
         let i1r = self.b.ins().band(fl1, max);
         let c0 = self.b.ins().smax(fl, zero);
         let i0c = self.b.ins().smin(c0, max);
-        let i1c = self.b.ins().smin(fl1, max);
+        let c1 = self.b.ins().smax(fl1, zero);
+        let i1c = self.b.ins().smin(c1, max);
         let i0 = self.b.ins().bitselect(site.clamp, i0c, i0r);
         let i1 = self.b.ins().bitselect(site.clamp, i1c, i1r);
-        (i0, i1, w)
+        let in0 = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fl, max);
+        let in1 = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fl1, max);
+        let in0 = self.b.ins().bor_not(in0, site.border);
+        let in1 = self.b.ins().bor_not(in1, site.border);
+        [i0, i1, w, in0, in1]
     }
 
     /// Inline RGBA8 sampling (see [`TextureAccess::texel_view`]) with the sampler's exact
@@ -1909,8 +1928,8 @@ impl Emitter<'_, '_> {
             self.b.append_block_param(join, I32X4);
         }
         let (s, t) = (src[0], src[1]);
-        let (us, oks) = self.tex_axis_u(s, site.fwidth, site);
-        let (ut, okt) = self.tex_axis_u(t, site.fheight, site);
+        let (us, oks) = self.tex_axis_u(s, site.fwidth, site.hi_w, site);
+        let (ut, okt) = self.tex_axis_u(t, site.fheight, site.hi_h, site);
         let exp = self.splat(EXP);
         let mant = self.splat(MANT);
         let zero = self.splat(0);
@@ -1936,11 +1955,12 @@ impl Emitter<'_, '_> {
         self.b.ins().jump(join, &args);
 
         self.b.switch_to_block(fast);
-        let (x0, x1, xw) = self.tex_axis_idx(us, site.wmax, site);
-        let (y0, y1, yw) = self.tex_axis_idx(ut, site.hmax, site);
+        let [x0, x1, xw, xin0, xin1] = self.tex_axis_idx(us, site.wmax, site);
+        let [y0, y1, yw, yin0, yin1] = self.tex_axis_idx(ut, site.hmax, site);
         let row0 = self.b.ins().imul(y0, site.width);
         let row1 = self.b.ins().imul(y1, site.width);
         let idx = [(row0, x0), (row0, x1), (row1, x0), (row1, x1)];
+        let inside = [(yin0, xin0), (yin0, xin1), (yin1, xin0), (yin1, xin1)];
         let two = self.b.ins().iconst(I32, 2);
         let mut corners = [zero; 4];
         for (k, &(row, x)) in idx.iter().enumerate() {
@@ -1954,7 +1974,9 @@ impl Emitter<'_, '_> {
                 let px = self.b.ins().load(I32, self.mf, a, 0);
                 v = self.b.ins().insertlane(v, px, l);
             }
-            corners[k] = v;
+            let (yi, xi) = inside[k];
+            let inside = self.b.ins().band(yi, xi);
+            corners[k] = self.b.ins().band(v, inside);
         }
         let xw = self.f(xw);
         let yw = self.f(yw);

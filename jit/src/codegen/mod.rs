@@ -85,7 +85,10 @@ struct ConstBuf {
 
 /// One inline texture site's view of its unit, as the kernel reads it (see
 /// [`TextureAccess::texel_view`](crate::exec::TextureAccess::texel_view)); `ok` = 0 sends every
-/// lookup to the sampler. `linear` and `clamp` are lane masks (0 or !0).
+/// lookup to the sampler. `linear`, `clamp` (to edge or border) and `border` are lane masks
+/// (0 or !0). Clamping modes clamp the scaled coordinate to `[lo, size + hi_add]` as softpipe's
+/// wrap functions do (edge: `[0, size]`; border: `[-1, size + 0.5]` linear, `[-0.5, size +
+/// 0.5]` nearest, which is its nearest case analysis written as a clamp).
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct FastTex {
@@ -93,11 +96,13 @@ struct FastTex {
     ok: u32,
     linear: u32,
     clamp: u32,
+    border: u32,
     width: u32,
     height: u32,
     fwidth: f32,
     fheight: f32,
-    _pad: u32,
+    lo: f32,
+    hi_add: f32,
 }
 
 impl FastTex {
@@ -106,11 +111,13 @@ impl FastTex {
         ok: 0,
         linear: 0,
         clamp: 0,
+        border: 0,
         width: 1,
         height: 1,
         fwidth: 1.0,
         fheight: 1.0,
-        _pad: 0,
+        lo: 0.0,
+        hi_add: 0.0,
     };
 
     fn of(view: Option<crate::exec::TexelView<'_>>) -> FastTex {
@@ -130,16 +137,25 @@ impl FastTex {
             return FastTex::NONE;
         }
         let mask = |b: bool| if b { !0 } else { 0 };
+        let linear = v.filter == ViewFilter::Linear;
+        let border = v.wrap == ViewWrap::ClampToBorder;
+        let (lo, hi_add) = match (border, linear) {
+            (false, _) => (0.0, 0.0),
+            (true, true) => (-1.0, 0.5),
+            (true, false) => (-0.5, 0.5),
+        };
         FastTex {
             data: v.texels.as_ptr(),
             ok: 1,
-            linear: mask(v.filter == ViewFilter::Linear),
-            clamp: mask(v.wrap == ViewWrap::ClampToEdge),
+            linear: mask(linear),
+            clamp: mask(v.wrap != ViewWrap::RepeatPot),
+            border: mask(border),
             width: v.width,
             height: v.height,
             fwidth: v.width as f32,
             fheight: v.height as f32,
-            _pad: 0,
+            lo,
+            hi_add,
         }
     }
 }
@@ -569,6 +585,11 @@ fn perf_map(ptr: *const u8, size: usize, program: &Program, insts: usize) {
             program_hash(program)
         );
     }
+    // The machine code too, for `objdump -D -b binary -m i386:x86-64 --adjust-vma=ADDR`.
+    // SAFETY: `ptr` is the start of the finalized function of `size` bytes, readable
+    // executable memory owned by its module, which outlives this call.
+    let code = unsafe { std::slice::from_raw_parts(ptr, size) };
+    let _ = std::fs::write(format!("/tmp/softgpu-kernel-{:x}.bin", ptr as usize), code);
 }
 
 /// Addresses of the Rust functions compiled code calls.
