@@ -852,3 +852,49 @@ struct U { m: mat3x2<f32>, k: f32 }
         "dynamic mat3x2 column",
     );
 }
+
+#[test]
+fn each_entry_point_gets_its_own_immediate_block() {
+    // naga allows one immediate block per entry point in a module with several (naga's
+    // push-constants.wgsl test input); only the entry point's own is its push-constant buffer.
+    let src = "
+struct V { clip_w: f32, m: mat3x3<f32> }
+var<immediate> im_vert: V;
+struct F { multiplier: f32, tint: vec4f }
+var<immediate> im_frag: F;
+@vertex fn vs(@location(0) p: vec2f) -> @builtin(position) vec4f { return vec4f(p, 0.0, im_vert.clip_w); }
+@fragment fn fs(@location(0) c: vec4f) -> @location(0) vec4f { return c * im_frag.tint * im_frag.multiplier; }";
+    for (stage, name, size) in [
+        (Stage::Vertex, "im_vert", 64),
+        (Stage::Fragment, "im_frag", 32),
+    ] {
+        let l = compile(src, "imm.wgsl", stage, None).unwrap_or_else(|e| panic!("{e}"));
+        let push: Vec<_> = l
+            .resources
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.kind,
+                    softgpu::frontend::lower::ResourceKind::PushConstants { .. }
+                )
+            })
+            .collect();
+        assert_eq!(push.len(), 1, "{:?}", l.resources);
+        assert_eq!(push[0].name.as_deref(), Some(name));
+        assert_eq!(
+            push[0].kind,
+            softgpu::frontend::lower::ResourceKind::PushConstants { buffer: 0, size }
+        );
+    }
+    // The fragment program computes c * tint * multiplier from CONST[0].
+    let p = lower(src, Stage::Fragment);
+    let f = |x: f32| x.to_bits();
+    let buf = vec![[f(2.0), 0, 0, 0], [f(0.5), f(0.25), f(1.0), f(0.125)]];
+    let got = run_fs(&p, &[buf], &NoTextures);
+    check(
+        &got,
+        |v| [v[0], v[1] * 0.5, v[2] * 2.0, v[3] * 0.25],
+        1e-6,
+        "immediate tint",
+    );
+}

@@ -264,7 +264,7 @@ pub fn lower_unoptimized(
         outputs: Vec::new(),
         uses_position_input: false,
     };
-    let mut resources = l.globals_setup()?;
+    let mut resources = l.globals_setup(info.get_entry_point(entry))?;
     let args = l.entry_inputs(ep)?;
     l.entry_outputs(ep)?;
     l.lower_function(&ep.function, info.get_entry_point(entry), args, true)?;
@@ -368,7 +368,7 @@ impl<'a> Lowerer<'a> {
         Err(self.err(format!("unsupported: {what}{line}")))
     }
 
-    fn globals_setup(&mut self) -> R<Vec<ResourceSlot>> {
+    fn globals_setup(&mut self, uses: &naga::valid::FunctionInfo) -> R<Vec<ResourceSlot>> {
         let module = self.module;
         let mut resources = Vec::new();
         let mut buffers: BTreeMap<u32, u32> = BTreeMap::new();
@@ -407,6 +407,9 @@ impl<'a> Lowerer<'a> {
                 .map(|b| (b.group, b.binding))
                 .unwrap_or((0, 0));
             match g.space {
+                // A module may hold one immediate block per entry point; only this entry
+                // point's own one is its push-constant buffer.
+                naga::AddressSpace::Immediate if uses[h].is_empty() => {}
                 naga::AddressSpace::Uniform | naga::AddressSpace::Immediate => {
                     let (buffer, push) = if g.space == naga::AddressSpace::Uniform {
                         (
