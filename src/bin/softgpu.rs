@@ -380,6 +380,16 @@ fn translate(
     }
 }
 
+/// Writes `text` to stdout; a reader that stopped early (`| head`) is not an error.
+fn print_stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow!("stdout: {e}")),
+        _ => Ok(()),
+    }
+}
+
 /// Prints (or writes to `--output`) a translation; SPIR-V goes to the file as binary.
 fn write_translation(out: (String, Option<Vec<u8>>), output: &Option<PathBuf>) -> Result<()> {
     match output {
@@ -387,10 +397,7 @@ fn write_translation(out: (String, Option<Vec<u8>>), output: &Option<PathBuf>) -
             let bytes = out.1.unwrap_or_else(|| out.0.into_bytes());
             std::fs::write(path, bytes).with_context(|| format!("{}: cannot write", path.display()))
         }
-        None => {
-            print!("{}", out.0);
-            Ok(())
-        }
+        None => print_stdout(&out.0),
     }
 }
 
@@ -552,11 +559,11 @@ fn run_compile(args: CompileArgs) -> Result<()> {
     if language == draw::Language::SlangGlsl && args.emit != EmitArg::Tgsi {
         let shader = softgpu::frontend::slang::compile_slang(&args.file)?;
         if args.emit == EmitArg::Reflection {
-            println!("{}", shader.reflection().to_json());
+            print_stdout(&format!("{}\n", shader.reflection().to_json()))?;
         } else if stage == Processor::Vertex {
-            println!("{:#?}", shader.vertex.module);
+            print_stdout(&format!("{:#?}\n", shader.vertex.module))?;
         } else {
-            println!("{:#?}", shader.fragment.module);
+            print_stdout(&format!("{:#?}\n", shader.fragment.module))?;
         }
         return Ok(());
     }
@@ -567,18 +574,18 @@ fn run_compile(args: CompileArgs) -> Result<()> {
     }
     if language == draw::Language::SlangGlsl {
         let program = draw::compile_shader(&args.file, stage, Some(language))?;
-        print!("{}", text::print_program(&program));
+        print_stdout(&text::print_program(&program))?;
         return Ok(());
     }
     if language == draw::Language::Wgsl {
         if args.emit == EmitArg::Naga {
             let source = read(&args.file, "shader")?;
             let parsed = softgpu::frontend::wgsl::parse(&source, &args.file.display().to_string())?;
-            println!("{:#?}", parsed.module);
+            print_stdout(&format!("{:#?}\n", parsed.module))?;
             return Ok(());
         }
         let program = draw::compile_shader(&args.file, stage, Some(language))?;
-        print!("{}", text::print_program(&program));
+        print_stdout(&text::print_program(&program))?;
         return Ok(());
     }
     if args.emit == EmitArg::Naga {
@@ -597,7 +604,7 @@ fn run_compile(args: CompileArgs) -> Result<()> {
             lines.join("\n  ")
         ));
     }
-    print!("{}", text::print_program(&program));
+    print_stdout(&text::print_program(&program))?;
     Ok(())
 }
 
