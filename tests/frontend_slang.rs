@@ -803,3 +803,24 @@ fn integer_ops_naga_misreads_compute_what_glsl_says() {
         }
     }
 }
+
+#[test]
+fn std140_push_constant_mat2_is_padded_and_row_major_mat2_is_refused() {
+    let src = "#version 450\nlayout(std140, push_constant) uniform Push { mat2 P; mat3x2 Q; } params;\n#pragma stage vertex\nlayout(location = 0) in vec4 Position;\nvoid main() { gl_Position = Position; }\n#pragma stage fragment\nlayout(location = 0) in vec2 uv;\nlayout(location = 0) out vec4 FragColor;\nvoid main() { FragColor = vec4(params.P * uv + params.Q * vec3(uv, 1.0), 0.0, 1.0); }\n";
+    let (_dir, path) = write_files(&[("push.slang", src)]);
+    let s = compile_slang(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        members(&s.fragment.reflection.push_constants),
+        [m("P", 0, "mat2", 32), m("Q", 32, "mat3x2", 48)]
+    );
+    let text = s.lower().unwrap().1.program.to_string();
+    for column in ["CONST[0][0]", "CONST[0][1]", "CONST[0][2]", "CONST[0][4]"] {
+        assert!(text.contains(column), "{column} in\n{text}");
+    }
+    // Row-major rows are 16 bytes apart, so GLSL's columns are not contiguous: not rewritten,
+    // naga's stride error stands (rather than a silently transposed matrix).
+    let src = src.replace("mat2 P;", "layout(row_major) mat2 P;");
+    let (_dir, path) = write_files(&[("rm.slang", &src)]);
+    let e = compile_slang(&path).unwrap_err();
+    assert!(e.message.contains("matrix stride 16"), "{e}");
+}

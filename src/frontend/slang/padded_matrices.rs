@@ -3,7 +3,8 @@
 //! has `MatrixStride 16` where naga (like WGSL) only reads 8, and its SPIR-V reader rejects the
 //! module ("unsupported matrix stride").
 //!
-//! Each such block member (also inside nested structs, and arrays of such matrices) gets an
+//! Each such column-major block member (also inside nested structs, and arrays of such
+//! matrices; `row_major` ones are left to naga, which rejects them) gets an
 //! array type instead: `matCx2` → `vec2[C]` with `ArrayStride 16`, the same bytes. Pointers to
 //! the member (access chains into `Uniform`/`PushConstant` data ending at it) point to the
 //! array; chains that go on to a column or a component are unchanged, since indexing the array
@@ -284,7 +285,15 @@ impl Pass<'_> {
             let Some((columns, rows, _)) = self.inner_matrix(member_ty) else {
                 continue;
             };
-            if stride == natural_stride(rows) {
+            // Row-major storage keeps rows at the stride: the columns GLSL indexes are not
+            // contiguous, so such members are left to naga (which reports the stride).
+            let row_major = self.module.annotations.iter().any(|d| {
+                d.class.opcode == Op::MemberDecorate
+                    && id(d.operands.first()) == Some(s)
+                    && lit(d.operands.get(1)) == Some(m)
+                    && d.operands.get(2) == Some(&Operand::Decoration(Decoration::RowMajor))
+            });
+            if stride == natural_stride(rows) || row_major {
                 continue;
             }
             if stride < 4 * rows {
