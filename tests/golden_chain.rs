@@ -234,6 +234,7 @@ chain_cases!(
     bench_lottes,
     bench_royale,
     bench_ntsc,
+    texel_fetch,
 );
 
 #[test]

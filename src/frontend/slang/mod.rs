@@ -10,6 +10,7 @@
 //! is known. naga's errors point at SPIR-V instructions, which carry no source lines;
 //! [`spirv_lines`] finds the function and the line that uses the variables involved.
 
+pub mod fetch_offsets;
 pub mod legalize;
 pub mod padded_matrices;
 pub mod preprocess;
@@ -351,6 +352,7 @@ fn spirv_to_naga_at(
         .map_err(|e| bare(fail(format!("invalid SPIR-V from glslang: {e}"))))?;
     let samplers = split_samplers::split_module(&mut spirv).map_err(|m| bare(fail(m)))?;
     legalize::legalize(&mut spirv).map_err(|m| bare(fail(m)))?;
+    fetch_offsets::fold_fetch_offsets(&mut spirv);
     let padded_matrices = padded_matrices::rewrite(&mut spirv).map_err(|m| bare(fail(m)))?;
     let split = split_samplers::Split {
         words: rspirv::binary::Assemble::assemble(&spirv),
