@@ -692,11 +692,11 @@ fn naga_reader_error_names_the_included_line_and_function() {
         ),
         (
             "inc/helper.inc",
-            "// helpers\nfloat shade(vec2 p)\n{\n    float base = p.x * 0.5;\n    if (gl_HelperInvocation)\n        base = 0.0;\n    return base;\n}\n",
+            "// helpers (return type on its own line)\nfloat\nshade(vec2 p)\n{\n    float base = p.x * 0.5;\n    if (gl_HelperInvocation)\n        base = 0.0;\n    return base;\n}\n",
         ),
     ]);
     let e = compile_slang(&path).unwrap_err();
-    assert_eq!((file_name(&e), e.line), ("helper.inc", 5), "{e}");
+    assert_eq!((file_name(&e), e.line), ("helper.inc", 6), "{e}");
     assert!(
         e.message.contains("unsupported builtin")
             && e.message.contains("in function `shade`")
@@ -740,6 +740,15 @@ fn naga_validation_error_names_the_line_of_the_failing_statement() {
 
 /// Runs a fragment program on one quad with `uv` (GENERIC[0]) per lane; returns COLOR[0] bits.
 fn run_fragment(program: &softgpu::ir::Program, uv: [[f32; 2]; 4]) -> [[u32; 4]; 4] {
+    run_fragment_with(program, uv, &[])
+}
+
+/// [`run_fragment`] with CONST buffers.
+fn run_fragment_with(
+    program: &softgpu::ir::Program,
+    uv: [[f32; 2]; 4],
+    constants: &[&[[u32; 4]]],
+) -> [[u32; 4]; 4] {
     use softgpu::exec::{NoTextures, QuadIo, QuadShader, ShaderResources};
     use softgpu::ir::SemanticName;
     let shader = softgpu::interp::Interpreter::new(program).unwrap();
@@ -757,7 +766,7 @@ fn run_fragment(program: &softgpu::ir::Program, uv: [[f32; 2]; 4]) -> [[u32; 4];
     }
     let mut outs = vec![[[0u32; 4]; 4]; sig.num_outputs];
     let res = ShaderResources {
-        constants: &[],
+        constants,
         textures: &NoTextures,
     };
     shader
@@ -823,4 +832,31 @@ fn std140_push_constant_mat2_is_padded_and_row_major_mat2_is_refused() {
     let (_dir, path) = write_files(&[("rm.slang", &src)]);
     let e = compile_slang(&path).unwrap_err();
     assert!(e.message.contains("matrix stride 16"), "{e}");
+}
+
+#[test]
+fn dynamic_index_into_a_packed_std430_push_array() {
+    // std430 packs float[3] 4 bytes apart: not register-aligned, so the lowering indexes a
+    // register copy.
+    let src = "#version 450\nlayout(push_constant) uniform Push { float W[3]; vec2 K; } params;\n#pragma stage vertex\nlayout(location = 0) in vec4 Position;\nvoid main() { gl_Position = Position; }\n#pragma stage fragment\nlayout(location = 0) in vec2 uv;\nlayout(location = 0) out vec4 FragColor;\nvoid main() { int i = int(uv.x); FragColor = vec4(params.W[i], params.W[2 - i], params.K); }\n";
+    let (_dir, path) = write_files(&[("w.slang", src)]);
+    let s = compile_slang(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        members(&s.fragment.reflection.push_constants),
+        [m("W", 0, "float[3]", 12), m("K", 16, "vec2", 8)]
+    );
+    let (_, fs) = s.lower().unwrap_or_else(|e| panic!("{e}"));
+    let w = [0.5f32, -1.25, 3.0];
+    let f = |x: f32| x.to_bits();
+    let buffer = [[f(w[0]), f(w[1]), f(w[2]), 0], [f(7.0), f(8.0), 0, 0]];
+    let uv = [[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [1.5, 0.0]];
+    let got = run_fragment_with(&fs.program, uv, &[&buffer]);
+    for (lane, [x, _]) in uv.iter().enumerate() {
+        let i = *x as usize;
+        assert_eq!(
+            got[lane].map(f32::from_bits),
+            [w[i], w[2 - i], 7.0, 8.0],
+            "lane {lane}"
+        );
+    }
 }

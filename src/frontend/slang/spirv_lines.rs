@@ -240,7 +240,15 @@ fn function_body<'a>(text: &'a str, function: &str) -> Option<(u32, Vec<&'a str>
     let mut depth = 0i32;
     for (i, line) in lines.iter().enumerate() {
         let code = line.split("//").next().unwrap_or("");
-        if depth == 0 && is_definition(code, function) {
+        // The return type may stand on the line before (`vec3\nshade(vec2 p)`).
+        let type_before = i > 0
+            && lines[i - 1]
+                .split("//")
+                .next()
+                .unwrap_or("")
+                .trim_end()
+                .ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        if depth == 0 && is_definition(code, function, type_before) {
             // A prototype ends with `;` before any `{`.
             let rest: String = lines[i..].iter().take(8).copied().collect();
             let brace = rest.find('{');
@@ -268,12 +276,18 @@ fn function_body<'a>(text: &'a str, function: &str) -> Option<(u32, Vec<&'a str>
     None
 }
 
-fn is_definition(code: &str, function: &str) -> bool {
+/// Whether `code` declares `function`: its name, then `(`, after a return type (on this line,
+/// or on the line before when `type_before`).
+fn is_definition(code: &str, function: &str, type_before: bool) -> bool {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
     code.match_indices(function).any(|(at, _)| {
-        let before = code[..at].chars().next_back();
+        let before = code[..at].trim_end().chars().next_back();
         let rest = code[at + function.len()..].trim_start();
-        !before.is_some_and(ident) && rest.starts_with('(') && before.is_some()
+        let typed = match before {
+            Some(c) => ident(c),
+            None => type_before,
+        };
+        !code[..at].chars().next_back().is_some_and(ident) && rest.starts_with('(') && typed
     })
 }
 
