@@ -860,3 +860,17 @@ fn dynamic_index_into_a_packed_std430_push_array() {
         );
     }
 }
+
+#[test]
+fn entry_point_interface_error_names_the_builtin_use() {
+    // naga wants gl_SampleMaskIn as a scalar; its error is about the entry point's interface
+    // and points at no instruction: the line is the builtin's use in main.
+    let src = "#version 450\n#pragma stage vertex\nlayout(location = 0) in vec4 Position;\nvoid main() { gl_Position = Position; }\n#pragma stage fragment\nlayout(location = 0) in vec2 uv;\nlayout(location = 0) out vec4 FragColor;\nvoid main()\n{\n    float k = uv.x;\n    FragColor = vec4(k * float(gl_SampleMaskIn[0] & 1));\n}\n";
+    let (_dir, path) = write_files(&[("mask.slang", src)]);
+    let e = compile_slang(&path).unwrap_err();
+    assert_eq!((file_name(&e), e.line), ("mask.slang", 11), "{e}");
+    assert!(
+        e.message.contains("SampleMask") && e.message.contains("`gl_SampleMaskIn`"),
+        "{e}"
+    );
+}

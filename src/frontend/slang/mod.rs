@@ -397,6 +397,7 @@ fn spirv_to_naga_at(
                 words: split.words.clone(),
                 byte: None,
                 id,
+                ..Default::default()
             };
             (fail(message), site)
         })?;
@@ -419,10 +420,18 @@ fn spirv_to_naga_at(
             .filter_map(|(span, _)| span.to_range())
             .map(|r| r.start)
             .last();
+        // Errors about an entry point's interface point at no instruction: they are placed in
+        // the entry function, at a use of the builtin they name.
+        let function = match e.as_inner() {
+            naga::valid::ValidationError::EntryPoint { name, .. } => Some(name.clone()),
+            _ => None,
+        };
         let site = spirv_lines::ErrorSite {
             words: split.words.clone(),
             byte,
             id: None,
+            names: spirv_lines::builtin_names(&message),
+            function,
         };
         (fail(message), site)
     })?;

@@ -7,7 +7,9 @@
 //! function's `OpName` (GLSL's `name(` signature) and the `OpName`s of the variables the
 //! instruction reads or writes. The source line is the first line of that function's body in the
 //! preprocessed stage text that mentions one of those variables (or the function's definition
-//! line when none does); the stage's line map then gives the original file and line.
+//! line when none does); the stage's line map then gives the original file and line. Errors
+//! about an entry point's interface name no instruction; they land on the first use of the
+//! builtin they name in the entry function.
 
 use std::collections::HashMap;
 
@@ -22,6 +24,36 @@ pub struct ErrorSite {
     pub byte: Option<usize>,
     /// An id the error names (spv-in errors print `%N`).
     pub id: Option<u32>,
+    /// With neither: the function the error is about (an entry point's interface), and GLSL
+    /// names whose use in it marks the line.
+    pub function: Option<String>,
+    /// See `function`.
+    pub names: Vec<String>,
+}
+
+/// GLSL names of the builtins naga's messages mention by their naga names, for errors about an
+/// entry point's interface.
+pub fn builtin_names(message: &str) -> Vec<String> {
+    const BUILTINS: [(&str, &[&str]); 13] = [
+        ("SampleMask", &["gl_SampleMaskIn", "gl_SampleMask"]),
+        ("SampleIndex", &["gl_SampleID"]),
+        ("FragDepth", &["gl_FragDepth"]),
+        ("Position", &["gl_FragCoord", "gl_Position"]),
+        ("FrontFacing", &["gl_FrontFacing"]),
+        ("PointSize", &["gl_PointSize"]),
+        ("PointCoord", &["gl_PointCoord"]),
+        ("VertexIndex", &["gl_VertexIndex"]),
+        ("InstanceIndex", &["gl_InstanceIndex"]),
+        ("PrimitiveIndex", &["gl_PrimitiveID"]),
+        ("ClipDistance", &["gl_ClipDistance"]),
+        ("CullDistance", &["gl_CullDistance"]),
+        ("ViewIndex", &["gl_ViewIndex"]),
+    ];
+    BUILTINS
+        .iter()
+        .filter(|(naga, _)| message.contains(&format!("for {naga} ")))
+        .flat_map(|(_, glsl)| glsl.iter().map(|g| g.to_string()))
+        .collect()
 }
 
 /// What an error site maps to in the preprocessed stage source.
@@ -97,9 +129,36 @@ fn string(words: &[u32]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Finds the function and source line of `site`; `None` when it lies outside any function or
-/// the function cannot be found in `source`.
+/// Finds the function and source line of `site` (its instruction's, else its `function`'s);
+/// `None` when neither leads to a function found in `source`.
 pub fn locate(site: &ErrorSite, source: &StageSource) -> Option<Located> {
+    locate_instruction(site, source).or_else(|| locate_in_function(site, source))
+}
+
+/// The line of the first use of one of `site.names` in `site.function`'s body (or the
+/// function's definition line).
+fn locate_in_function(site: &ErrorSite, source: &StageSource) -> Option<Located> {
+    let function = site.function.clone()?;
+    let (def_line, body) = function_body(&source.text, &function)?;
+    let found = body.iter().enumerate().find_map(|(offset, line)| {
+        let name = site.names.iter().find(|n| mentions(line, n))?;
+        Some((offset, name.clone()))
+    });
+    Some(match found {
+        Some((offset, name)) => Located {
+            function,
+            line: def_line + offset as u32,
+            variable: Some(name),
+        },
+        None => Located {
+            function,
+            line: def_line,
+            variable: None,
+        },
+    })
+}
+
+fn locate_instruction(site: &ErrorSite, source: &StageSource) -> Option<Located> {
     let insts = instructions(&site.words);
     let names: HashMap<u32, String> = insts
         .iter()
