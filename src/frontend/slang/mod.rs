@@ -158,7 +158,7 @@ pub fn compile_stage_from_spirv(
 ) -> Result<SlangStage, FrontendError> {
     let root = source.line_map.files.first().cloned().unwrap_or_default();
     let (module, info, split) =
-        spirv_to_naga_at(words, stage, &root).map_err(|(e, site)| with_line(e, &site, &source))?;
+        spirv_to_naga_at(words, stage, &root).map_err(|err| with_line(err.0, &err.1, &source))?;
     let entry_index = module
         .entry_points
         .iter()
@@ -312,7 +312,7 @@ pub fn spirv_to_naga(
     stage: Stage,
     file: &str,
 ) -> Result<(naga::Module, naga::valid::ModuleInfo, split_samplers::Split), FrontendError> {
-    spirv_to_naga_at(words, stage, file).map_err(|(e, _)| e)
+    spirv_to_naga_at(words, stage, file).map_err(|err| err.0)
 }
 
 /// Gives a naga error the source line of its SPIR-V instruction (see [`spirv_lines`]): the
@@ -345,9 +345,9 @@ fn spirv_to_naga_at(
     words: &[u32],
     stage: Stage,
     file: &str,
-) -> Result<NagaResult, (FrontendError, spirv_lines::ErrorSite)> {
+) -> Result<NagaResult, Box<(FrontendError, spirv_lines::ErrorSite)>> {
     let fail = |m: String| FrontendError::new(file, 0, 0, format!("{} stage: {m}", stage.name()));
-    let bare = |e: FrontendError| (e, spirv_lines::ErrorSite::default());
+    let bare = |e: FrontendError| Box::new((e, spirv_lines::ErrorSite::default()));
     let mut spirv = rspirv::dr::load_words(words)
         .map_err(|e| bare(fail(format!("invalid SPIR-V from glslang: {e}"))))?;
     let samplers = split_samplers::split_module(&mut spirv).map_err(|m| bare(fail(m)))?;
@@ -399,7 +399,7 @@ fn spirv_to_naga_at(
                 id,
                 ..Default::default()
             };
-            (fail(message), site)
+            Box::new((fail(message), site))
         })?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
@@ -433,7 +433,7 @@ fn spirv_to_naga_at(
             names: spirv_lines::builtin_names(&message),
             function,
         };
-        (fail(message), site)
+        Box::new((fail(message), site))
     })?;
     Ok((module, info, split))
 }
