@@ -235,6 +235,7 @@ chain_cases!(
     bench_royale,
     bench_ntsc,
     texel_fetch,
+    pow_edge,
 );
 
 #[test]

@@ -992,7 +992,19 @@ impl<'a> Lowerer<'a> {
                 b.op(Opcode::MUL, n, &[s(&t), s(&[k])])
             }
             M::Log2 => one_op(b, Opcode::LG2),
-            M::Pow => b.op(Opcode::POW, n, &[s(&x), s(&y)]),
+            M::Pow => {
+                // GPUs compute pow as exp2(y * log2(x)): a negative base gives NaN, and Mesa's
+                // llvmpipe/lavapipe also return 0 for a zero base whatever the exponent.
+                // RetroArch shaders rely on it (pow(k - 1.14, 3.0) clamped to 0), so POW
+                // (C's powf) gets those two cases selected around it.
+                let p = b.op(Opcode::POW, n, &[s(&x), s(&y)]);
+                let zero = b.immf(0.0);
+                let nan = b.imm(0x7fc0_0000);
+                let negative = b.op(Opcode::FSLT, n, &[s(&x), s(&[zero])]);
+                let is_zero = b.op(Opcode::FSEQ, n, &[s(&x), s(&[zero])]);
+                let p = b.op(Opcode::UCMP, n, &[s(&is_zero), s(&[zero]), s(&p)]);
+                b.op(Opcode::UCMP, n, &[s(&negative), s(&[nan]), s(&p)])
+            }
             M::Dot if float => {
                 let dp = match n {
                     2 => Opcode::DP2,
