@@ -27,6 +27,7 @@ import collections
 import concurrent.futures
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -274,6 +275,8 @@ def main():
     ap.add_argument("--exclude", action="append", default=[],
                     help="skip presets whose corpus path contains this text (repeatable)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached outputs of the half run")
+    ap.add_argument("--shuffle", type=int, metavar="SEED",
+                    help="render in a seeded random order, so a partial run is a fair sample")
     ap.add_argument("--peer-rendered-only", action="store_true",
                     help="softgpu half: only presets the peer has rendered already")
     args = ap.parse_args()
@@ -281,6 +284,8 @@ def main():
     if not os.path.isdir(args.corpus):
         sys.exit(f"{args.corpus}: no corpus (see the extraction command in this script's doc)")
     presets = find_presets(args.corpus, args.filter, args.exclude)
+    if args.shuffle is not None:
+        random.Random(args.shuffle).shuffle(presets)
     os.makedirs(args.work, exist_ok=True)
     input_png = os.path.join(args.work, "input320x240.png")
     shutil.copyfile(os.path.join(ROOT, "tests", "chain", "inputs", "scene320x240.png"), input_png)

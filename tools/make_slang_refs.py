@@ -19,9 +19,8 @@ intermediate stage.vert/stage.frag (GLSL 330 that softpipe ran).
 
 Every shader uses one UBO at set 0 binding 0: `mat4 MVP; vec4 SourceSize; vec4 OutputSize;`
 then the `#pragma parameter` floats in order (so CONST[0][0..3] = MVP columns, [4] SourceSize,
-[5] OutputSize, [6] the parameters). Push constants are not used: softgpu's lowering puts the
-push-constant block in CONST[highest UBO binding + 1], and `softgpu draw` supplies only
-CONST[0]. Derivatives and gl_FragCoord are avoided: under OpenGL their y runs the other way.
+[5] OutputSize, [6] the parameters). Push constants are not used here (`softgpu draw` sets them with
+`--uniform`/`--push-consts`; reference-images/frontends/push_constants covers them). Derivatives and gl_FragCoord are avoided: under OpenGL their y runs the other way.
 """
 import os
 import re
