@@ -123,19 +123,20 @@ pub(crate) const OFF: u32 = 0x3f33_0000;
 /// The default NaN x86 arithmetic produces for invalid operations (`0/0`, `inf - inf`).
 const DEFAULT_NAN: u32 = 0xffc0_0000;
 
-#[inline]
+#[inline(always)]
 fn d(bits: u64) -> f64 {
     f64::from_bits(bits)
 }
 
-/// `fma(a, b, c)` with one rounding, as `vfmadd` computes it.
-#[inline]
+/// `fma(a, b, c)` with one rounding, as `vfmadd` computes it (an instruction where the caller
+/// was compiled with FMA, see [`powf`], else libm's correctly rounded `fma`).
+#[inline(always)]
 fn fma(a: f64, b: f64, c: f64) -> f64 {
     a.mul_add(b, c)
 }
 
 /// The reduction both logarithms share: table index, `k` and `z` for a positive normal `ix`.
-#[inline]
+#[inline(always)]
 fn reduce(ix: u32) -> (usize, f64, f64) {
     let tmp = ix.wrapping_sub(OFF);
     let i = ((tmp >> 19) % 16) as usize;
@@ -146,6 +147,7 @@ fn reduce(ix: u32) -> (usize, f64, f64) {
 }
 
 /// glibc's `log2_inline` of `powf` for a positive normal float `ix` (FMA build).
+#[inline(always)]
 pub(crate) fn powf_log2(ix: u32) -> f64 {
     let (i, k, z) = reduce(ix);
     let [invc, logc] = POWF_LOG2_TAB[i].map(d);
@@ -163,6 +165,7 @@ pub(crate) fn powf_log2(ix: u32) -> f64 {
 
 /// glibc's `exp2_inline` of `powf` (FMA build): `2^xd` rounded to float, for `|xd| < 150`;
 /// `sign_bias` (0 or 1 << 16) makes it negative.
+#[inline(always)]
 fn powf_exp2(xd: f64, sign_bias: u64) -> f32 {
     let shift = d(EXP2F_SHIFT);
     let c = EXP2F_POLY.map(d);
@@ -180,6 +183,7 @@ fn powf_exp2(xd: f64, sign_bias: u64) -> f32 {
 }
 
 /// 0 when `iy` is not an integer, 1 when odd, 2 when even (glibc's `checkint`).
+#[inline(always)]
 fn checkint(iy: u32) -> u32 {
     let e = (iy >> 23) & 0xff;
     if e < 0x7f {
@@ -209,8 +213,38 @@ fn nan_sum(x: f32, y: f32) -> f32 {
     f32::from_bits(n.to_bits() | 0x0040_0000)
 }
 
+/// True when the CPU has FMA: [`powf`] and [`logf`] then run code compiled for it (the same
+/// results, an instruction per fused step instead of a libm call).
+#[inline]
+fn have_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// `powf(x, y)` exactly as glibc's `__powf_fma`.
 pub fn powf(x: f32, y: f32) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if have_fma() {
+        // SAFETY: `powf_with_fma` needs nothing but the FMA instructions, present (checked).
+        return unsafe { powf_with_fma(x, y) };
+    }
+    powf_impl(x, y)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn powf_with_fma(x: f32, y: f32) -> f32 {
+    powf_impl(x, y)
+}
+
+#[inline(always)]
+fn powf_impl(x: f32, y: f32) -> f32 {
     let mut sign_bias = 0u64;
     let mut ix = x.to_bits();
     let iy = y.to_bits();
@@ -278,6 +312,22 @@ pub fn powf(x: f32, y: f32) -> f32 {
 
 /// `logf(x)` exactly as glibc's `__logf_fma`.
 pub fn logf(x: f32) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if have_fma() {
+        // SAFETY: as in `powf`.
+        return unsafe { logf_with_fma(x) };
+    }
+    logf_impl(x)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn logf_with_fma(x: f32) -> f32 {
+    logf_impl(x)
+}
+
+#[inline(always)]
+fn logf_impl(x: f32) -> f32 {
     let mut ix = x.to_bits();
     if ix == 0x3f80_0000 {
         return 0.0;
@@ -304,7 +354,8 @@ pub fn logf(x: f32) -> f32 {
 }
 
 /// The main path of [`logf`] for a positive normal `ix`, before rounding to float.
-pub(crate) fn logf_core(ix: u32) -> f64 {
+#[inline(always)]
+fn logf_core(ix: u32) -> f64 {
     let tmp = ix.wrapping_sub(OFF);
     let i = ((tmp >> 19) % 16) as usize;
     let k = (tmp as i32) >> 23;
