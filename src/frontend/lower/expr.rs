@@ -993,10 +993,29 @@ impl<'a> Lowerer<'a> {
             }
             M::Log2 => one_op(b, Opcode::LG2),
             M::Pow => {
-                // GPUs compute pow as exp2(y * log2(x)): a negative base gives NaN, and Mesa's
-                // llvmpipe/lavapipe also return 0 for a zero base whatever the exponent.
-                // RetroArch shaders rely on it (pow(k - 1.14, 3.0) clamped to 0), so POW
-                // (C's powf) gets those two cases selected around it.
+                // Constant exponents 1, 2 and 4 become multiplications, as Mesa's NIR
+                // (nir_opt_algebraic) and GPU compilers rewrite them, so negative bases work.
+                let exponent: Option<Vec<u32>> = y.iter().map(|&c| b.imm_value(c)).collect();
+                let all = |v: f32| {
+                    exponent
+                        .as_ref()
+                        .is_some_and(|e| !e.is_empty() && e.iter().all(|&c| c == v.to_bits()))
+                };
+                if all(1.0) {
+                    return Ok(Value::V(x.to_vec()));
+                }
+                if all(2.0) || all(4.0) {
+                    let square = b.op(Opcode::MUL, n, &[s(&x), s(&x)]);
+                    return Ok(Value::V(if all(4.0) {
+                        b.op(Opcode::MUL, n, &[s(&square), s(&square)])
+                    } else {
+                        square
+                    }));
+                }
+                // Otherwise GPUs compute exp2(y * log2(x)): a negative base gives NaN, and
+                // Mesa's llvmpipe/lavapipe also return 0 for a zero base whatever the exponent.
+                // RetroArch shaders rely on it (pow(k - 1.14, 3.0) clamped to 0), so POW (C's
+                // powf) gets those two cases selected around it.
                 let p = b.op(Opcode::POW, n, &[s(&x), s(&y)]);
                 let zero = b.immf(0.0);
                 let nan = b.imm(0x7fc0_0000);
