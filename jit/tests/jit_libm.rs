@@ -1,4 +1,4 @@
-//! POW, EX2 and LG2 through the JIT's inline `f64x2` code (taken when every lane of a quad has an
+//! POW, EX2, LG2, SIN and COS through the JIT's inline `f64x2` code (taken when every lane of a quad has an
 //! ordinary argument) against the interpreter, bit for bit, on hundreds of thousands of quads:
 //! every exponent range, results that overflow, underflow or land on denormals, quads mixing
 //! ordinary and special lanes (which go to the per-lane path), and batches.
@@ -134,6 +134,23 @@ fn ex2_and_lg2_match_the_interpreter() {
         let text = format!("{HEADER}0: {op} TEMP[0], IN[0].xxxx\n1: MOV OUT[0], TEMP[0]\n2: END\n");
         check(&text, kinds, 60_000, 7);
     }
+}
+
+#[test]
+fn sin_and_cos_match_the_interpreter() {
+    for op in ["SIN", "COS"] {
+        let text = format!("{HEADER}0: {op} TEMP[0], IN[0].xxxx\n1: MOV OUT[0], TEMP[0]\n2: END\n");
+        // Kinds 2 and 3 span tiny, below pi/4, reduced (< 120) and large arguments of both signs.
+        check(&text, [2, 2], 60_000, 5);
+        check(&text, [3, 3], 60_000, 6);
+        check(&text, [1, 1], 30_000, 8);
+    }
+    // A denormal SIN result feeding MAX must still be flushed there.
+    let text = format!(
+        "{HEADER}0: SIN TEMP[0].x, IN[0].xxxx\n1: MAX TEMP[0], TEMP[0].xxxx, -TEMP[0].xxxx\n\
+         2: MOV OUT[0], TEMP[0]\n3: END\n"
+    );
+    check(&text, [1, 1], 30_000, 9);
 }
 
 #[test]

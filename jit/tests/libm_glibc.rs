@@ -1,4 +1,4 @@
-//! `interp::libm` (our ports of glibc's `powf`/`logf`) against the system's glibc, bit for bit.
+//! `interp::libm` (our ports of glibc's `powf`/`logf`/`sinf`/`cosf`) against the system's glibc, bit for bit.
 //! Rust's `f32::powf` and `f32::ln` call glibc's `powf` and `logf`; on a machine with FMA (where
 //! the goldens were made) glibc picks `__powf_fma`/`__logf_fma`, the variants ported. Elsewhere
 //! glibc's SSE2 variants round a few results differently, so the comparison only runs with FMA.
@@ -181,6 +181,24 @@ fn logf_every_float() {
         return;
     }
     check_unary("logf", 0, 1 << 32, libm::logf, glibc_log);
+}
+
+#[test]
+#[ignore = "every float: about a minute in release mode"]
+fn sinf_every_float() {
+    if !have_fma() {
+        return;
+    }
+    check_unary("sinf", 0, 1 << 32, libm::sinf, |x| black_box(x).sin());
+}
+
+#[test]
+#[ignore = "every float: about a minute in release mode"]
+fn cosf_every_float() {
+    if !have_fma() {
+        return;
+    }
+    check_unary("cosf", 0, 1 << 32, libm::cosf, |x| black_box(x).cos());
 }
 
 #[test]

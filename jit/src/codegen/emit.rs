@@ -988,6 +988,109 @@ impl Emitter<'_, '_> {
         self.b.ins().bitselect(under, zero, y)
     }
 
+    /// `ops::sin(y)` / `ops::cos(y)` as `libm::sinf`/`cosf` compute them, two lanes per `f64x2`,
+    /// when every lane is below 120 in magnitude (glibc's `abstop12` test): the tiny, the
+    /// unreduced (|y| < pi/4) and the `reduce_fast` paths, chosen per lane; larger arguments,
+    /// infinities and NaN send the quad to the per-lane path.
+    fn sincos_inline(&mut self, y: Value, cos: bool) -> V {
+        use libm::sc;
+        let s20 = self.b.ins().iconst(I32, 20);
+        let top = self.b.ins().ushr(y, s20);
+        let m = self.splat(0x7ff);
+        let top = self.b.ins().band(top, m);
+        let lim = |e: &mut Self, t: u32| {
+            let c = e.splat(t);
+            e.b.ins().icmp(IntCC::UnsignedLessThan, top, c)
+        };
+        let ok = lim(self, libm::TOP12_120);
+        let op = if cos { LaneOp::Cos } else { LaneOp::Sin };
+        self.fast_or_lanes(ok, op, &[y], |e| {
+            let small = lim(e, libm::TOP12_PIO4);
+            let tiny = lim(e, libm::TOP12_TINY);
+            let t = libm::SINCOSF_TAB[0];
+            let hpi_inv = e.dconst(t[sc::HPI_INV]);
+            let hpi = e.dconst(t[sc::HPI]);
+            let k = [
+                sc::C0,
+                sc::C1,
+                sc::C2,
+                sc::C3,
+                sc::C4,
+                sc::S1,
+                sc::S2,
+                sc::S3,
+            ]
+            .map(|i| e.dconst(t[i]));
+            let [c0, c1, c2, c3, c4, s1c, s2c, s3c] = k;
+            let two23 = e.dconst((8_388_608f64).to_bits());
+            let inv24 = e.dconst((1.0f64 / 16_777_216.0).to_bits());
+            // 1.5 * 2^52: adding it puts an integer n (|n| < 2^51, either sign) in the low
+            // mantissa bits, as n + 2^51 (so n mod 4 there).
+            let two52 = e.dconst((6_755_399_441_055_744f64).to_bits());
+            let zero = e.dconst(0);
+            let x = e.promote_halves(y);
+            let small_hi = e.lanes(small, [2, 3, 2, 3]);
+            let small_h = [small, small_hi].map(|m| e.b.ins().swiden_low(m));
+            let h = [0, 1].map(|h| {
+                let x = x[h];
+                // reduce_fast: n = ((int)(x * hpi_inv) + 2^23) >> 24, as exact doubles.
+                let r = e.b.ins().fmul(x, hpi_inv);
+                let r = e.b.ins().trunc(r);
+                let r = e.b.ins().fadd(r, two23);
+                let r = e.b.ins().fmul(r, inv24);
+                let n = e.b.ins().floor(r);
+                let n = e.b.ins().bitselect(small_h[h], zero, n);
+                let neg_n = e.b.ins().fneg(n);
+                let xr = e.b.ins().fma(neg_n, hpi, x);
+                let nb = e.b.ins().fadd(n, two52);
+                let nb = e.b.ins().bitcast(I64X2, e.le, nb);
+                let one = e.b.ins().iconst(I32, 1);
+                let s63 = e.b.ins().iconst(I32, 63);
+                let bit0 = e.b.ins().ishl(nb, s63);
+                let nb1 = e.b.ins().ushr(nb, one);
+                let bit1 = e.b.ins().ishl(nb1, s63);
+                // sign[n & 3] is -1 for n & 3 in {1, 2}: multiplying by it flips the sign.
+                let flip = e.b.ins().bxor(bit0, bit1);
+                let xi = e.b.ins().bitcast(I64X2, e.le, xr);
+                let xs = e.b.ins().bxor(xi, flip);
+                let xs = e.b.ins().bitcast(F64X2, e.le, xs);
+                let x2 = e.b.ins().fmul(xr, xr);
+                // Sine polynomial (the same in both table rows).
+                let x3 = e.b.ins().fmul(x2, xs);
+                let s1 = e.b.ins().fma(x2, s3c, s2c);
+                let x7 = e.b.ins().fmul(x2, x3);
+                let sp = e.b.ins().fma(x3, s1c, xs);
+                let rs = e.b.ins().fma(s1, x7, sp);
+                // Cosine polynomial; row 1 (n & 2) has its coefficients negated, which negates
+                // the result exactly.
+                let x4 = e.b.ins().fmul(x2, x2);
+                let cc1 = e.b.ins().fma(x2, c1, c0);
+                let cc2 = e.b.ins().fma(x2, c4, c3);
+                let x6 = e.b.ins().fmul(x4, x2);
+                let cc = e.b.ins().fma(x4, c2, cc1);
+                let rc = e.b.ins().fma(x6, cc2, cc);
+                let rci = e.b.ins().bitcast(I64X2, e.le, rc);
+                let rci = e.b.ins().bxor(rci, bit1);
+                let rc = e.b.ins().bitcast(F64X2, e.le, rci);
+                // Odd n takes the cosine polynomial for sin, the sine one for cos.
+                let zero_i = e.b.ins().bitcast(I64X2, e.le, zero);
+                let even = e.b.ins().icmp(IntCC::Equal, bit0, zero_i);
+                let (a, b) = if cos { (rc, rs) } else { (rs, rc) };
+                let a = e.b.ins().bitcast(I64X2, e.le, a);
+                let b = e.b.ins().bitcast(I64X2, e.le, b);
+                let r = e.b.ins().bitselect(even, a, b);
+                e.b.ins().bitcast(F64X2, e.le, r)
+            });
+            let r = e.demote_halves(h);
+            let r = e.f(r);
+            let nz = e.b.ins().fadd(r, e.neg_zero);
+            let r = e.i(nz);
+            // Tiny arguments: sinf returns y itself (a denormal too, as `ops::sin`), cosf 1.
+            let tiny_val = if cos { e.splat(ONE) } else { y };
+            e.b.ins().bitselect(tiny, tiny_val, r)
+        })
+    }
+
     /// `ops::lg2(x)`: `libm::logf` two lanes per `f64x2` when every lane is positive, normal
     /// and finite, times Mesa's constant; other quads go per lane.
     fn lg2_inline(&mut self, x: Value) -> V {
@@ -2198,6 +2301,13 @@ impl Emitter<'_, '_> {
                 } else {
                     self.lg2_inline(a.v)
                 };
+                broadcast!(v)
+            }
+            SIN | COS if self.vector_libm => {
+                let a = self.fetch(&s[0], 0, pc)?;
+                let mut v = self.sincos_inline(a.v, op == COS);
+                // SIN passes a denormal argument through (`ops::sin`).
+                v.flushed = op == COS;
                 broadcast!(v)
             }
             POW if self.vector_libm => {

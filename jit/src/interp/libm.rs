@@ -371,6 +371,181 @@ fn logf_core(ix: u32) -> f64 {
     fma(r2, y, r + y0)
 }
 
+/// `__sincosf_table[k]` (k = 0, 1): `sign[4]`, `hpi_inv` (2/pi * 2^24), `hpi` (pi/2), then the
+/// cosine (c) and sine (s) coefficients interleaved as the FMA build lays them out:
+/// `c0 c1 s1 c2 s2 c3 s3 c4`. Table 1 has the cosine coefficients negated.
+pub(crate) static SINCOSF_TAB: [[u64; 14]; 2] = [
+    [
+        0x3ff0000000000000,
+        0xbff0000000000000,
+        0xbff0000000000000,
+        0x3ff0000000000000,
+        0x41645f306dc9c883,
+        0x3ff921fb54442d18,
+        0x3ff0000000000000,
+        0xbfdffffffd0c621c,
+        0xbfc555545995a603,
+        0x3fa55553e1068f19,
+        0x3f81107605230bc4,
+        0xbf56c087e89a359d,
+        0xbf2994eb3774cf24,
+        0x3ef99343027bf8c3,
+    ],
+    [
+        0x3ff0000000000000,
+        0xbff0000000000000,
+        0xbff0000000000000,
+        0x3ff0000000000000,
+        0x41645f306dc9c883,
+        0x3ff921fb54442d18,
+        0xbff0000000000000,
+        0x3fdffffffd0c621c,
+        0xbfc555545995a603,
+        0xbfa55553e1068f19,
+        0x3f81107605230bc4,
+        0x3f56c087e89a359d,
+        0xbf2994eb3774cf24,
+        0xbef99343027bf8c3,
+    ],
+];
+
+/// Indices into a [`SINCOSF_TAB`] row.
+pub(crate) mod sc {
+    pub const HPI_INV: usize = 4;
+    pub const HPI: usize = 5;
+    pub const C0: usize = 6;
+    pub const C1: usize = 7;
+    pub const S1: usize = 8;
+    pub const C2: usize = 9;
+    pub const S2: usize = 10;
+    pub const C3: usize = 11;
+    pub const S3: usize = 12;
+    pub const C4: usize = 13;
+}
+
+/// `__inv_pio4`: the bits of 4/pi, for the large-argument reduction.
+static INV_PIO4: [u32; 24] = [
+    0x000000a2, 0x0000a2f9, 0x00a2f983, 0xa2f9836e, 0xf9836e4e, 0x836e4e44, 0x6e4e4415, 0x4e441529,
+    0x441529fc, 0x1529fc27, 0x29fc2757, 0xfc2757d1, 0x2757d1f5, 0x57d1f534, 0xd1f534dd, 0xf534ddc0,
+    0x34ddc0db, 0xddc0db62, 0xc0db6295, 0xdb629599, 0x6295993c, 0x95993c43, 0x993c4390, 0x3c439041,
+];
+
+/// pi / 2^63.
+const PI63: u64 = 0x3c1921fb54442d18;
+
+/// The top 12 bits of `|y|` (glibc's `abstop12`): what the range checks compare.
+#[inline(always)]
+pub(crate) fn abstop12(y: f32) -> u32 {
+    (y.to_bits() >> 20) & 0x7ff
+}
+
+/// `abstop12` of pi/4, 2^-12 and 120.
+pub(crate) const TOP12_PIO4: u32 = 0x3f4;
+pub(crate) const TOP12_TINY: u32 = 0x398;
+pub(crate) const TOP12_120: u32 = 0x42f;
+
+/// glibc's `sinf_poly` (FMA build): the sine polynomial of `x` for even `n`, else the cosine
+/// polynomial, with the coefficients of table row `p`.
+#[inline(always)]
+fn sinf_poly(x: f64, x2: f64, p: usize, n: i32) -> f32 {
+    let t = SINCOSF_TAB[p].map(d);
+    if n & 1 == 0 {
+        let x3 = x2 * x;
+        let s1 = fma(x2, t[sc::S3], t[sc::S2]);
+        let x7 = x2 * x3;
+        let s = fma(x3, t[sc::S1], x);
+        fma(s1, x7, s) as f32
+    } else {
+        let x4 = x2 * x2;
+        let c1 = fma(x2, t[sc::C1], t[sc::C0]);
+        let c2 = fma(x2, t[sc::C4], t[sc::C3]);
+        let x6 = x4 * x2;
+        let c = fma(x4, t[sc::C2], c1);
+        fma(x6, c2, c) as f32
+    }
+}
+
+/// glibc's `reduce_fast`: `x - n pi/2` for |x| < 120, and `n`.
+#[inline(always)]
+fn reduce_fast(x: f64) -> (f64, i32) {
+    let t = &SINCOSF_TAB[0];
+    let r = x * d(t[sc::HPI_INV]);
+    let n = ((r as i32).wrapping_add(0x80_0000)) >> 24;
+    (fma(-(n as f64), d(t[sc::HPI]), x), n)
+}
+
+/// glibc's `reduce_large` for finite |x| ≥ 120 (bits `xi`): the reduced argument and `n`.
+#[inline(always)]
+fn reduce_large(xi: u32) -> (f64, i32) {
+    let arr = &INV_PIO4[((xi >> 26) & 15) as usize..];
+    let shift = (xi >> 23) & 7;
+    let xi = ((xi & 0x7f_ffff) | 0x80_0000) << shift;
+    let res0 = xi.wrapping_mul(arr[0]) as u64;
+    let res1 = xi as u64 * arr[4] as u64;
+    let res2 = xi as u64 * arr[8] as u64;
+    let res0 = ((res2 >> 32) | (res0 << 32)).wrapping_add(res1);
+    let n = (res0.wrapping_add(1 << 61)) >> 62;
+    let res0 = res0.wrapping_sub(n << 62);
+    ((res0 as i64) as f64 * d(PI63), n as i32)
+}
+
+/// `sinf`/`cosf` of glibc (`cos` = true: cosine).
+#[inline(always)]
+fn sincosf_impl(y: f32, cos: bool) -> f32 {
+    let x = y as f64;
+    let top = abstop12(y);
+    let odd = cos as i32;
+    if top < TOP12_PIO4 {
+        if top < TOP12_TINY {
+            return if cos { 1.0 } else { y };
+        }
+        sinf_poly(x, x * x, 0, odd)
+    } else if top < TOP12_120 {
+        let (x, n) = reduce_fast(x);
+        let s = d(SINCOSF_TAB[0][(n & 3) as usize]);
+        let p = ((n & 2) != 0) as usize;
+        sinf_poly(x * s, x * x, p, n ^ odd)
+    } else if top < 0x7f8 {
+        let xi = y.to_bits();
+        let sign = (xi >> 31) as i32;
+        let (x, n) = reduce_large(xi);
+        let s = d(SINCOSF_TAB[0][((n + sign) & 3) as usize]);
+        let p = (((n + sign) & 2) != 0) as usize;
+        sinf_poly(x * s, x * x, p, n ^ odd)
+    } else if y.is_nan() {
+        // `__math_invalidf`: (y - y) / (y - y) quiets a NaN.
+        f32::from_bits(y.to_bits() | 0x0040_0000)
+    } else {
+        f32::from_bits(DEFAULT_NAN)
+    }
+}
+
+/// `sinf(x)` exactly as glibc's `__sinf_fma`.
+pub fn sinf(x: f32) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if have_fma() {
+        // SAFETY: as in `powf`.
+        return unsafe { sincosf_with_fma(x, false) };
+    }
+    sincosf_impl(x, false)
+}
+
+/// `cosf(x)` exactly as glibc's `__cosf_fma`.
+pub fn cosf(x: f32) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if have_fma() {
+        // SAFETY: as in `powf`.
+        return unsafe { sincosf_with_fma(x, true) };
+    }
+    sincosf_impl(x, true)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn sincosf_with_fma(x: f32, cos: bool) -> f32 {
+    sincosf_impl(x, cos)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

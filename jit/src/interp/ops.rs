@@ -2,9 +2,9 @@
 //!
 //! Each function mirrors the C expression softpipe (Mesa 22.3 `tgsi_exec.c`, built for x86-64 with
 //! glibc) evaluates, so that our pixels match softpipe's bit for bit. Rust's `f32` methods used here
-//! (`sin`, `cos`, `floor`, `sqrt`, …) lower to the same glibc `libm` calls as the C code; `powf`
-//! and `logf` are our own bit-exact ports of glibc's FMA variants ([`super::libm`]), so that the
-//! JIT can vectorise them. The JIT must call these functions (or prove its inline versions
+//! (`floor`, `sqrt`, …) lower to the same glibc `libm` calls as the C code; `powf`, `logf`,
+//! `sinf` and `cosf` are our own bit-exact ports of glibc's FMA variants ([`super::libm`]), so
+//! that the JIT can vectorise them. The JIT must call these functions (or prove its inline versions
 //! identical).
 //!
 //! Softpipe runs with the x86 MXCSR DAZ and FTZ bits set (as GPUs do): denormal inputs of float
@@ -181,19 +181,20 @@ pub fn sqrt(x: f32) -> f32 {
     libm(x, f32::sqrt)
 }
 
-/// SIN: `sinf`. glibc returns tiny arguments (|x| < 2^-12) unchanged without any float
-/// arithmetic, so a denormal comes back as it went in (observed on softpipe).
+/// SIN: `sinf` (glibc's FMA variant, [`super::libm::sinf`]). glibc returns tiny arguments
+/// (|x| < 2^-12) unchanged without any float arithmetic, so a denormal comes back as it went in
+/// (observed on softpipe).
 pub fn sin(x: f32) -> f32 {
     if x.is_subnormal() {
         x
     } else {
-        libm(x, f32::sin)
+        libm(x, super::libm::sinf)
     }
 }
 
-/// COS: `cosf`.
+/// COS: `cosf` (glibc's FMA variant, [`super::libm::cosf`]).
 pub fn cos(x: f32) -> f32 {
-    libm(x, f32::cos)
+    libm(x, super::libm::cosf)
 }
 
 /// `a < b` (SLT, FSLT; CMP and KILL_IF test `x < 0`).
