@@ -33,6 +33,7 @@ struct Case {
     params: Option<String>,
     frame_direction: Option<i64>,
     rotation: Option<i64>,
+    srgb_curve: Option<String>,
     expected: String,
     tolerance: u8,
     max_pixels_percent: f64,
@@ -98,6 +99,7 @@ fn parse_cases() -> Result<Vec<Case>, String> {
             params: string_field(table, "params", &name)?,
             frame_direction: int_field(table, "frame_direction", &name)?,
             rotation: int_field(table, "rotation", &name)?,
+            srgb_curve: string_field(table, "srgb_curve", &name)?,
             tolerance: u8::try_from(tolerance)
                 .map_err(|_| format!("case {name}: tolerance {tolerance} is not 0..=255"))?,
             max_pixels_percent,
@@ -156,6 +158,9 @@ fn render_case(name: &str) {
     }
     if let Some(rotation) = case.rotation {
         cmd.arg("--rotation").arg(rotation.to_string());
+    }
+    if let Some(curve) = &case.srgb_curve {
+        cmd.arg("--srgb-curve").arg(curve);
     }
     let result = run(&mut cmd);
     assert!(
@@ -236,6 +241,8 @@ chain_cases!(
     bench_ntsc,
     texel_fetch,
     pow_edge,
+    srgb_amplified,
+    srgb_amplified_lavapipe,
 );
 
 #[test]

@@ -68,6 +68,10 @@ struct RenderArgs {
     /// Shader executor: the Cranelift JIT, or the reference interpreter (bit-identical results).
     #[arg(long, value_enum, default_value = "jit")]
     exec: ExecArg,
+    /// sRGB render targets convert with the exact curve, or with Mesa lavapipe's approximations
+    /// (to match images from that driver).
+    #[arg(long, value_enum, default_value = "exact")]
+    srgb_curve: SrgbCurveArg,
     /// Never show the progress bar.
     #[arg(long)]
     quiet: bool,
@@ -122,6 +126,10 @@ fn run_render(args: RenderArgs) -> Result<()> {
                 ExecArg::Interp => Executor::Interp,
             },
             parameters: parse_params(&args.param)?,
+            srgb_curve: match args.srgb_curve {
+                SrgbCurveArg::Exact => chain::SrgbCurve::Exact,
+                SrgbCurveArg::Lavapipe => chain::SrgbCurve::Llvmpipe,
+            },
             ..Default::default()
         },
         frame: chain::FrameOptions {
@@ -205,6 +213,12 @@ enum WrapArg {
     Clamp,
     Mirror,
     Border,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SrgbCurveArg {
+    Exact,
+    Lavapipe,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

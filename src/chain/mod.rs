@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::texture::Texture;
 
-pub use runtime::{ChainOptions, FilterChain, FrameOptions};
+pub use runtime::{ChainOptions, FilterChain, FrameOptions, SrgbCurve};
 
 /// Why a chain could not be built or rendered; the message names the file (and line, where
 /// one is known) and what was expected.

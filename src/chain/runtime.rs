@@ -59,6 +59,20 @@ pub struct ChainOptions {
     pub parameters: Vec<(String, f32)>,
     /// Values of the preset path wildcards (`$CORE$`, …).
     pub wildcards: WildcardContext,
+    /// How sRGB render targets (`srgb_framebuffer`, `#pragma format R8G8B8A8_SRGB`) convert.
+    pub srgb_curve: SrgbCurve,
+}
+
+/// The sRGB transfer curve of sRGB render targets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SrgbCurve {
+    /// The exact curve, as GPUs and Mesa's softpipe convert (within a step of rounding).
+    #[default]
+    Exact,
+    /// Mesa llvmpipe/lavapipe's fast approximations (a cubic decode, a rational encode), for
+    /// matching images rendered on that driver: shaders that amplify dark sRGB values (e.g.
+    /// crt-royale's mask "undim") show its conversion error several steps wide.
+    Llvmpipe,
 }
 
 /// The per-frame inputs besides the image (librashader's `FrameOptions`).
@@ -403,6 +417,10 @@ impl FilterChain {
                         ))
                     })?,
                 }
+            };
+            let format = match (format, options.srgb_curve) {
+                (Format::R8G8B8A8Srgb, SrgbCurve::Llvmpipe) => Format::R8G8B8A8SrgbLlvmpipe,
+                (format, _) => format,
             };
             let vertex = build_shader(&shader.vertex.0.program, options.executor)
                 .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;

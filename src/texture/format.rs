@@ -29,6 +29,9 @@ pub enum Format {
     R8G8B8A8Sint,
     /// `R8G8B8A8_SRGB`
     R8G8B8A8Srgb,
+    /// `R8G8B8A8_SRGB` converted with Mesa llvmpipe/lavapipe's approximations instead of the exact
+    /// curve (see [`llvmpipe_srgb8_to_linear`]); not a slang-spec name, so not in [`Format::ALL`].
+    R8G8B8A8SrgbLlvmpipe,
     /// `B8G8R8A8_UNORM` (not in the slang spec; the byte order of many window systems)
     B8G8R8A8Unorm,
     /// `A2B10G10R10_UNORM_PACK32`
@@ -78,6 +81,7 @@ pub enum Format {
 enum Kind {
     Unorm,
     Srgb,
+    SrgbLlvmpipe,
     Float,
     Uint,
     Sint,
@@ -142,7 +146,7 @@ impl Format {
             Format::R8G8B8A8Unorm => "R8G8B8A8_UNORM",
             Format::R8G8B8A8Uint => "R8G8B8A8_UINT",
             Format::R8G8B8A8Sint => "R8G8B8A8_SINT",
-            Format::R8G8B8A8Srgb => "R8G8B8A8_SRGB",
+            Format::R8G8B8A8Srgb | Format::R8G8B8A8SrgbLlvmpipe => "R8G8B8A8_SRGB",
             Format::B8G8R8A8Unorm => "B8G8R8A8_UNORM",
             Format::A2B10G10R10UnormPack32 => "A2B10G10R10_UNORM_PACK32",
             Format::A2B10G10R10UintPack32 => "A2B10G10R10_UINT_PACK32",
@@ -179,6 +183,7 @@ impl Format {
                 Kind::Unorm
             }
             R8G8B8A8Srgb => Kind::Srgb,
+            R8G8B8A8SrgbLlvmpipe => Kind::SrgbLlvmpipe,
             R16Sfloat | R16G16Sfloat | R16G16B16A16Sfloat | R32Sfloat | R32G32Sfloat
             | R32G32B32A32Sfloat => Kind::Float,
             R8Uint
@@ -203,7 +208,9 @@ impl Format {
             A2B10G10R10UnormPack32 | A2B10G10R10UintPack32 => return Layout::Rgb10A2,
             R8Unorm | R8Uint | R8Sint => (1, 1),
             R8G8Unorm | R8G8Uint | R8G8Sint => (2, 1),
-            R8G8B8A8Unorm | R8G8B8A8Uint | R8G8B8A8Sint | R8G8B8A8Srgb => (4, 1),
+            R8G8B8A8Unorm | R8G8B8A8Uint | R8G8B8A8Sint | R8G8B8A8Srgb | R8G8B8A8SrgbLlvmpipe => {
+                (4, 1)
+            }
             R16Uint | R16Sint | R16Sfloat => (1, 2),
             R16G16Uint | R16G16Sint | R16G16Sfloat => (2, 2),
             R16G16B16A16Uint | R16G16B16A16Sint | R16G16B16A16Sfloat => (4, 2),
@@ -242,7 +249,7 @@ impl Format {
 
     /// True for sRGB-encoded formats (RGB decoded to linear on read, encoded on write).
     pub fn is_srgb(self) -> bool {
-        self.kind() == Kind::Srgb
+        matches!(self.kind(), Kind::Srgb | Kind::SrgbLlvmpipe)
     }
 
     /// Encodes shader output bits into one texel. Float/normalized formats take f32 bits, UINT
@@ -295,6 +302,14 @@ impl Format {
                                 float_to_ubyte(f)
                             } else {
                                 linear_float_to_srgb8(f)
+                            };
+                        }
+                        (Kind::SrgbLlvmpipe, _) => {
+                            let f = f32::from_bits(b);
+                            dst[0] = if c == 3 {
+                                float_to_ubyte(f)
+                            } else {
+                                llvmpipe_linear_to_srgb8(f)
                             };
                         }
                         (Kind::Float, 2) => {
@@ -357,7 +372,10 @@ impl Format {
                     let src = &texel[c * bytes..(c + 1) * bytes];
                     *o = match (kind, bytes) {
                         (Kind::Unorm, _) => ubyte_to_float_bits(src[0]),
-                        (Kind::Srgb, _) if c == 3 => ubyte_to_float_bits(src[0]),
+                        (Kind::Srgb | Kind::SrgbLlvmpipe, _) if c == 3 => {
+                            ubyte_to_float_bits(src[0])
+                        }
+                        (Kind::SrgbLlvmpipe, _) => llvmpipe_srgb8_to_linear(src[0]).to_bits(),
                         (Kind::Srgb, _) => SRGB8_TO_LINEAR_BITS[src[0] as usize],
                         (Kind::Float, 2) => {
                             f16_to_f32(u16::from_le_bytes([src[0], src[1]])).to_bits()
@@ -443,6 +461,46 @@ pub fn linear_float_to_srgb8(x: f32) -> u8 {
     let scale = tab & 0xffff;
     let t = (bits >> 12) & 0xff;
     ((bias + scale * t) >> 16) as u8
+}
+
+/// llvmpipe's sRGB decode (Mesa `lp_build_srgb_to_linear`): a cubic in the 8-bit value
+/// (`((0.3012·x/255³ + 0.6935/255²)·x + 0.0030/255)·x + 0.0023`) above 15, `x / (12.6·255)` up to
+/// 15 — within 0.35 of a step of the exact curve, so filtered sRGB reads differ slightly from
+/// other drivers'. Evaluated as its vector code does (float, odd/even split of the polynomial).
+pub fn llvmpipe_srgb8_to_linear(x: u8) -> f32 {
+    let x = x as f32;
+    if x <= 15.0 {
+        return x * (1.0 / (12.6 * 255.0));
+    }
+    let c = [
+        0.0023f32,
+        0.0030f32 / 255.0,
+        0.6935f32 / (255.0 * 255.0),
+        0.3012f32 / (255.0 * 255.0 * 255.0),
+    ];
+    // lp_build_polynomial: even = c0 + x²·c2, odd = c1 + x²·c3, result = odd·x + even. (LLVM
+    // fuses these on CPUs with FMA; unfused steps change one pixel in 10,000 of the tests.)
+    let x2 = x * x;
+    let even = x2 * c[2] + c[0];
+    let odd = x2 * c[3] + c[1];
+    odd * x + even
+}
+
+/// llvmpipe's sRGB encode (Mesa `lp_build_linear_to_srgb`): clamp to [0, 1], then
+/// `a·x^0.375 + b·x^0.5 + c` (its rational fit, error ±0.17 of a step) or `12.92·x` below
+/// 0.0031308, scaled by 255 and rounded to nearest even. llvmpipe takes the roots with the
+/// approximate `rsqrtps`, whose low bits vary by CPU; exact roots are used here.
+pub fn llvmpipe_linear_to_srgb8(x: f32) -> u8 {
+    let src = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+    let x05 = src.sqrt();
+    let x0375 = (x05 * src).sqrt().sqrt();
+    let a = (0.675f32 as f64 * 1.0622 * 255.0) as f32;
+    let b = (0.325f32 as f64 * 1.0622 * 255.0) as f32;
+    let c = -0.0620f32 * 255.0;
+    let curve = a * x0375 + (b * x05 + c);
+    let linear = src * (12.92f32 * 255.0);
+    let v = if src <= 0.0031308 { linear } else { curve };
+    v.round_ties_even().clamp(0.0, 255.0) as u8
 }
 
 /// Mesa's sRGB decode (`util_format_srgb_8unorm_to_linear_float`).
