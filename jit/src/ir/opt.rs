@@ -88,12 +88,16 @@ fn reads_other_lanes(op: Opcode) -> bool {
 fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
     // (temp index, component) → (source register, component)
     let mut copies: HashMap<(u32, u8), (Register, u8)> = HashMap::new();
+    // (source temp index, component) → destinations copied from it (possibly stale: checked
+    // against `copies` when used), so a write does not scan every copy.
+    let mut copied_from: HashMap<(u32, u8), Vec<(u32, u8)>> = HashMap::new();
     let mut depth = 0usize;
     let mut changed = false;
     for inst in &mut program.instructions {
         let op = inst.opcode;
         if op.class() == OpcodeClass::Flow {
             copies.clear();
+            copied_from.clear();
             match op {
                 Opcode::IF | Opcode::UIF | Opcode::BGNLOOP | Opcode::SWITCH => depth += 1,
                 Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH => {
@@ -132,6 +136,7 @@ fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
             if dst.reg.file == RegisterFile::Temporary && !is_tracked_temp(&dst.reg, arrays) {
                 // An indirect or array write: forget everything rather than reason about it.
                 copies.clear();
+                copied_from.clear();
                 continue;
             }
             if dst.reg.file != RegisterFile::Temporary {
@@ -141,9 +146,14 @@ fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
             for c in 0..4u8 {
                 if dst.write_mask & (1 << c) != 0 {
                     copies.remove(&(index, c));
-                    copies.retain(|_, (r, rc)| {
-                        !(r.file == RegisterFile::Temporary && r.index as u32 == index && *rc == c)
-                    });
+                    for dest in copied_from.remove(&(index, c)).unwrap_or_default() {
+                        let from_here = copies.get(&dest).is_some_and(|(r, rc)| {
+                            r.file == RegisterFile::Temporary && r.index as u32 == index && *rc == c
+                        });
+                        if from_here {
+                            copies.remove(&dest);
+                        }
+                    }
                 }
             }
         }
@@ -165,7 +175,14 @@ fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
             if !self_copy {
                 for c in 0..4u8 {
                     if dst.write_mask & (1 << c) != 0 {
-                        copies.insert((index, c), (src.reg, src.swizzle[c as usize]));
+                        let from = src.swizzle[c as usize];
+                        copies.insert((index, c), (src.reg, from));
+                        if src.reg.file == RegisterFile::Temporary {
+                            copied_from
+                                .entry((src.reg.index as u32, from))
+                                .or_default()
+                                .push((index, c));
+                        }
                     }
                 }
             }
