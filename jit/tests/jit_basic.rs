@@ -1,5 +1,6 @@
 //! JIT behaviours the differential test does not pin down on its own: infinite loops, runaway
-//! recursion, the kernel cache, and callers with fewer output registers than the program uses.
+//! recursion, the kernel cache, callers with fewer output registers than the program uses, and
+//! programs too large for SSA registers.
 
 use softgpu_jit::codegen::JitShader;
 use softgpu_jit::exec::{ExecError, NoTextures, QuadIo, QuadShader, QuadVec4, ShaderResources};
@@ -134,4 +135,43 @@ fn large_programs_are_recompiled_for_speed_in_the_background() {
     assert!(JitShader::compile_optimized(&p)
         .expect("compiles")
         .is_optimized());
+}
+
+#[test]
+fn programs_too_large_for_ssa_registers_keep_them_in_memory() {
+    // 2,100 registers in a 2,100-instruction program, with a branch: past the size where every
+    // register lives in memory (codegen's SSA budget). Each register depends on the one before,
+    // two back and an input, so a wrong load or store changes the output.
+    let n = 2100;
+    let mut text = format!(
+        "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL TEMP[0..{}]\n\
+         IMM[0] FLT32 {{0.5, 0.25, 1.0, 0.0}}\nMOV TEMP[0], IN[0]\nMOV TEMP[1], IN[0].yxwz\n",
+        n - 1
+    );
+    for i in 2..n {
+        if i == n / 2 {
+            text.push_str(&format!(
+                "FSLT TEMP[{i}].x, TEMP[{}].xxxx, IMM[0].zzzz\nUIF TEMP[{i}].xxxx\n\
+                 ADD TEMP[{}], TEMP[{}], IMM[0].yyyy\nENDIF\n",
+                i - 1,
+                i - 1,
+                i - 1
+            ));
+            continue;
+        }
+        text.push_str(&format!(
+            "MAD TEMP[{i}], TEMP[{}], IMM[0].xxxx, TEMP[{}].yzwx\n",
+            i - 1,
+            i - 2
+        ));
+    }
+    text.push_str(&format!("ADD OUT[0], TEMP[{}], TEMP[1]\nEND\n", n - 1));
+    let p = program(&text);
+    let interp = Interpreter::new(&p).expect("decodes");
+    let expected = run(&interp, 1);
+    assert_eq!(run(&JitShader::compile(&p).expect("compiles"), 1), expected);
+    assert_eq!(
+        run(&JitShader::compile_optimized(&p).expect("compiles"), 1),
+        expected
+    );
 }

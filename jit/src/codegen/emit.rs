@@ -2609,10 +2609,22 @@ fn flushed_locals(d: &Decoded) -> Vec<[bool; 4]> {
     }
 }
 
+/// Above this many (instructions × SSA registers), every local stays in memory.
+///
+/// Cranelift's SSA construction gives every merge block a parameter per variable live through
+/// it, and its constant-phi removal deletes redundant ones one at a time in linear time each, so
+/// compile time grows with the square of the variables: a 23,000-instruction CuNNy pass with 586
+/// registers spent minutes there. Memory registers cost loads and stores instead.
+const SSA_LOCALS_BUDGET: usize = 4_000_000;
+
 /// Which local registers (TEMP, ADDR) stay in memory: those an indirect operand can address
-/// (the kernel computes their addresses per lane). All others live in SSA variables.
+/// (the kernel computes their addresses per lane), and all of them in programs too large for
+/// SSA variables ([`SSA_LOCALS_BUDGET`]). All others live in SSA variables.
 fn memory_locals(d: &Decoded) -> Vec<bool> {
     use crate::interp::decode::IndirectFile;
+    if d.insts.len().saturating_mul(d.num_locals) > SSA_LOCALS_BUDGET {
+        return vec![true; d.num_locals];
+    }
     let mut mem = vec![false; d.num_locals];
     for ind in &d.indirects {
         if let IndirectFile::Local { base, lo, hi } = ind.file {
