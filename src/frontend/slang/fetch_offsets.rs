@@ -12,12 +12,7 @@ use std::collections::HashMap;
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{ImageOperands, Op, Word};
 
-fn id(op: Option<&Operand>) -> Option<Word> {
-    match op {
-        Some(Operand::IdRef(v)) => Some(*v),
-        _ => None,
-    }
-}
+use super::spirv_ids::{id, Ids};
 
 /// How many operand words each image-operand bit carries, in bit order; `None` for bits this
 /// pass does not know (the fetch is then left unchanged).
@@ -36,16 +31,15 @@ fn operand_count(bit: ImageOperands) -> Option<usize> {
 }
 
 /// Fresh ids and the zero constants the rewrite adds.
-struct Ids {
-    next: Word,
+struct NewIds {
+    ids: Ids,
     zeros: HashMap<Word, Word>,
     constants: Vec<Instruction>,
 }
 
-impl Ids {
+impl NewIds {
     fn fresh(&mut self) -> Word {
-        self.next += 1;
-        self.next - 1
+        self.ids.fresh()
     }
 
     /// A module-level integer constant 0 of `ty`.
@@ -67,8 +61,8 @@ impl Ids {
 
 /// Rewrites every `OpImageFetch` with an offset in `module` (see the module documentation).
 pub fn fold_fetch_offsets(module: &mut Module) {
-    let mut ids = Ids {
-        next: module.header.as_ref().map_or(1, |h| h.bound),
+    let mut ids = NewIds {
+        ids: Ids::after(module),
         zeros: HashMap::new(),
         constants: Vec::new(),
     };
@@ -112,9 +106,7 @@ pub fn fold_fetch_offsets(module: &mut Module) {
         }
     }
     module.types_global_values.append(&mut ids.constants);
-    if let Some(h) = module.header.as_mut() {
-        h.bound = ids.next;
-    }
+    ids.ids.finish(module);
 }
 
 /// The instructions replacing `inst` when it is a fetch with an offset.
@@ -122,7 +114,7 @@ fn rewrite_fetch(
     inst: &Instruction,
     type_of: &HashMap<Word, Word>,
     shape: &dyn Fn(Word) -> (Word, u32),
-    ids: &mut Ids,
+    ids: &mut NewIds,
 ) -> Option<Vec<Instruction>> {
     if inst.class.opcode != Op::ImageFetch {
         return None;

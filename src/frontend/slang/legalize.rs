@@ -29,36 +29,11 @@ use std::collections::HashMap;
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 
-fn id(op: Option<&Operand>) -> Option<Word> {
-    match op {
-        Some(Operand::IdRef(v)) => Some(*v),
-        _ => None,
-    }
-}
-
-fn lit(op: Option<&Operand>) -> Option<u32> {
-    match op {
-        Some(Operand::LiteralBit32(v)) => Some(*v),
-        _ => None,
-    }
-}
-
-struct Ids {
-    next: Word,
-}
-
-impl Ids {
-    fn fresh(&mut self) -> Word {
-        self.next += 1;
-        self.next - 1
-    }
-}
+use super::spirv_ids::{id, lit, Ids};
 
 /// Runs every rewrite on `module`.
 pub fn legalize(module: &mut Module) -> Result<(), String> {
-    let mut ids = Ids {
-        next: module.header.as_ref().map_or(1, |h| h.bound),
-    };
+    let mut ids = Ids::after(module);
     rewrite_modf(module, &mut ids);
     find_bit_signedness(module, &mut ids);
     hoist_undef(module, &mut ids);
@@ -66,9 +41,7 @@ pub fn legalize(module: &mut Module) -> Result<(), String> {
     unsigned_negation(module, &mut ids);
     flatten_varyings(module, &mut ids)?;
     flat_integer_varyings(module);
-    if let Some(h) = module.header.as_mut() {
-        h.bound = ids.next;
-    }
+    ids.finish(module);
     Ok(())
 }
 

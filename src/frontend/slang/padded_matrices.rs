@@ -17,6 +17,8 @@ use std::collections::{HashMap, HashSet};
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 
+use super::spirv_ids::{id, lit};
+
 /// One block member that was rewritten, for reflection (which reports the original type).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PaddedMatrix {
@@ -28,20 +30,6 @@ pub struct PaddedMatrix {
     pub columns: u32,
     /// Rows (components per column).
     pub rows: u32,
-}
-
-fn id(op: Option<&Operand>) -> Option<Word> {
-    match op {
-        Some(Operand::IdRef(v)) => Some(*v),
-        _ => None,
-    }
-}
-
-fn lit(op: Option<&Operand>) -> Option<u32> {
-    match op {
-        Some(Operand::LiteralBit32(v)) => Some(*v),
-        _ => None,
-    }
 }
 
 /// naga's column stride for a float matrix with `rows` rows.
