@@ -213,33 +213,12 @@ fn nan_sum(x: f32, y: f32) -> f32 {
     f32::from_bits(n.to_bits() | 0x0040_0000)
 }
 
-/// True when the CPU has FMA: [`powf`] and [`logf`] then run code compiled for it (the same
-/// results, an instruction per fused step instead of a libm call).
-#[inline]
-fn have_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 /// `powf(x, y)` exactly as glibc's `__powf_fma`.
+///
+/// The fused steps are `f64::mul_add` (exact everywhere; a libm `fma` call unless the build
+/// enables the FMA target feature). Dispatching to an FMA-compiled copy at run time would need
+/// `unsafe`, which this crate keeps to the code that calls compiled kernels.
 pub fn powf(x: f32, y: f32) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    if have_fma() {
-        // SAFETY: `powf_with_fma` needs nothing but the FMA instructions, present (checked).
-        return unsafe { powf_with_fma(x, y) };
-    }
-    powf_impl(x, y)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "fma")]
-fn powf_with_fma(x: f32, y: f32) -> f32 {
     powf_impl(x, y)
 }
 
@@ -312,17 +291,6 @@ fn powf_impl(x: f32, y: f32) -> f32 {
 
 /// `logf(x)` exactly as glibc's `__logf_fma`.
 pub fn logf(x: f32) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    if have_fma() {
-        // SAFETY: as in `powf`.
-        return unsafe { logf_with_fma(x) };
-    }
-    logf_impl(x)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "fma")]
-fn logf_with_fma(x: f32) -> f32 {
     logf_impl(x)
 }
 
@@ -522,28 +490,12 @@ fn sincosf_impl(y: f32, cos: bool) -> f32 {
 
 /// `sinf(x)` exactly as glibc's `__sinf_fma`.
 pub fn sinf(x: f32) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    if have_fma() {
-        // SAFETY: as in `powf`.
-        return unsafe { sincosf_with_fma(x, false) };
-    }
     sincosf_impl(x, false)
 }
 
 /// `cosf(x)` exactly as glibc's `__cosf_fma`.
 pub fn cosf(x: f32) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    if have_fma() {
-        // SAFETY: as in `powf`.
-        return unsafe { sincosf_with_fma(x, true) };
-    }
     sincosf_impl(x, true)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "fma")]
-fn sincosf_with_fma(x: f32, cos: bool) -> f32 {
-    sincosf_impl(x, cos)
 }
 
 #[cfg(test)]
