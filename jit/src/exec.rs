@@ -287,23 +287,7 @@ pub trait QuadShader: Send + Sync {
         batch
             .check()
             .map_err(|error| BatchError { quad: 0, error })?;
-        for q in 0..batch.count {
-            let (is, ss, os) = (
-                batch.inputs_stride,
-                batch.system_values_stride,
-                batch.outputs_stride,
-            );
-            let mut io = QuadIo {
-                inputs: &batch.inputs[q * is..(q + 1) * is],
-                system_values: &batch.system_values[q * ss..(q + 1) * ss],
-                outputs: &mut batch.outputs[q * os..(q + 1) * os],
-                live: batch.live[q],
-            };
-            batch.killed[q] = self
-                .shade_quad(resources, &mut io)
-                .map_err(|error| BatchError { quad: q, error })?;
-        }
-        Ok(())
+        shade_quads_one_by_one(self, resources, batch)
     }
 
     /// The inputs and outputs of the program.
@@ -393,4 +377,30 @@ impl ShaderSignature {
             .iter()
             .find(|s| s.semantic == semantic && s.semantic_index == index)
     }
+}
+
+/// Shades the quads of an already checked `batch` one [`QuadShader::shade_quad`] call at a time
+/// (the default `shade_quads`, and executors' fallback for batches they cannot take whole).
+pub fn shade_quads_one_by_one<S: QuadShader + ?Sized>(
+    shader: &S,
+    resources: &ShaderResources<'_>,
+    batch: &mut QuadBatch<'_>,
+) -> Result<(), BatchError> {
+    let (is, ss, os) = (
+        batch.inputs_stride,
+        batch.system_values_stride,
+        batch.outputs_stride,
+    );
+    for q in 0..batch.count {
+        let mut io = QuadIo {
+            inputs: &batch.inputs[q * is..(q + 1) * is],
+            system_values: &batch.system_values[q * ss..(q + 1) * ss],
+            outputs: &mut batch.outputs[q * os..(q + 1) * os],
+            live: batch.live[q],
+        };
+        batch.killed[q] = shader
+            .shade_quad(resources, &mut io)
+            .map_err(|error| BatchError { quad: q, error })?;
+    }
+    Ok(())
 }

@@ -978,23 +978,7 @@ impl QuadShader for JitShader {
             || batch.outputs_stride < k.num_outputs
         {
             // Files narrower than the kernel addresses: quad by quad (padded copies).
-            for q in 0..batch.count {
-                let (is, ss, os) = (
-                    batch.inputs_stride,
-                    batch.system_values_stride,
-                    batch.outputs_stride,
-                );
-                let mut io = QuadIo {
-                    inputs: &batch.inputs[q * is..(q + 1) * is],
-                    system_values: &batch.system_values[q * ss..(q + 1) * ss],
-                    outputs: &mut batch.outputs[q * os..(q + 1) * os],
-                    live: batch.live[q],
-                };
-                batch.killed[q] = self
-                    .shade_quad(resources, &mut io)
-                    .map_err(|error| BatchError { quad: q, error })?;
-            }
-            return Ok(());
+            return crate::exec::shade_quads_one_by_one(self, resources, batch);
         }
         const R: usize = std::mem::size_of::<QuadVec4>();
         let outputs = batch.outputs.as_mut_ptr();
