@@ -1563,22 +1563,36 @@ impl<'a> Cx<'a> {
             ExprKind::Call(name, args) => self.call(name, args, pos),
             ExprKind::Construct(t, args) => {
                 let ty = self.resolve_type(t)?;
-                if let Ty::Struct(i) = ty {
-                    let members = self.structs[i].members.clone();
-                    if members.len() != args.len() {
-                        return err(
-                            pos,
-                            format!(
-                                "struct `{}` has {} members, {} given",
-                                self.structs[i].name,
-                                members.len(),
-                                args.len()
-                            ),
-                        );
+                // Struct and array constructors: one value per member or element, each
+                // converted to its type.
+                let element_types: Option<Vec<Ty>> = match &ty {
+                    Ty::Struct(i) => {
+                        let members = &self.structs[*i].members;
+                        if members.len() != args.len() {
+                            return err(
+                                pos,
+                                format!(
+                                    "struct `{}` has {} members, {} given",
+                                    self.structs[*i].name,
+                                    members.len(),
+                                    args.len()
+                                ),
+                            );
+                        }
+                        Some(members.iter().map(|m| m.1.clone()).collect())
                     }
+                    Ty::Array(base, n) => {
+                        if args.len() != *n as usize {
+                            return err(pos, format!("{} values for an array of {n}", args.len()));
+                        }
+                        Some(vec![(**base).clone(); args.len()])
+                    }
+                    _ => None,
+                };
+                if let Some(element_types) = element_types {
                     let mut comps = Vec::new();
-                    for (a, m) in args.iter().zip(&members) {
-                        comps.push(self.rvalue_as(a, &m.1)?);
+                    for (a, t) in args.iter().zip(&element_types) {
+                        comps.push(self.rvalue_as(a, t)?);
                     }
                     let t = self.nty(&ty, pos)?;
                     return Ok(V::Val(
@@ -1591,32 +1605,6 @@ impl<'a> Cx<'a> {
                         ),
                         ty,
                     ));
-                }
-                if let Ty::Array(base, n) = &ty {
-                    if args.len() != *n as usize {
-                        return err(pos, format!("{} values for an array of {n}", args.len()));
-                    }
-                    let mut comps = Vec::new();
-                    for a in args {
-                        comps.push(self.rvalue_as(a, base)?);
-                    }
-                    let t = self.nty(&ty, pos)?;
-                    return Ok(V::Val(
-                        self.add(
-                            E::Compose {
-                                ty: t,
-                                components: comps,
-                            },
-                            pos,
-                        ),
-                        ty,
-                    ));
-                }
-                if matches!(ty, Ty::Array(..)) {
-                    return err(
-                        pos,
-                        format!("cannot construct {} with `()`", ty.name(&self.structs)),
-                    );
                 }
                 let mut vals = Vec::new();
                 for a in args {
