@@ -154,35 +154,11 @@ impl Pass<'_> {
             Op::TypeMatrix => {
                 let (columns, _, column) = self.matrix(ty)?;
                 let len = self.uint_constant(columns);
-                let a = self.fresh();
-                self.new_types.push(Instruction::new(
-                    Op::TypeArray,
-                    None,
-                    Some(a),
-                    vec![Operand::IdRef(column), Operand::IdRef(len)],
-                ));
-                self.new_decorations.push(Instruction::new(
-                    Op::Decorate,
-                    None,
-                    None,
-                    vec![
-                        Operand::IdRef(a),
-                        Operand::Decoration(Decoration::ArrayStride),
-                        Operand::LiteralBit32(stride),
-                    ],
-                ));
-                a
+                self.strided_array(column, len, stride)
             }
             Op::TypeArray => {
                 let element = self.replacement(id(def.operands.first())?, stride)?;
                 let len = id(def.operands.get(1))?;
-                let a = self.fresh();
-                self.new_types.push(Instruction::new(
-                    Op::TypeArray,
-                    None,
-                    Some(a),
-                    vec![Operand::IdRef(element), Operand::IdRef(len)],
-                ));
                 let array_stride = self.module.annotations.iter().find_map(|d| {
                     (d.class.opcode == Op::Decorate
                         && id(d.operands.first()) == Some(ty)
@@ -190,22 +166,34 @@ impl Pass<'_> {
                     .then(|| lit(d.operands.get(2)))
                     .flatten()
                 })?;
-                self.new_decorations.push(Instruction::new(
-                    Op::Decorate,
-                    None,
-                    None,
-                    vec![
-                        Operand::IdRef(a),
-                        Operand::Decoration(Decoration::ArrayStride),
-                        Operand::LiteralBit32(array_stride),
-                    ],
-                ));
-                a
+                self.strided_array(element, len, array_stride)
             }
             _ => return None,
         };
         self.replaced.insert(ty, new);
         Some(new)
+    }
+
+    /// A new array type of `len` (a constant id) `element`s, `stride` bytes apart.
+    fn strided_array(&mut self, element: Word, len: Word, stride: u32) -> Word {
+        let a = self.fresh();
+        self.new_types.push(Instruction::new(
+            Op::TypeArray,
+            None,
+            Some(a),
+            vec![Operand::IdRef(element), Operand::IdRef(len)],
+        ));
+        self.new_decorations.push(Instruction::new(
+            Op::Decorate,
+            None,
+            None,
+            vec![
+                Operand::IdRef(a),
+                Operand::Decoration(Decoration::ArrayStride),
+                Operand::LiteralBit32(stride),
+            ],
+        ));
+        a
     }
 
     /// The matrix at the bottom of `ty` (through arrays).
