@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{ImageOperands, Op, Word};
 
-use super::spirv_ids::{id, Ids};
+use super::spirv_ids::{id, result_types, Ids};
 
 /// How many operand words each image-operand bit carries, in bit order; `None` for bits this
 /// pass does not know (the fetch is then left unchanged).
@@ -66,20 +66,7 @@ pub fn fold_fetch_offsets(module: &mut Module) {
         zeros: HashMap::new(),
         constants: Vec::new(),
     };
-    let mut type_of: HashMap<Word, Word> = HashMap::new();
-    for inst in module
-        .types_global_values
-        .iter()
-        .chain(module.functions.iter().flat_map(|f| {
-            f.parameters
-                .iter()
-                .chain(f.blocks.iter().flat_map(|b| &b.instructions))
-        }))
-    {
-        if let (Some(t), Some(r)) = (inst.result_type, inst.result_id) {
-            type_of.insert(r, t);
-        }
-    }
+    let type_of = result_types(module);
     // vector type → (component type, count)
     let vectors: HashMap<Word, (Word, u32)> = module
         .types_global_values

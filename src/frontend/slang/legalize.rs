@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 
-use super::spirv_ids::{id, lit, Ids};
+use super::spirv_ids::{glsl_std_450, id, lit, result_types, Ids};
 
 /// Runs every rewrite on `module`.
 pub fn legalize(module: &mut Module) -> Result<(), String> {
@@ -50,11 +50,7 @@ const GLSL_MODF: u32 = 35;
 const GLSL_MODF_STRUCT: u32 = 36;
 
 fn rewrite_modf(module: &mut Module, ids: &mut Ids) {
-    let Some(glsl) = module.ext_inst_imports.iter().find_map(|i| {
-        matches!(i.operands.first(), Some(Operand::LiteralString(s)) if s == "GLSL.std.450")
-            .then_some(i.result_id)
-            .flatten()
-    }) else {
+    let Some(glsl) = glsl_std_450(module) else {
         return;
     };
     // ModfStruct's result struct → its member type (fract and whole have the operand's type).
@@ -151,33 +147,11 @@ const GLSL_FIND_ILSB: u32 = 73;
 const GLSL_FIND_UMSB: u32 = 75;
 
 fn find_bit_signedness(module: &mut Module, ids: &mut Ids) {
-    let Some(glsl) = module.ext_inst_imports.iter().find_map(|i| {
-        matches!(i.operands.first(), Some(Operand::LiteralString(s)) if s == "GLSL.std.450")
-            .then_some(i.result_id)
-            .flatten()
-    }) else {
+    let Some(glsl) = glsl_std_450(module) else {
         return;
     };
     // Every id's type, to find the operand's.
-    let mut type_of: HashMap<Word, Word> = module
-        .types_global_values
-        .iter()
-        .filter_map(|i| Some((i.result_id?, i.result_type?)))
-        .collect();
-    for f in &module.functions {
-        for p in &f.parameters {
-            if let (Some(r), Some(t)) = (p.result_id, p.result_type) {
-                type_of.insert(r, t);
-            }
-        }
-        for b in &f.blocks {
-            for i in &b.instructions {
-                if let (Some(r), Some(t)) = (i.result_id, i.result_type) {
-                    type_of.insert(r, t);
-                }
-            }
-        }
-    }
+    let type_of = result_types(module);
     for f in &mut module.functions {
         for block in &mut f.blocks {
             let old = std::mem::take(&mut block.instructions);

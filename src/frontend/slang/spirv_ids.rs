@@ -1,5 +1,8 @@
-//! Small pieces every SPIR-V rewrite of this frontend needs: reading id and literal operands, and
-//! handing out fresh result ids past the module's bound.
+//! Small pieces every SPIR-V rewrite of this frontend needs: reading id and literal operands,
+//! looking up result types and the GLSL.std.450 import, and handing out fresh result ids past
+//! the module's bound.
+
+use std::collections::HashMap;
 
 use rspirv::dr::{Module, Operand};
 use rspirv::spirv::Word;
@@ -18,6 +21,29 @@ pub(crate) fn lit(op: Option<&Operand>) -> Option<u32> {
         Some(Operand::LiteralBit32(v)) => Some(*v),
         _ => None,
     }
+}
+
+/// The result type of every id that has one (globals, function parameters and instructions).
+pub(crate) fn result_types(module: &Module) -> HashMap<Word, Word> {
+    module
+        .types_global_values
+        .iter()
+        .chain(module.functions.iter().flat_map(|f| {
+            f.parameters
+                .iter()
+                .chain(f.blocks.iter().flat_map(|b| &b.instructions))
+        }))
+        .filter_map(|i| Some((i.result_id?, i.result_type?)))
+        .collect()
+}
+
+/// The id of the module's `GLSL.std.450` extended instruction set import, if any.
+pub(crate) fn glsl_std_450(module: &Module) -> Option<Word> {
+    module.ext_inst_imports.iter().find_map(|i| {
+        matches!(i.operands.first(), Some(Operand::LiteralString(s)) if s == "GLSL.std.450")
+            .then_some(i.result_id)
+            .flatten()
+    })
 }
 
 /// Fresh result ids, starting at the module's id bound.
