@@ -1,7 +1,10 @@
-//! The JIT's inline texture path (RGBA8, nearest/bilinear, repeat on power-of-two sizes,
-//! clamp-to-edge or clamp-to-border, level 0) against the interpreter, which calls softpipe's sampler: every output
-//! bit must agree, on coordinates at texel edges and centres, negative, huge, ±0, ±Inf, NaN and
-//! denormal, for TEX/TXB/TXL. A counting texture unit proves the inline path is the one taken.
+//! The JIT's inline texture path (decoded texels of any non-integer format, nearest/bilinear,
+//! repeat on power-of-two sizes, clamp-to-edge or clamp-to-border, level 0) against the
+//! interpreter, which calls softpipe's sampler: every output bit must agree, on coordinates at
+//! texel edges and centres, negative, huge, ±0, ±Inf, NaN and denormal, for TEX/TXB/TXL, and on
+//! texels of every kind a format can hold (float textures: ±0, ±Inf, huge, tiny, and NaN or
+//! denormal texels, which must keep the texture on the sampler). A counting texture unit proves
+//! the inline path is the one taken.
 
 use softgpu::exec::{
     QuadBatch, QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources, TexelView,
@@ -11,7 +14,7 @@ use softgpu::interp::Interpreter;
 use softgpu::ir::text::parse_program;
 use softgpu::ir::TextureTarget;
 use softgpu::jit::codegen::JitShader;
-use softgpu::texture::{Filter, SamplerState, Texture, TextureUnits, Wrap};
+use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -64,9 +67,84 @@ impl Rng {
     }
 }
 
-fn texture(rng: &mut Rng, w: u32, h: u32) -> Arc<Texture> {
-    let data = (0..w * h * 4).map(|_| rng.next() as u8).collect();
-    Arc::new(Texture::from_rgba8(w, h, data).expect("valid texture"))
+/// The formats under test, and which special texels their data may hold.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Texels {
+    /// Any bytes (unorm, sRGB, 10-bit: every pattern decodes to a finite normal or zero).
+    Bytes(Format),
+    /// `R16G16B16A16_SFLOAT` of ordinary values with ±0, ±Inf, f16 denormals and huge ones.
+    Half,
+    /// `R32G32B32A32_SFLOAT` likewise.
+    Float,
+    /// `R32G32B32A32_SFLOAT` with one NaN texel: no inline view.
+    FloatNan,
+    /// `R32G32B32A32_SFLOAT` with one f32 denormal texel: no inline view.
+    FloatDenormal,
+}
+
+fn special_f32(rng: &mut Rng) -> f32 {
+    match rng.below(8) {
+        0 => [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY][rng.below(4) as usize],
+        1 => [65504.0, -65504.0, 3.0e38, 1.0e-30, 6.0e-8][rng.below(5) as usize],
+        _ => (rng.next() as i32) as f32 / i32::MAX as f32 * 4.0,
+    }
+}
+
+fn texture(rng: &mut Rng, texels: Texels, w: u32, h: u32) -> Arc<Texture> {
+    let n = (w * h) as usize;
+    let tex = match texels {
+        Texels::Bytes(Format::R8G8B8A8Unorm) => {
+            let data = (0..n * 4).map(|_| rng.next() as u8).collect();
+            Texture::from_rgba8(w, h, data).expect("valid texture")
+        }
+        Texels::Bytes(format) => {
+            let mut t = Texture::new(format, w, h, 1).expect("valid texture");
+            t.level_data_mut(0)
+                .iter_mut()
+                .for_each(|b| *b = rng.next() as u8);
+            t
+        }
+        Texels::Half => {
+            let mut t = Texture::new(Format::R16G16B16A16Sfloat, w, h, 1).expect("valid texture");
+            for x in 0..w {
+                for y in 0..h {
+                    let bits = std::array::from_fn(|_| match rng.below(6) {
+                        // f16 denormals (decoded to normal floats) and raw finite patterns.
+                        0 => f32::from_bits(0x3380_0000 + rng.below(0x80_0000) as u32).to_bits(),
+                        1 => {
+                            let h = rng.below(0x7c00) as u16 | (rng.below(2) as u16) << 15;
+                            softgpu::texture::f16_to_f32(h).to_bits()
+                        }
+                        _ => special_f32(rng).to_bits(),
+                    });
+                    t.write_texel(0, x, y, bits);
+                }
+            }
+            t
+        }
+        Texels::Float | Texels::FloatNan | Texels::FloatDenormal => {
+            let mut t = Texture::new(Format::R32G32B32A32Sfloat, w, h, 1).expect("valid texture");
+            for x in 0..w {
+                for y in 0..h {
+                    let bits = std::array::from_fn(|_| special_f32(rng).to_bits());
+                    t.write_texel(0, x, y, bits);
+                }
+            }
+            let odd = match texels {
+                Texels::FloatNan => Some(f32::NAN.to_bits()),
+                Texels::FloatDenormal => Some(0x0000_1234),
+                _ => None,
+            };
+            if let Some(bits) = odd {
+                let (x, y) = (rng.below(w as u64) as u32, rng.below(h as u64) as u32);
+                let mut v = t.read_texel(0, x, y);
+                v[rng.below(4) as usize] = bits;
+                t.write_texel(0, x, y, v);
+            }
+            t
+        }
+    };
+    Arc::new(tex)
 }
 
 /// A coordinate for a texture side of `size` texels: exact edges and centres, values just
@@ -167,9 +245,29 @@ fn check(units: &Counting, jit: &JitShader, interp: &Interpreter, quads: &[QuadV
 fn inline_sampling_matches_the_sampler() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let sizes = [(16, 16), (8, 4), (1, 1), (2, 64), (5, 3), (64, 32)];
+    let kinds = [
+        Texels::Bytes(Format::R8G8B8A8Unorm),
+        Texels::Bytes(Format::R8G8B8A8Srgb),
+        Texels::Bytes(Format::B8G8R8A8Unorm),
+        Texels::Bytes(Format::A2B10G10R10UnormPack32),
+        Texels::Half,
+        Texels::Float,
+        Texels::FloatNan,
+        Texels::FloatDenormal,
+    ];
+    let programs: Vec<_> = PROGRAMS
+        .iter()
+        .map(|line| {
+            let p = program(line);
+            let jit = JitShader::compile(&p).expect("JIT compiles");
+            let interp = Interpreter::new(&p).expect("interpreter accepts");
+            (line, jit, interp)
+        })
+        .collect();
     let mut inline_checked = 0;
-    for (w, h) in sizes {
-        let tex = texture(&mut rng, w, h);
+    for (k, &(w, h)) in kinds.iter().flat_map(|k| sizes.iter().map(move |s| (k, s))) {
+        let tex = texture(&mut rng, *k, w, h);
+        let viewable = !matches!(k, Texels::FloatNan | Texels::FloatDenormal);
         for filter in [Filter::Nearest, Filter::Linear] {
             for wrap in [
                 Wrap::Repeat,
@@ -184,14 +282,12 @@ fn inline_sampling_matches_the_sampler() {
                     samples: AtomicUsize::new(0),
                 };
                 let fast = units.texel_view(0, 0, TextureTarget::Tex2D).is_some();
-                let expect_fast = matches!(wrap, Wrap::ClampToEdge | Wrap::ClampToBorder)
-                    || (wrap == Wrap::Repeat && w.is_power_of_two() && h.is_power_of_two());
-                assert_eq!(fast, expect_fast, "{w}x{h} {filter:?} {wrap:?}");
-                for line in PROGRAMS {
-                    let p = program(line);
-                    let jit = JitShader::compile(&p).expect("JIT compiles");
-                    let interp = Interpreter::new(&p).expect("interpreter accepts");
-                    let what = format!("{w}x{h} {filter:?} {wrap:?} `{line}`");
+                let expect_fast = viewable
+                    && (matches!(wrap, Wrap::ClampToEdge | Wrap::ClampToBorder)
+                        || (wrap == Wrap::Repeat && w.is_power_of_two() && h.is_power_of_two()));
+                assert_eq!(fast, expect_fast, "{k:?} {w}x{h} {filter:?} {wrap:?}");
+                for (line, jit, interp) in &programs {
+                    let what = format!("{k:?} {w}x{h} {filter:?} {wrap:?} `{line}`");
                     // Any coordinates, specials included.
                     for _ in 0..8 {
                         let quads: Vec<QuadVec4> = (0..32)
@@ -206,7 +302,7 @@ fn inline_sampling_matches_the_sampler() {
                                 v
                             })
                             .collect();
-                        check(&units, &jit, &interp, &quads, &what);
+                        check(&units, jit, interp, &quads, &what);
                     }
                     // Ordinary coordinates: when the unit has a view, no JIT lookup may reach
                     // the sampler (the interpreter's lookups are counted separately).
@@ -248,13 +344,13 @@ fn inline_sampling_matches_the_sampler() {
                     } else {
                         assert_eq!(calls, quads.len(), "{what}");
                     }
-                    check(&units, &jit, &interp, &quads, &what);
+                    check(&units, jit, interp, &quads, &what);
                 }
             }
         }
     }
     assert!(
-        inline_checked >= 40,
+        inline_checked >= 40 * 6,
         "only {inline_checked} inline configurations ran"
     );
 }

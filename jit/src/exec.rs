@@ -105,8 +105,8 @@ pub enum ViewWrap {
 }
 
 /// Level 0 of a texture unit, for executors that sample it inline (see
-/// [`TextureAccess::texel_view`]): `R8G8B8A8_UNORM` texels, row-major, `width * height * 4`
-/// bytes.
+/// [`TextureAccess::texel_view`]): texels decoded to RGBA `f32` (the values the sampler filters),
+/// row-major, `width * height * 16` little-endian bytes; no NaN and no denormal among them.
 #[derive(Clone, Copy, Debug)]
 pub struct TexelView<'a> {
     /// The texels.
@@ -146,8 +146,8 @@ pub trait TextureAccess: Sync {
     fn query_lod(&self, request: &SampleRequest) -> [[f32; 4]; 2];
 
     /// When every [`sample`](TextureAccess::sample) of a 2D `target` on this view and sampler
-    /// unit without offsets — whatever its LOD mode — reads level 0 of an RGBA8 UNORM texture
-    /// with one filter and one wrap mode on both axes, that level and its state; executors may
+    /// unit without offsets — whatever its LOD mode — filters level 0 of a texture with one
+    /// filter and one wrap mode on both axes, that level's decoded texels and its state; executors may
     /// then compute the texels themselves with softpipe's arithmetic for that filter (the JIT
     /// does, proven bit-identical to `sample`). None (the default): always call `sample`.
     fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {

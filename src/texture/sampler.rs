@@ -933,16 +933,16 @@ impl TextureAccess for TextureUnits {
     }
 
     /// Without a mip filter and with one filter for minification and magnification, `sample`
-    /// never looks at the LOD: it runs `filter(mag_img, level 0)`, which for an RGBA8 2D texture
-    /// with equal wraps is `img_filter_2d_*_repeat_POT` (REPEAT, power-of-two sides) or the
-    /// generic nearest/linear filter with `CLAMP_TO_EDGE` on both axes.
+    /// never looks at the LOD: it runs `filter(mag_img, level 0)`, which for a 2D texture with
+    /// equal wraps is `img_filter_2d_*_repeat_POT` (REPEAT, power-of-two sides) or the generic
+    /// nearest/linear filter with `CLAMP_TO_EDGE` on both axes, over the decoded texels
+    /// ([`Texture::decoded_rgba32f`]: any non-integer format without NaN or denormal texels).
     fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
         if target != TextureTarget::Tex2D {
             return None;
         }
         let (tex, samp) = self.resolve(view, sampler)?;
-        if tex.format() != Format::R8G8B8A8Unorm
-            || samp.mip_filter.is_some()
+        if samp.mip_filter.is_some()
             || samp.min_filter != samp.mag_filter
             || samp.wrap_s != samp.wrap_t
         {
@@ -957,8 +957,8 @@ impl TextureAccess for TextureUnits {
             Wrap::ClampToBorder => ViewWrap::ClampToBorder,
             _ => return None,
         };
-        let texels = tex.level_data(0);
-        if texels.len() < width as usize * height as usize * 4 {
+        let texels = tex.decoded_rgba32f()?;
+        if texels.len() < width as usize * height as usize * 16 {
             return None;
         }
         Some(TexelView {

@@ -2,6 +2,7 @@
 
 use super::format::{float_to_ubyte, Format};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use thiserror::Error;
 
 /// Why a texture could not be created, loaded or saved.
@@ -73,11 +74,39 @@ pub struct Texture {
     width: u32,
     height: u32,
     levels: Vec<Vec<u8>>,
+    decoded: DecodedLevel0,
+}
+
+/// Level 0 decoded to RGBA `f32` texels (little-endian bytes, 16 per texel), made on first use
+/// for the JIT's inline sampler (one texel layout for every format) and dropped by every change
+/// of the texture. `None` inside: the texture has no such view (see [`Texture::decoded_rgba32f`]).
+#[derive(Clone, Default)]
+struct DecodedLevel0(OnceLock<Option<Box<[u8]>>>);
+
+impl PartialEq for DecodedLevel0 {
+    /// A cache of the texels: textures are equal by their texels alone.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for DecodedLevel0 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "decoded"
+        } else {
+            "-"
+        })
+    }
 }
 
 impl Texture {
     /// Largest width or height accepted (the limit of common GPUs; keeps allocations bounded).
     pub const MAX_DIMENSION: u32 = 16384;
+
+    /// Largest texture (in texels: 4096x4096, 256 MB decoded) that [`Texture::decoded_rgba32f`]
+    /// decodes; larger ones are sampled without the copy.
+    pub const MAX_DECODED_TEXELS: usize = 1 << 24;
 
     /// A zero-filled texture. Sizes are checked before anything is allocated.
     pub fn new(
@@ -108,6 +137,7 @@ impl Texture {
             width,
             height,
             levels,
+            decoded: DecodedLevel0::default(),
         })
     }
 
@@ -134,6 +164,7 @@ impl Texture {
             width,
             height,
             levels: vec![data],
+            decoded: DecodedLevel0::default(),
         })
     }
 
@@ -235,9 +266,55 @@ impl Texture {
 
     /// Mutable bytes of a level (empty for a level that does not exist).
     pub fn level_data_mut(&mut self, level: u32) -> &mut [u8] {
+        self.decoded = DecodedLevel0::default();
         self.levels
             .get_mut(level as usize)
             .map_or(&mut [], |v| v.as_mut_slice())
+    }
+
+    /// Level 0 as RGBA `f32` texels, 16 little-endian bytes each, row-major: exactly the values
+    /// [`Format::decode`] gives, which the sampler filters. Computed once and kept until the
+    /// texture changes. `None` for integer formats (the sampler returns their bits), textures
+    /// over [`Texture::MAX_DECODED_TEXELS`], and when a texel decodes to a NaN or a denormal:
+    /// code that reads these texels runs with denormals read as zero and may pick another NaN
+    /// than the sampler's arithmetic.
+    pub fn decoded_rgba32f(&self) -> Option<&[u8]> {
+        self.decoded
+            .0
+            .get_or_init(|| self.decode_level0())
+            .as_deref()
+    }
+
+    fn decode_level0(&self) -> Option<Box<[u8]>> {
+        let texels = self.width as usize * self.height as usize;
+        if self.format.is_integer() || texels > Self::MAX_DECODED_TEXELS {
+            return None;
+        }
+        let data = self.level_data(0);
+        let bpt = self.format.bytes_per_texel();
+        if data.len() < texels * bpt {
+            return None;
+        }
+        let mut out = vec![0u8; texels * 16].into_boxed_slice();
+        let table = ubyte_bits();
+        let unorm8 = self.format == Format::R8G8B8A8Unorm;
+        for (src, dst) in data.chunks_exact(bpt).zip(out.chunks_exact_mut(16)) {
+            let bits = if unorm8 {
+                [0, 1, 2, 3].map(|c| table[src[c] as usize])
+            } else {
+                self.format.decode(src)
+            };
+            for (c, b) in bits.iter().enumerate() {
+                let exp = b & 0x7f80_0000;
+                let mant = b & 0x007f_ffff;
+                // Denormal (exponent 0) or NaN (exponent all ones) with a non-zero mantissa.
+                if mant != 0 && (exp == 0 || exp == 0x7f80_0000) {
+                    return None;
+                }
+                dst[c * 4..c * 4 + 4].copy_from_slice(&b.to_le_bytes());
+            }
+        }
+        Some(out)
     }
 
     /// The decoded texel (see [`Format::decode`]); zero outside the texture.
@@ -253,6 +330,7 @@ impl Texture {
 
     /// Encodes and stores a texel (see [`Format::encode`]); ignored outside the texture.
     pub fn write_texel(&mut self, level: u32, x: u32, y: u32, bits: [u32; 4]) {
+        self.decoded = DecodedLevel0::default();
         if let Some(o) = self.texel_offset(level, x, y) {
             let bpt = self.format.bytes_per_texel();
             let format = self.format;
@@ -277,6 +355,7 @@ impl Texture {
     /// sizes sample the bilinear footprint of each destination texel centre (clamped at the
     /// edge), as the blit does. Integer formats cannot be filtered and take the nearest texel.
     pub fn generate_mipmaps(&mut self) {
+        self.decoded = DecodedLevel0::default();
         for level in 1..self.level_count() {
             let (sw, sh) = self.level_size(level - 1);
             let (dw, dh) = self.level_size(level);
@@ -346,4 +425,10 @@ fn check_size(width: u32, height: u32) -> Result<(), TextureError> {
 fn level_dims(width: u32, height: u32, level: u32) -> (u32, u32) {
     let s = level.min(31);
     ((width >> s).max(1), (height >> s).max(1))
+}
+
+/// `Format::decode` of every `R8G8B8A8_UNORM` byte value.
+fn ubyte_bits() -> &'static [u32; 256] {
+    static TABLE: OnceLock<[u32; 256]> = OnceLock::new();
+    TABLE.get_or_init(|| std::array::from_fn(|i| super::format::ubyte_to_float(i as u8).to_bits()))
 }

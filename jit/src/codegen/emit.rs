@@ -49,6 +49,8 @@ const MAX_INLINE_TEX: usize = 64;
 struct FastSite {
     ok: Value,
     data: Value,
+    /// `linear` as a scalar (0 or !0), for branching.
+    linear_flag: Value,
     linear: Value,
     clamp: Value,
     border: Value,
@@ -1351,6 +1353,15 @@ impl Emitter<'_, '_> {
         V { v, flushed }
     }
 
+    /// `lanes ? val : old` per lane, for a lane mask (every lane all ones or all zeros): one
+    /// `blendvps`, where `bitselect` of a mask Cranelift cannot see the origin of (a variable,
+    /// a block parameter) becomes three instructions.
+    fn blend_lanes(&mut self, lanes: Value, val: Value, old: Value) -> Value {
+        let val = self.i(val);
+        let old = self.i(old);
+        self.b.ins().blendv(lanes, val, old)
+    }
+
     /// Stores the written channels of `vals` for the executing (and, for OUT, live) lanes.
     fn store(&mut self, inst: &Inst, vals: &[Option<V>; 4], full: bool) {
         if let DstLoc::Local(i) = inst.dst {
@@ -1370,7 +1381,7 @@ impl Emitter<'_, '_> {
                         None => val,
                         Some(m) => {
                             let old = self.b.use_var(vars[c]);
-                            self.b.ins().bitselect(m, val, old)
+                            self.blend_lanes(m, val, old)
                         }
                     };
                     self.b.def_var(vars[c], val);
@@ -1406,7 +1417,7 @@ impl Emitter<'_, '_> {
                 None => val,
                 Some(m) => {
                     let old = self.b.ins().load(I32X4, self.mf, base, off);
-                    self.b.ins().bitselect(m, val, old)
+                    self.blend_lanes(m, val, old)
                 }
             };
             self.b.ins().store(self.mf, val, base, off);
@@ -1932,6 +1943,7 @@ impl Emitter<'_, '_> {
         FastSite {
             ok,
             data,
+            linear_flag: lin,
             linear,
             clamp,
             border,
@@ -2017,7 +2029,51 @@ impl Emitter<'_, '_> {
         [i0, i1, w, in0, in1]
     }
 
-    /// Inline RGBA8 sampling (see [`TextureAccess::texel_view`]) with the sampler's exact
+    /// The decoded texels at `row + x` of the four lanes as four channel vectors (`[r, g, b, a]`
+    /// of lanes 0-3), zero where `yin & xin` is clear (the border). Each lane loads its texel's
+    /// 16 bytes; a 4x4 transpose turns texels into channels.
+    fn texel_channels(
+        &mut self,
+        site: FastSite,
+        row: Value,
+        x: Value,
+        yin: Value,
+        xin: Value,
+    ) -> [Value; 4] {
+        let i = self.b.ins().iadd(row, x);
+        let texels: [Value; 4] = std::array::from_fn(|l| {
+            let o = self.b.ins().extractlane(i, l as u8);
+            let o = self.b.ins().uextend(self.ptr, o);
+            let o = self.b.ins().ishl_imm_u(o, 4);
+            let a = self.b.ins().iadd(site.data, o);
+            let v = self.b.ins().load(I32X4, self.mf, a, 0);
+            self.b.ins().bitcast(I8X16, self.le, v)
+        });
+        // punpck{l,h}dq, then punpck{l,h}qdq: byte indices of the two-operand shuffle.
+        let lo32: Vec<u8> = [0u8, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23].to_vec();
+        let hi32: Vec<u8> = lo32.iter().map(|b| b + 8).collect();
+        let lo64: Vec<u8> = (0..8).chain(16..24).collect();
+        let hi64: Vec<u8> = (8..16).chain(24..32).collect();
+        let [lo32, hi32, lo64, hi64] = [lo32, hi32, lo64, hi64]
+            .map(|m| self.b.func.dfg.immediates.push(ConstantData::from(m)));
+        let rg01 = self.b.ins().shuffle(texels[0], texels[1], lo32);
+        let rg23 = self.b.ins().shuffle(texels[2], texels[3], lo32);
+        let ba01 = self.b.ins().shuffle(texels[0], texels[1], hi32);
+        let ba23 = self.b.ins().shuffle(texels[2], texels[3], hi32);
+        let channels = [
+            self.b.ins().shuffle(rg01, rg23, lo64),
+            self.b.ins().shuffle(rg01, rg23, hi64),
+            self.b.ins().shuffle(ba01, ba23, lo64),
+            self.b.ins().shuffle(ba01, ba23, hi64),
+        ];
+        let inside = self.b.ins().band(yin, xin);
+        channels.map(|c| {
+            let c = self.i(c);
+            self.b.ins().band(c, inside)
+        })
+    }
+
+    /// Inline sampling of decoded texels (see [`TextureAccess::texel_view`]) with the sampler's exact
     /// arithmetic; falls back to [`Self::tex_call`] when the unit has no view, a coordinate is
     /// denormal (the kernel's DAZ would read it as zero where the sampler does not) or a scaled
     /// coordinate is NaN or beyond 2^22 (softpipe's wide `ifloor`).
@@ -2061,40 +2117,32 @@ impl Emitter<'_, '_> {
         let [x0, x1, xw, xin0, xin1] = self.tex_axis_idx(us, site.wmax, site);
         let [y0, y1, yw, yin0, yin1] = self.tex_axis_idx(ut, site.hmax, site);
         let row0 = self.b.ins().imul(y0, site.width);
+        let linear_block = self.b.create_block();
+        let nearest_block = self.b.create_block();
+        self.b
+            .ins()
+            .brif(site.linear_flag, linear_block, &[], nearest_block, &[]);
+
+        // Nearest: the texel itself (a lerp with weight 0 would turn -0.0 into +0.0).
+        self.b.switch_to_block(nearest_block);
+        let t = self.texel_channels(site, row0, x0, yin0, xin0);
+        let args: Vec<_> = t.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+
+        self.b.switch_to_block(linear_block);
         let row1 = self.b.ins().imul(y1, site.width);
-        let idx = [(row0, x0), (row0, x1), (row1, x0), (row1, x1)];
-        let inside = [(yin0, xin0), (yin0, xin1), (yin1, xin0), (yin1, xin1)];
-        let two = self.b.ins().iconst(I32, 2);
-        let mut corners = [zero; 4];
-        for (k, &(row, x)) in idx.iter().enumerate() {
-            let i = self.b.ins().iadd(row, x);
-            let byte = self.b.ins().ishl(i, two);
-            let mut v = zero;
-            for l in 0..4u8 {
-                let o = self.b.ins().extractlane(byte, l);
-                let o = self.b.ins().uextend(self.ptr, o);
-                let a = self.b.ins().iadd(site.data, o);
-                let px = self.b.ins().load(I32, self.mf, a, 0);
-                v = self.b.ins().insertlane(v, px, l);
-            }
-            let (yi, xi) = inside[k];
-            let inside = self.b.ins().band(yi, xi);
-            corners[k] = self.b.ins().band(v, inside);
-        }
+        let corners = [
+            self.texel_channels(site, row0, x0, yin0, xin0),
+            self.texel_channels(site, row0, x1, yin0, xin1),
+            self.texel_channels(site, row1, x0, yin1, xin0),
+            self.texel_channels(site, row1, x1, yin1, xin1),
+        ];
         let xw = self.f(xw);
         let yw = self.f(yw);
-        let byte_mask = self.splat(0xFF);
-        let scale = self.splat((1.0f32 / 255.0).to_bits());
-        let scale = self.f(scale);
         let mut out = [zero; 4];
         for (c, o) in out.iter_mut().enumerate() {
-            let sh = self.b.ins().iconst(I32, 8 * c as i64);
-            let t: [Value; 4] = std::array::from_fn(|k| {
-                let v = self.b.ins().ushr(corners[k], sh);
-                let v = self.b.ins().band(v, byte_mask);
-                let f = self.b.ins().fcvt_from_sint(F32X4, v);
-                self.b.ins().fmul(f, scale)
-            });
+            let t: [Value; 4] = std::array::from_fn(|k| corners[k][c]);
+            let t = t.map(|v| self.f(v));
             // softpipe's lerp_2d: along x on both rows, then along y.
             let lerp = |b: &mut FunctionBuilder, a: Value, v0: Value, v1: Value| {
                 let d = b.ins().fsub(v1, v0);

@@ -130,9 +130,10 @@ impl FastTex {
             && h > 0
             && v.width <= 1 << 16
             && v.height <= 1 << 16
-            && w.checked_mul(h)
-                .and_then(|n| n.checked_mul(4))
-                .is_some_and(|n| n <= v.texels.len() && n <= i32::MAX as usize);
+            // Texel indices are computed in i32; byte offsets in 64 bits.
+            && w.checked_mul(h).is_some_and(|n| {
+                n <= i32::MAX as usize && n.checked_mul(16).is_some_and(|b| b <= v.texels.len())
+            });
         if !fits {
             return FastTex::NONE;
         }
