@@ -422,6 +422,60 @@ impl Texels for AnyFormat {
     }
 }
 
+/// `R16G16B16A16_SFLOAT`, the float framebuffer format of RetroArch presets.
+#[derive(Clone, Copy)]
+struct Rgba16f;
+
+impl Texels for Rgba16f {
+    #[inline(always)]
+    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
+        let o = index * 8;
+        match data.get(o..o + 8) {
+            Some(p) => std::array::from_fn(|c| {
+                super::format::f16_to_f32(u16::from_le_bytes([p[2 * c], p[2 * c + 1]]))
+            }),
+            None => [0.0; 4],
+        }
+    }
+}
+
+/// `R8G8B8A8_SRGB` through the 256-entry sRGB-to-linear table (alpha is linear).
+#[derive(Clone, Copy)]
+struct Srgb8<'t>(&'t [f32; 256]);
+
+impl Texels for Srgb8<'_> {
+    #[inline(always)]
+    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
+        let o = index * 4;
+        match data.get(o..o + 4) {
+            Some(p) => [
+                super::format::srgb8_to_linear_float(p[0]),
+                super::format::srgb8_to_linear_float(p[1]),
+                super::format::srgb8_to_linear_float(p[2]),
+                self.0[p[3] as usize],
+            ],
+            None => [0.0; 4],
+        }
+    }
+}
+
+/// `R32G32B32A32_SFLOAT`: the texel's own floats.
+#[derive(Clone, Copy)]
+struct Rgba32f;
+
+impl Texels for Rgba32f {
+    #[inline(always)]
+    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
+        let o = index * 16;
+        match data.get(o..o + 16) {
+            Some(p) => std::array::from_fn(|c| {
+                f32::from_le_bytes([p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]])
+            }),
+            None => [0.0; 4],
+        }
+    }
+}
+
 fn ubyte_table() -> &'static [f32; 256] {
     static TABLE: std::sync::OnceLock<[f32; 256]> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| std::array::from_fn(|i| super::format::ubyte_to_float(i as u8)))
@@ -798,25 +852,25 @@ fn with_ctx<R>(
     let pot = (dim == Dim::D2 && w.is_power_of_two() && h.is_power_of_two())
         .then(|| (w.trailing_zeros(), h.trailing_zeros()));
     let last_level = tex.level_count() - 1;
-    Some(if tex.format() == Format::R8G8B8A8Unorm {
-        f(&Ctx {
-            tex,
-            texels: Rgba8(ubyte_table()),
-            samp,
-            dim,
-            last_level,
-            pot,
-        })
-    } else {
-        let fmt = tex.format();
-        f(&Ctx {
-            tex,
-            texels: AnyFormat(fmt, fmt.bytes_per_texel()),
-            samp,
-            dim,
-            last_level,
-            pot,
-        })
+    macro_rules! run {
+        ($texels:expr) => {
+            f(&Ctx {
+                tex,
+                texels: $texels,
+                samp,
+                dim,
+                last_level,
+                pot,
+            })
+        };
+    }
+    // The formats filter chains render to get a decoder of their own; the rest decode generically.
+    Some(match tex.format() {
+        Format::R8G8B8A8Unorm => run!(Rgba8(ubyte_table())),
+        Format::R8G8B8A8Srgb => run!(Srgb8(ubyte_table())),
+        Format::R16G16B16A16Sfloat => run!(Rgba16f),
+        Format::R32G32B32A32Sfloat => run!(Rgba32f),
+        fmt => run!(AnyFormat(fmt, fmt.bytes_per_texel())),
     })
 }
 
