@@ -384,7 +384,21 @@ fn wrap_linear_unorm(mode: Wrap, s: f32, size: u32, offset: i32) -> (i32, i32, f
 
 /// Reads decoded texels as floats (integer formats: their bits, as softpipe's tile cache).
 trait Texels: Copy {
-    fn texel(self, data: &[u8], index: usize) -> [f32; 4];
+    /// Bytes per texel.
+    fn bytes(self) -> usize;
+    /// The texel `p` (exactly [`Self::bytes`] long) as floats.
+    fn decode(self, p: &[u8]) -> [f32; 4];
+
+    /// Texel `index` of a level's bytes (zero past the end).
+    #[inline(always)]
+    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
+        let n = self.bytes();
+        let o = index * n;
+        match data.get(o..o + n) {
+            Some(p) => self.decode(p),
+            None => [0.0; 4],
+        }
+    }
 }
 
 /// `R8G8B8A8_UNORM` through a 256-entry `ubyte_to_float` table.
@@ -393,49 +407,12 @@ struct Rgba8<'t>(&'t [f32; 256]);
 
 impl Texels for Rgba8<'_> {
     #[inline(always)]
-    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
-        let o = index * 4;
-        match data.get(o..o + 4) {
-            Some(p) => [
-                self.0[p[0] as usize],
-                self.0[p[1] as usize],
-                self.0[p[2] as usize],
-                self.0[p[3] as usize],
-            ],
-            None => [0.0; 4],
-        }
+    fn bytes(self) -> usize {
+        4
     }
-}
-
-/// Any format through [`Format::decode`].
-#[derive(Clone, Copy)]
-struct AnyFormat(Format, usize);
-
-impl Texels for AnyFormat {
-    #[inline]
-    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
-        let o = index * self.1;
-        match data.get(o..o + self.1) {
-            Some(p) => self.0.decode(p).map(f32::from_bits),
-            None => [0.0; 4],
-        }
-    }
-}
-
-/// `R16G16B16A16_SFLOAT`, the float framebuffer format of RetroArch presets.
-#[derive(Clone, Copy)]
-struct Rgba16f;
-
-impl Texels for Rgba16f {
     #[inline(always)]
-    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
-        let o = index * 8;
-        match data.get(o..o + 8) {
-            Some(p) => std::array::from_fn(|c| {
-                super::format::f16_to_f32(u16::from_le_bytes([p[2 * c], p[2 * c + 1]]))
-            }),
-            None => [0.0; 4],
-        }
+    fn decode(self, p: &[u8]) -> [f32; 4] {
+        [0, 1, 2, 3].map(|c| self.0[p[c] as usize])
     }
 }
 
@@ -445,17 +422,34 @@ struct Srgb8<'t>(&'t [f32; 256]);
 
 impl Texels for Srgb8<'_> {
     #[inline(always)]
-    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
-        let o = index * 4;
-        match data.get(o..o + 4) {
-            Some(p) => [
-                super::format::srgb8_to_linear_float(p[0]),
-                super::format::srgb8_to_linear_float(p[1]),
-                super::format::srgb8_to_linear_float(p[2]),
-                self.0[p[3] as usize],
-            ],
-            None => [0.0; 4],
-        }
+    fn bytes(self) -> usize {
+        4
+    }
+    #[inline(always)]
+    fn decode(self, p: &[u8]) -> [f32; 4] {
+        [
+            super::format::srgb8_to_linear_float(p[0]),
+            super::format::srgb8_to_linear_float(p[1]),
+            super::format::srgb8_to_linear_float(p[2]),
+            self.0[p[3] as usize],
+        ]
+    }
+}
+
+/// `R16G16B16A16_SFLOAT`, the float framebuffer format of RetroArch presets.
+#[derive(Clone, Copy)]
+struct Rgba16f;
+
+impl Texels for Rgba16f {
+    #[inline(always)]
+    fn bytes(self) -> usize {
+        8
+    }
+    #[inline(always)]
+    fn decode(self, p: &[u8]) -> [f32; 4] {
+        std::array::from_fn(|c| {
+            super::format::f16_to_f32(u16::from_le_bytes([p[2 * c], p[2 * c + 1]]))
+        })
     }
 }
 
@@ -465,14 +459,29 @@ struct Rgba32f;
 
 impl Texels for Rgba32f {
     #[inline(always)]
-    fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
-        let o = index * 16;
-        match data.get(o..o + 16) {
-            Some(p) => std::array::from_fn(|c| {
-                f32::from_le_bytes([p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]])
-            }),
-            None => [0.0; 4],
-        }
+    fn bytes(self) -> usize {
+        16
+    }
+    #[inline(always)]
+    fn decode(self, p: &[u8]) -> [f32; 4] {
+        std::array::from_fn(|c| {
+            f32::from_le_bytes([p[4 * c], p[4 * c + 1], p[4 * c + 2], p[4 * c + 3]])
+        })
+    }
+}
+
+/// Any format through [`Format::decode`].
+#[derive(Clone, Copy)]
+struct AnyFormat(Format, usize);
+
+impl Texels for AnyFormat {
+    #[inline]
+    fn bytes(self) -> usize {
+        self.1
+    }
+    #[inline]
+    fn decode(self, p: &[u8]) -> [f32; 4] {
+        self.0.decode(p).map(f32::from_bits)
     }
 }
 
