@@ -14,7 +14,7 @@ be rerun after every change.
     python3 tools/chain_corpus.py --half softgpu     # softgpu outputs (cached; --fresh to redo)
     python3 tools/chain_corpus.py --half compare     # summary only
 
-The ~270 Mega Bezel presets take minutes each on lavapipe (dozens of large passes); a quick pass
+The 660 Mega Bezel presets take minutes each on lavapipe (dozens of large passes); a quick pass
 over everything else is `--exclude Mega_Bezel`.
 
 Both halves write the summary (`--work`/summary.json and summary.txt): presets found, rendered by
