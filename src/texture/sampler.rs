@@ -485,7 +485,8 @@ impl Texels for AnyFormat {
     }
 }
 
-fn ubyte_table() -> &'static [f32; 256] {
+/// `ubyte_to_float` of every byte value.
+pub(super) fn ubyte_table() -> &'static [f32; 256] {
     static TABLE: std::sync::OnceLock<[f32; 256]> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| std::array::from_fn(|i| super::format::ubyte_to_float(i as u8)))
 }
@@ -1020,10 +1021,8 @@ impl TextureAccess for TextureUnits {
             Wrap::ClampToBorder => ViewWrap::ClampToBorder,
             _ => return None,
         };
+        // Exactly width * height texels of 16 bytes, by construction.
         let texels = tex.decoded_rgba32f()?;
-        if texels.len() < width as usize * height as usize * 16 {
-            return None;
-        }
         Some(TexelView {
             texels,
             width,

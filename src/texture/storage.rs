@@ -296,11 +296,11 @@ impl Texture {
             return None;
         }
         let mut out = vec![0u8; texels * 16].into_boxed_slice();
-        let table = ubyte_bits();
+        let table = super::sampler::ubyte_table();
         let unorm8 = self.format == Format::R8G8B8A8Unorm;
         for (src, dst) in data.chunks_exact(bpt).zip(out.chunks_exact_mut(16)) {
             let bits = if unorm8 {
-                [0, 1, 2, 3].map(|c| table[src[c] as usize])
+                [0, 1, 2, 3].map(|c| table[src[c] as usize].to_bits())
             } else {
                 self.format.decode(src)
             };
@@ -355,7 +355,6 @@ impl Texture {
     /// sizes sample the bilinear footprint of each destination texel centre (clamped at the
     /// edge), as the blit does. Integer formats cannot be filtered and take the nearest texel.
     pub fn generate_mipmaps(&mut self) {
-        self.decoded = DecodedLevel0::default();
         for level in 1..self.level_count() {
             let (sw, sh) = self.level_size(level - 1);
             let (dw, dh) = self.level_size(level);
@@ -425,10 +424,4 @@ fn check_size(width: u32, height: u32) -> Result<(), TextureError> {
 fn level_dims(width: u32, height: u32, level: u32) -> (u32, u32) {
     let s = level.min(31);
     ((width >> s).max(1), (height >> s).max(1))
-}
-
-/// `Format::decode` of every `R8G8B8A8_UNORM` byte value.
-fn ubyte_bits() -> &'static [u32; 256] {
-    static TABLE: OnceLock<[u32; 256]> = OnceLock::new();
-    TABLE.get_or_init(|| std::array::from_fn(|i| super::format::ubyte_to_float(i as u8).to_bits()))
 }
