@@ -14,6 +14,7 @@ use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot,
     StackSlotData, StackSlotKind, Type, UserFuncName, Value,
 };
+use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, Module};
@@ -72,6 +73,18 @@ fn unsupported(pc: usize, message: impl Into<String>) -> ExecError {
     }
 }
 
+/// Cranelift's working memory (function, analyses, register allocator state, SSA builder),
+/// kept per thread and reused by the next compilation: fresh buffers for every kernel made
+/// growing them and first touching their pages a fifth of a large kernel's compile time.
+struct Workspace {
+    ctx: Context,
+    fctx: FunctionBuilderContext,
+}
+
+thread_local! {
+    static WORKSPACE: std::cell::Cell<Option<Box<Workspace>>> = const { std::cell::Cell::new(None) };
+}
+
 /// Compiles `d` into one function of `module` and finalizes it.
 pub(super) fn compile(
     module: &mut JITModule,
@@ -79,6 +92,29 @@ pub(super) fn compile(
     offsets: CtxOffsets,
     shims: Shims,
     optimize: bool,
+) -> Result<Compiled, ExecError> {
+    // Taken out while in use (a nested compilation gets fresh memory), returned only after a
+    // success: a failure may leave the builder's state half-built.
+    let mut ws = WORKSPACE.take().unwrap_or_else(|| {
+        Box::new(Workspace {
+            ctx: module.make_context(),
+            fctx: FunctionBuilderContext::new(),
+        })
+    });
+    let r = compile_in(module, d, offsets, shims, optimize, &mut ws);
+    if r.is_ok() {
+        WORKSPACE.set(Some(ws));
+    }
+    r
+}
+
+fn compile_in(
+    module: &mut JITModule,
+    d: &Decoded,
+    offsets: CtxOffsets,
+    shims: Shims,
+    optimize: bool,
+    ws: &mut Workspace,
 ) -> Result<Compiled, ExecError> {
     let cl = |e: &dyn std::fmt::Display| unsupported(0, format!("cranelift: {e}"));
     let ptr = module.target_config().pointer_type();
@@ -89,7 +125,8 @@ pub(super) fn compile(
     let func_id = module
         .declare_anonymous_function(&sig)
         .map_err(|e| cl(&e))?;
-    let mut ctx = module.make_context();
+    let Workspace { ctx, fctx } = ws;
+    module.clear_context(ctx);
     ctx.func.signature = sig;
     ctx.func.name = UserFuncName::user(0, func_id.as_u32());
 
@@ -125,10 +162,9 @@ pub(super) fn compile(
         });
     }
 
-    let mut fctx = FunctionBuilderContext::new();
     let mut fast_sites = Vec::new();
     {
-        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
         let mut step = module.make_signature();
         step.params.push(AbiParam::new(ptr));
         step.params.push(AbiParam::new(I32));
@@ -271,6 +307,7 @@ pub(super) fn compile(
             cast_block: None,
             neg_zero: zero_addr,
             vector_libm: cpu_has_fma(),
+            op_stats: std::env::var_os("SOFTGPU_JIT_STATS").map(|_| HashMap::new()),
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -370,6 +407,9 @@ pub(super) fn compile(
         }
 
         e.walk(0, d.insts.len(), None, 0)?;
+        if let Some(stats) = e.op_stats.take() {
+            print_op_stats(stats, e.b.func.dfg.num_insts(), d.insts.len());
+        }
         e.b.ins().jump(e.exit, &[]);
         e.b.switch_to_block(e.exit);
         let kill = e.b.use_var(e.kill);
@@ -394,7 +434,7 @@ pub(super) fn compile(
         eprintln!("{}", ctx.func.display());
     }
     module
-        .define_function(func_id, &mut ctx)
+        .define_function(func_id, ctx)
         .map_err(|e| cl(&format!("{e:?}")))?;
     if dump {
         if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
@@ -402,7 +442,7 @@ pub(super) fn compile(
         }
     }
     let code_size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
-    module.clear_context(&mut ctx);
+    module.clear_context(ctx);
     module.finalize_definitions().map_err(|e| cl(&e))?;
     Ok(Compiled {
         code_size,
@@ -506,6 +546,26 @@ struct Emitter<'a, 'f> {
     /// POW, EX2 and LG2 inline (`pow_inline`, `lg2_inline`): needs the CPU's FMA, which
     /// Cranelift then uses for `fma` (its libcall fallback does not exist for vectors).
     vector_libm: bool,
+    /// With `SOFTGPU_JIT_STATS`: per opcode, the instructions compiled and the Cranelift
+    /// instructions they emitted (flow instructions and the per-quad frame not counted).
+    op_stats: Option<HashMap<Opcode, (usize, usize)>>,
+}
+
+/// Prints what `op_stats` gathered, largest emitters first.
+fn print_op_stats(stats: HashMap<Opcode, (usize, usize)>, total: usize, insts: usize) {
+    let mut rows: Vec<_> = stats.into_iter().collect();
+    rows.sort_by_key(|&(_, (_, clif))| std::cmp::Reverse(clif));
+    eprintln!(
+        "softgpu JIT: {total} Cranelift instructions for {insts} instructions ({:.1} each)",
+        total as f64 / insts.max(1) as f64
+    );
+    for (op, (n, clif)) in rows {
+        eprintln!(
+            "  {:10} {n:6} x {:5.1} = {clif}",
+            op.name(),
+            clif as f64 / n as f64
+        );
+    }
 }
 
 /// True when the host (whose features Cranelift's native ISA enables) has FMA3.
@@ -1498,8 +1558,14 @@ impl Emitter<'_, '_> {
             }
             let full = stack.is_empty() && sub_ret.is_none() && !self.ret_in_main;
             if !inst.is_flow {
+                let n0 = self.b.func.dfg.num_insts();
                 if !self.native_alu(&inst, full, pc)? {
                     self.step(pc, full);
+                }
+                if let Some(stats) = self.op_stats.as_mut() {
+                    let e = stats.entry(inst.op).or_default();
+                    e.0 += 1;
+                    e.1 += self.b.func.dfg.num_insts() - n0;
                 }
                 pc += 1;
                 continue;

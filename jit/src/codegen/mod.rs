@@ -39,7 +39,8 @@
 //! optimizer and with the single-pass allocator (about 4x faster to compile, 2x slower to run,
 //! no inline texture sites), then recompiled for speed on a background thread, which the
 //! kernel switches to when done (both compute the same bits) — tiered compilation. Setting
-//! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr;
+//! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr,
+//! `SOFTGPU_JIT_STATS` how many Cranelift instructions each opcode emitted;
 //! `SOFTGPU_PERF_MAP` writes `/tmp/perf-PID.map` so that `perf report` names the kernels.
 //!
 //! **Caching.** [`JitShader::compile`] hashes the program and returns the already compiled
