@@ -240,6 +240,7 @@ chain_cases!(
     bench_royale,
     bench_ntsc,
     texel_fetch,
+    fetch_bounds,
     pow_edge,
     srgb_amplified,
     srgb_amplified_lavapipe,

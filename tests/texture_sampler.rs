@@ -3,7 +3,9 @@
 
 use softgpu::exec::{LodMode, SampleRequest, TextureAccess};
 use softgpu::ir::TextureTarget;
-use softgpu::texture::{fast_log2, Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
+use softgpu::texture::{
+    fast_log2, FetchBounds, Filter, Format, SamplerState, Texture, TextureUnits, Wrap,
+};
 use std::sync::Arc;
 
 /// A `R32_SFLOAT` texture whose texel (x, y) at level l holds `x + 10 y + 100 l`.
@@ -266,6 +268,38 @@ fn fetch_clamps_like_softpipe() {
         [f[0][0], f[1][0], f[2][0], f[3][0]],
         [(-5i32) as u32, 7, 0, 1]
     );
+}
+
+#[test]
+fn fetch_zero_out_of_range_per_lane() {
+    let u = units(ramp(4, 2, 3), SamplerState::default()).with_fetch_bounds(FetchBounds::Zero);
+    // In range at levels 0 and 1, x past the end, y negative; every lane its own level.
+    let coords = [[1, 4, 1, 1], [1, 0, -1, 0], [0; 4], [0; 4]];
+    let f = u.fetch(0, T2D, coords, [0, 0, 0, 1], [0; 3]);
+    let got: Vec<f32> = (0..4).map(|l| f32::from_bits(f[0][l])).collect();
+    assert_eq!(got, vec![11.0, 0.0, 0.0, 101.0]);
+    // Out of range reads zero in every channel (alpha too); in range keeps alpha 1.
+    assert_eq!([f[1][1], f[2][1], f[3][1]], [0, 0, 0]);
+    assert_eq!(f32::from_bits(f[3][0]), 1.0);
+    // Levels outside the chain (3 levels: 0..=2) and offsets pushing past an edge read zero.
+    let f = u.fetch(
+        0,
+        T2D,
+        [[0, 0, 2, 0], [0; 4], [0; 4], [0; 4]],
+        [-1, 3, 0, 2],
+        [2, 0, 0],
+    );
+    let got: Vec<f32> = (0..4).map(|l| f32::from_bits(f[0][l])).collect();
+    assert_eq!(got, vec![0.0, 0.0, 0.0, 0.0]); // level 2 is 1x1: x = 2 is outside
+    let f = u.fetch(
+        0,
+        T2D,
+        [[0, 1, 2, 1], [0; 4], [0; 4], [0; 4]],
+        [0; 4],
+        [2, 0, 0],
+    );
+    let got: Vec<f32> = (0..4).map(|l| f32::from_bits(f[0][l])).collect();
+    assert_eq!(got, vec![2.0, 3.0, 0.0, 3.0]);
 }
 
 #[test]

@@ -26,7 +26,7 @@ use crate::frontend::cg;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::slang::{self, Parameter, StageReflection};
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
-use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
+use crate::texture::{FetchBounds, Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 
 use super::preset::{
     load_preset, FilterMode, PassConfig, Preset, ScaleFactor, ScaleType, WildcardContext, WrapMode,
@@ -804,7 +804,9 @@ fn stage_resources(
             })
             .collect();
     }
-    let mut units = TextureUnits::new();
+    // Out-of-range texelFetch reads zero, as on lavapipe and the GPUs RetroArch runs on (shaders
+    // such as dithering/blue_noise fetch past the end of a LUT), not softpipe's edge texel.
+    let mut units = TextureUnits::new().with_fetch_bounds(FetchBounds::Zero);
     for t in &bindings.textures {
         if let Some((texture, sampler)) = frame.texture(t.semantic) {
             units.bind(t.unit, texture, sampler);

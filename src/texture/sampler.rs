@@ -93,17 +93,38 @@ impl SamplerState {
     }
 }
 
+/// What a texel fetch (TXF, GLSL `texelFetch`) reads outside its texture. GL and Vulkan leave it
+/// undefined without robustness; drivers disagree, so the caller picks the driver it follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FetchBounds {
+    /// Mesa softpipe's `sp_get_texels`: lane 0's level (clamped to the chain) for the whole quad
+    /// and coordinates clamped to that level, so out-of-range fetches read the edge texel.
+    #[default]
+    ClampToEdge,
+    /// Vulkan's robust image access (`robustImageAccess2`), what lavapipe and desktop GPUs return:
+    /// a lane whose level or coordinates fall outside the texture reads zero in all four
+    /// channels; every lane uses its own level.
+    Zero,
+}
+
 /// Texture units: per unit an optional texture with its sampler state. Implements
 /// [`TextureAccess`]; lookups on units with nothing bound return zero.
 #[derive(Clone, Debug, Default)]
 pub struct TextureUnits {
     units: Vec<Option<(Arc<Texture>, SamplerState)>>,
+    fetch_bounds: FetchBounds,
 }
 
 impl TextureUnits {
     /// No units bound.
     pub fn new() -> TextureUnits {
         TextureUnits::default()
+    }
+
+    /// Sets what out-of-range texel fetches read ([`FetchBounds::ClampToEdge`] by default).
+    pub fn with_fetch_bounds(mut self, bounds: FetchBounds) -> TextureUnits {
+        self.fetch_bounds = bounds;
+        self
     }
 
     /// Binds a texture and its sampler state to a unit (replacing what was there).
@@ -903,6 +924,43 @@ impl<T: Texels> Sampling for Ctx<'_, T> {
     }
 }
 
+/// [`FetchBounds::Zero`]'s texel fetch: each lane reads its own level, and a lane whose level or
+/// (offset) coordinates fall outside the texture reads zero.
+fn fetch_or_zero(
+    tex: &Texture,
+    dim: Dim,
+    coords: [[i32; 4]; 4],
+    lod: [i32; 4],
+    offset: [i32; 3],
+) -> QuadVec4 {
+    let mut out = [[0u32; 4]; 4];
+    for lane in 0..4 {
+        let Ok(level) = u32::try_from(lod[lane]) else {
+            continue;
+        };
+        if level >= tex.level_count() {
+            continue;
+        }
+        let (w, h) = tex.level_size(level);
+        let x = coords[0][lane].checked_add(offset[0]);
+        let y = match dim {
+            Dim::D1 | Dim::D1Array => Some(0),
+            _ => coords[1][lane].checked_add(offset[1]),
+        };
+        let (Some(x), Some(y)) = (
+            x.and_then(|x| u32::try_from(x).ok()).filter(|&x| x < w),
+            y.and_then(|y| u32::try_from(y).ok()).filter(|&y| y < h),
+        ) else {
+            continue;
+        };
+        let v = tex.read_texel(level, x, y);
+        for c in 0..4 {
+            out[c][lane] = v[c];
+        }
+    }
+    out
+}
+
 impl TextureAccess for TextureUnits {
     fn sample(&self, request: &SampleRequest) -> QuadVec4 {
         let Some((tex, samp)) = self.resolve(request.view, request.sampler) else {
@@ -927,7 +985,8 @@ impl TextureAccess for TextureUnits {
 
     /// softpipe's `sp_get_texels`: one level for the quad (lane 0's lod, clamped to the
     /// chain) and coordinates clamped to the level — out-of-range fetches read the edge texel,
-    /// as on Mesa softpipe, not zero.
+    /// as on Mesa softpipe, not zero. With [`FetchBounds::Zero`], per-lane levels and zero out of
+    /// range instead.
     fn fetch(
         &self,
         view: u32,
@@ -947,6 +1006,9 @@ impl TextureAccess for TextureUnits {
                 None => return out,
             },
         };
+        if self.fetch_bounds == FetchBounds::Zero {
+            return fetch_or_zero(tex, dim, coords, lod, offset);
+        }
         let last = tex.level_count() as i32 - 1;
         let level = lod[0].clamp(0, last) as u32;
         let (w, h) = tex.level_size(level);
