@@ -241,6 +241,8 @@ chain_cases!(
     bench_ntsc,
     texel_fetch,
     fetch_bounds,
+    switch_default,
+    switch_default_rot,
     pow_edge,
     srgb_amplified,
     srgb_amplified_lavapipe,

@@ -23,6 +23,10 @@
 //!   validator rejects; the operation is done per component instead.
 //! - `OpSNegate` of an unsigned value (GLSL `-u`): naga, following WGSL, has no negation of
 //!   `u32`; it becomes `0 - u` (the same two's-complement bits).
+//! - `OpSwitch` cases whose target is the default block (`case 0: default: return x;`, as in
+//!   the corpus's `rotation.inc`): naga's reader gives such a case an empty body that falls
+//!   through into the *next* case's body, so `0` ran `case 1`. The pair is dropped: a value
+//!   no case names goes to the default block anyway.
 
 use std::collections::HashMap;
 
@@ -39,6 +43,7 @@ pub fn legalize(module: &mut Module) -> Result<(), String> {
     hoist_undef(module, &mut ids);
     split_vector_smod(module, &mut ids);
     unsigned_negation(module, &mut ids);
+    drop_default_cases(module);
     flatten_varyings(module, &mut ids)?;
     flat_integer_varyings(module);
     ids.finish(module);
@@ -295,6 +300,32 @@ fn split_vector_smod(module: &mut Module, ids: &mut Ids) {
                     Some(result),
                     parts,
                 ));
+            }
+        }
+    }
+}
+
+fn drop_default_cases(module: &mut Module) {
+    for f in &mut module.functions {
+        for block in &mut f.blocks {
+            for inst in &mut block.instructions {
+                if inst.class.opcode != Op::Switch {
+                    continue;
+                }
+                // Operands: selector, default label, then (literal, label) pairs.
+                let Some(default) = id(inst.operands.get(1)) else {
+                    continue;
+                };
+                if inst.operands.len() < 4 {
+                    continue;
+                }
+                let pairs = inst.operands.split_off(2);
+                for pair in pairs.chunks(2) {
+                    if pair.len() == 2 && id(pair.get(1)) == Some(default) {
+                        continue;
+                    }
+                    inst.operands.extend_from_slice(pair);
+                }
             }
         }
     }
