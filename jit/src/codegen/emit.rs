@@ -8,12 +8,14 @@
 
 use std::collections::HashMap;
 
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F32X4, F64X2, I32, I32X4, I64, I64X2, I8X16};
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot,
     StackSlotData, StackSlotKind, Type, UserFuncName, Value,
 };
+use cranelift_codegen::ir::{Inst as ClifInst, ValueDef};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
@@ -295,7 +297,11 @@ fn compile_in(
             emitted: 0,
             ret_in_main: false,
             consts: HashMap::new(),
+            const_bits: HashMap::new(),
             entry,
+            entry_end: None,
+            cast_entry: HashMap::new(),
+            var_types: Vec::new(),
             zero_addr,
             cb,
             indirect_cache: HashMap::new(),
@@ -304,9 +310,11 @@ fn compile_in(
             fast_vals,
             cast_of: HashMap::new(),
             cast_here: HashMap::new(),
+            konst_here: HashMap::new(),
             cast_block: None,
             neg_zero: zero_addr,
             vector_libm: cpu_has_fma(),
+            optimize,
             op_stats: std::env::var_os("SOFTGPU_JIT_STATS").map(|_| HashMap::new()),
         };
         e.exit = e.b.create_block();
@@ -337,20 +345,27 @@ fn compile_in(
             e.b.ins().vconst(I32X4, c)
         };
         for m in 0..5 {
-            e.masks[m] = e.b.declare_var(I32X4);
+            e.masks[m] = e.declare(I32X4);
         }
-        e.exec = e.b.declare_var(I32X4);
-        e.kill = e.b.declare_var(I32X4);
-        e.counter = e.b.declare_var(I64);
+        e.exec = e.declare(I32X4);
+        e.kill = e.declare(I32X4);
+        e.counter = e.declare(I64);
+        let float_regs = float_locals(d);
         e.reg_vars = mem_locals
             .iter()
-            .map(|&in_memory| (!in_memory).then(|| std::array::from_fn(|_| e.b.declare_var(I32X4))))
+            .zip(&float_regs)
+            .map(|(&in_memory, float)| {
+                (!in_memory).then(|| {
+                    std::array::from_fn(|c| e.declare(if float[c] { F32X4 } else { I32X4 }))
+                })
+            })
             .collect();
-        let quad = e.b.declare_var(I64);
+        let quad = e.declare(I64);
         let q0 = e.b.ins().iconst(I64, 0);
         e.b.def_var(quad, q0);
         let top = e.b.create_block();
-        e.b.ins().jump(top, &[]);
+        let entry_end = e.b.ins().jump(top, &[]);
+        e.entry_end = Some(entry_end);
 
         // Per quad: file pointers, live lanes, fresh masks and zeroed registers.
         e.b.switch_to_block(top);
@@ -376,7 +391,9 @@ fn compile_in(
         e.b.def_var(e.counter, c0);
         for vars in e.reg_vars.clone().into_iter().flatten() {
             for v in vars {
-                e.b.def_var(v, zero);
+                let ty = e.var_type(v);
+                let z = e.konst(0, ty);
+                e.b.def_var(v, z);
             }
         }
         let in_memory = mem_locals.iter().filter(|&&m| m).count();
@@ -388,7 +405,7 @@ fn compile_in(
             }
         } else {
             // Large register arrays: a loop over the whole file.
-            let cursor = e.b.declare_var(ptr);
+            let cursor = e.declare(ptr);
             e.b.def_var(cursor, regs);
             let end = e.b.ins().iadd_imm_s(regs, d.num_locals as i64 * 64);
             let body = e.b.create_block();
@@ -520,9 +537,19 @@ struct Emitter<'a, 'f> {
     offsets: CtxOffsets,
     emitted: usize,
     ret_in_main: bool,
-    consts: HashMap<u32, Value>,
+    /// Splat constants by (bits, type), all defined in the entry block.
+    consts: HashMap<(u32, Type), Value>,
+    /// The bits of each splat constant (and of its casts).
+    const_bits: HashMap<Value, u32>,
     /// The entry block: constants defined there are reused everywhere.
     entry: Block,
+    /// The entry block's final jump, once emitted: values the whole function shares
+    /// (constants, casts of entry values) are inserted before it.
+    entry_end: Option<ClifInst>,
+    /// Casts of entry-block values, by (operand, type): valid everywhere.
+    cast_entry: HashMap<(Value, Type), Value>,
+    /// The type of each variable, by index.
+    var_types: Vec<Type>,
     /// A 64-byte block of zeros: where out-of-range lanes of indirect reads read.
     zero_addr: Value,
     /// The constant-buffer table.
@@ -541,11 +568,15 @@ struct Emitter<'a, 'f> {
     /// Bitcasts made in `cast_block`, by (operand, type).
     cast_here: HashMap<(Value, Type), Value>,
     cast_block: Option<Block>,
+    /// Constants made in `cast_block` (with the optimizer, see [`Self::konst`]).
+    konst_here: HashMap<(u32, Type), Value>,
     /// -0.0 in every lane (`f32x4`).
     neg_zero: Value,
     /// POW, EX2 and LG2 inline (`pow_inline`, `lg2_inline`): needs the CPU's FMA, which
     /// Cranelift then uses for `fma` (its libcall fallback does not exist for vectors).
     vector_libm: bool,
+    /// Whether Cranelift's optimizer runs on this function.
+    optimize: bool,
     /// With `SOFTGPU_JIT_STATS`: per opcode, the instructions compiled and the Cranelift
     /// instructions they emitted (flow instructions and the per-quad frame not counted).
     op_stats: Option<HashMap<Opcode, (usize, usize)>>,
@@ -592,19 +623,64 @@ fn is_denormal(bits: u32) -> bool {
 impl Emitter<'_, '_> {
     // ---- values ------------------------------------------------------------------------------
 
-    /// `x` in every lane.
+    /// `x` in every lane, as an `i32x4`.
     fn splat(&mut self, x: u32) -> Value {
-        if let Some(&v) = self.consts.get(&x) {
-            // Constants are defined in the entry block, which dominates every use.
+        self.konst(x, I32X4)
+    }
+
+    /// `x` in every lane, as an `f32x4`.
+    fn splatf(&mut self, x: u32) -> Value {
+        self.konst(x, F32X4)
+    }
+
+    /// `x` in every lane of a 4-lane vector of type `ty`. Without the optimizer, made once per
+    /// function in the entry block (which dominates every use); with it, once per block where
+    /// used (the optimizer places constants well, but not those made in the entry block, which
+    /// stay live, and often spilled, across the whole kernel).
+    fn konst(&mut self, x: u32, ty: Type) -> Value {
+        if let Some(&v) = self.consts.get(&(x, ty)) {
             return v;
+        }
+        let local = self.optimize && self.entry_end.is_some();
+        if local {
+            self.sync_block();
+            if let Some(&v) = self.konst_here.get(&(x, ty)) {
+                return v;
+            }
         }
         let bytes: Vec<u8> = (0..4).flat_map(|_| x.to_le_bytes()).collect();
         let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
-        let v = self.b.ins().vconst(I32X4, c);
-        if self.b.current_block() == Some(self.entry) && self.consts.len() < 64 {
-            self.consts.insert(x, v);
+        let v = match self.entry_end {
+            Some(end) if !local => FuncCursor::new(self.b.func)
+                .at_inst(end)
+                .ins()
+                .vconst(ty, c),
+            _ => self.b.ins().vconst(ty, c),
+        };
+        if local {
+            self.konst_here.insert((x, ty), v);
+        } else {
+            self.consts.insert((x, ty), v);
         }
+        self.const_bits.insert(v, x);
         v
+    }
+
+    /// Forgets the values made for the current block when emission moved to another one.
+    fn sync_block(&mut self) {
+        let block = self.b.current_block();
+        if self.cast_block != block {
+            self.cast_block = block;
+            self.cast_here.clear();
+            self.konst_here.clear();
+        }
+    }
+
+    /// True when every lane of `v` is a known constant that is not a NaN.
+    fn never_nan(&self, v: Value) -> bool {
+        self.const_bits
+            .get(&v)
+            .is_some_and(|&x| !f32::from_bits(x).is_nan())
     }
 
     fn f(&mut self, v: Value) -> Value {
@@ -615,9 +691,21 @@ impl Emitter<'_, '_> {
         self.cast(I32X4, v)
     }
 
+    /// True when `v` is defined in the entry block.
+    fn in_entry(&self, v: Value) -> bool {
+        let dfg = &self.b.func.dfg;
+        let block = match dfg.value_def(v) {
+            ValueDef::Result(inst, _) => self.b.func.layout.inst_block(inst),
+            ValueDef::Param(block, _) => Some(block),
+            _ => None,
+        };
+        block == Some(self.entry)
+    }
+
     /// A bitcast, reusing an earlier one where that is valid SSA: undoing a bitcast gives its
-    /// operand back (which dominates the cast, hence this use), and a cast already made in the
-    /// current block is reused. Halves the instructions Cranelift has to compile.
+    /// operand back (which dominates the cast, hence this use), a cast already made in the
+    /// current block is reused, and values of the entry block (constants above all) are cast
+    /// once, in the entry block. Halves the instructions Cranelift has to compile.
     fn cast(&mut self, ty: Type, v: Value) -> Value {
         if self.b.func.dfg.value_type(v) == ty {
             return v;
@@ -627,37 +715,47 @@ impl Emitter<'_, '_> {
                 return x;
             }
         }
-        let block = self.b.current_block();
-        if self.cast_block != block {
-            self.cast_block = block;
-            self.cast_here.clear();
+        if let Some(end) = self.entry_end {
+            if self.in_entry(v) {
+                if let Some(&x) = self.cast_entry.get(&(v, ty)) {
+                    return x;
+                }
+                let x = FuncCursor::new(self.b.func)
+                    .at_inst(end)
+                    .ins()
+                    .bitcast(ty, self.le, v);
+                self.cast_of.insert(x, v);
+                self.cast_entry.insert((v, ty), x);
+                if let Some(&bits) = self.const_bits.get(&v) {
+                    self.const_bits.insert(x, bits);
+                }
+                return x;
+            }
         }
+        self.sync_block();
         if let Some(&x) = self.cast_here.get(&(v, ty)) {
             return x;
         }
         let x = self.b.ins().bitcast(ty, self.le, v);
         self.cast_of.insert(x, v);
         self.cast_here.insert((v, ty), x);
+        if let Some(&bits) = self.const_bits.get(&v) {
+            self.const_bits.insert(x, bits);
+        }
         x
     }
 
-    /// Denormals to zero of the same sign (`ops::flush`).
-    fn flush(&mut self, v: Value) -> Value {
-        let exp = self.splat(EXP);
-        let e = self.b.ins().band(v, exp);
-        let zero = self.splat(0);
-        let z = self.b.ins().icmp(IntCC::Equal, e, zero);
-        let mant = self.splat(MANT);
-        let m = self.b.ins().band(z, mant);
-        self.b.ins().band_not(v, m)
-    }
-
-    fn fl(&mut self, v: V) -> Value {
-        if v.flushed {
-            v.v
-        } else {
-            self.flush(v.v)
+    /// `mask ? x : y` per lane for a lane mask (an `i32x4` of all-ones or all-zeros lanes),
+    /// in the type of `x` and `y` when both are floats (a comparison's mask then still
+    /// becomes one `blendv`), else as integers.
+    fn sel(&mut self, mask: Value, x: Value, y: Value) -> Value {
+        let dfg = &self.b.func.dfg;
+        if dfg.value_type(x) == F32X4 && dfg.value_type(y) == F32X4 {
+            let m = self.f(mask);
+            return self.b.ins().bitselect(m, x, y);
         }
+        let (x, y) = (self.i(x), self.i(y));
+        self.b.ins().bitselect(mask, x, y)
     }
 
     fn flushed(v: Value) -> V {
@@ -672,15 +770,14 @@ impl Emitter<'_, '_> {
         // as the zero of its sign, and which returns any other `r` unchanged (an SSE result is
         // never a signalling NaN, so its NaN goes through as it is). One instruction, not five.
         let r = self.b.ins().fadd(r, self.neg_zero);
-        Self::flushed(self.i(r))
+        Self::flushed(r)
     }
 
     /// [`Self::fbin`] without the output flush, for intermediate results that only feed other
     /// float arithmetic: DAZ reads a denormal input as the zero of its sign, which is what the
     /// flush would have written.
     fn fbin_unflushed(&mut self, op: Opcode, a: V, b: V) -> Value {
-        let r = self.fbin_float(op, a, b);
-        self.i(r)
+        self.fbin_float(op, a, b)
     }
 
     /// The operation itself, as an `f32x4`.
@@ -722,23 +819,43 @@ impl Emitter<'_, '_> {
     }
 
     /// `ops::fmax` / `ops::fmin`: a NaN operand yields the other unchanged, ties the first.
+    ///
+    /// `maxps`/`minps` pick the larger/smaller exactly as `ops` does for non-NaN operands, and
+    /// under DAZ they return the flushed operand, as `ops` does: `b > a ? b : a` is written in
+    /// the one form Cranelift lowers to `maxps b, a` (`minps b, a` for `b < a ? b : a`); ties
+    /// and NaN give the second operand, `a`. The NaN cases are then patched, each only where
+    /// it can differ.
     fn minmax(&mut self, max: bool, a: V, b: V) -> V {
-        let cc = if max {
-            FloatCC::GreaterThan
+        let x = self.f(a.v);
+        let y = self.f(b.v);
+        // The optimizer folds a select of two equal values (which it may prove equal where
+        // this code cannot: equal loads or expressions) to that value, unflushed: one side
+        // is flushed here unless one already is.
+        let xs = if self.optimize && !a.flushed && !b.flushed {
+            self.flush(x)
         } else {
-            FloatCC::LessThan
+            x
         };
-        let x = self.fl(a);
-        let y = self.fl(b);
-        let take_b = self.fcmp(cc, Self::flushed(y), Self::flushed(x));
-        let r = self.b.ins().bitselect(take_b, y, x);
-        let nb = self.is_nan(b.v);
-        let r = self.b.ins().bitselect(nb, a.v, r);
-        let na = self.is_nan(a.v);
-        let r = self.b.ins().bitselect(na, b.v, r);
+        let lt = if max {
+            self.b.ins().fcmp(FloatCC::LessThan, xs, y)
+        } else {
+            self.b.ins().fcmp(FloatCC::LessThan, y, xs)
+        };
+        let lt = self.f(lt);
+        let mut r = self.b.ins().bitselect(lt, y, xs);
+        let (a_num, b_num) = (self.never_nan(a.v), self.never_nan(b.v));
+        // b NaN: `a` unflushed, which is `maxps`' flushed `a` unless `a` may be denormal.
+        if !b_num && !a.flushed {
+            let nb = self.is_nan(y);
+            r = self.sel(nb, x, r);
+        }
+        if !a_num {
+            let na = self.is_nan(x);
+            r = self.sel(na, y, r);
+        }
         V {
             v: r,
-            flushed: a.flushed && b.flushed,
+            flushed: (a_num || b.flushed) && (b_num || a.flushed),
         }
     }
 
@@ -746,18 +863,33 @@ impl Emitter<'_, '_> {
     /// `roundps` would quiet).
     fn keep_nan(&mut self, x: Value, r: Value) -> Value {
         let n = self.is_nan(x);
-        self.b.ins().bitselect(n, x, r)
+        self.sel(n, x, r)
     }
 
-    /// `ops::saturate`.
+    /// Denormals to zero of the same sign (`ops::flush`), in the type of `v`: DAZ makes a
+    /// denormal compare equal to zero.
+    fn flush(&mut self, v: Value) -> Value {
+        let vf = self.f(v);
+        let zero = self.splatf(0);
+        let z = self.b.ins().fcmp(FloatCC::Equal, vf, zero);
+        let ty = self.b.func.dfg.value_type(v);
+        let sign = self.konst(SIGN, ty);
+        let s = self.b.ins().band(v, sign);
+        self.sel(z, s, v)
+    }
+
+    /// `ops::saturate`: `maxps x, 0` (NaN and, under DAZ, denormals give +0), then
+    /// `minps _, 1`, in the forms Cranelift lowers to them (see [`Self::minmax`]).
     fn saturate(&mut self, v: V) -> Value {
-        let x = self.fl(v);
-        let one = self.splat(ONE);
-        let zero = self.splat(0);
-        let lt1 = self.fcmp(FloatCC::LessThan, Self::flushed(x), Self::flushed(one));
-        let r = self.b.ins().bitselect(lt1, x, one);
-        let gt0 = self.fcmp(FloatCC::GreaterThan, Self::flushed(x), Self::flushed(zero));
-        self.b.ins().band(gt0, r)
+        let x = self.f(v.v);
+        let zero = self.splatf(0);
+        let one = self.splatf(ONE);
+        let gt0 = self.b.ins().fcmp(FloatCC::LessThan, zero, x);
+        let gt0 = self.f(gt0);
+        let m = self.b.ins().bitselect(gt0, x, zero);
+        let lt1 = self.b.ins().fcmp(FloatCC::LessThan, m, one);
+        let lt1 = self.f(lt1);
+        self.b.ins().bitselect(lt1, m, one)
     }
 
     fn bool_float(&mut self, mask: Value) -> V {
@@ -952,6 +1084,8 @@ impl Emitter<'_, '_> {
     /// two lanes per `f64x2`, when every lane has a positive normal `x` and a normal `y` (their
     /// results need no special case: `y * log2(x)` is finite); other quads go per lane.
     fn pow_inline(&mut self, x: Option<Value>, y: Value) -> V {
+        let x = x.map(|x| self.i(x));
+        let y = self.i(y);
         let oky = self.normal_lanes(y, false);
         let ok = match x {
             Some(x) => {
@@ -1056,6 +1190,7 @@ impl Emitter<'_, '_> {
     /// infinities and NaN send the quad to the per-lane path.
     fn sincos_inline(&mut self, y: Value, cos: bool) -> V {
         use libm::sc;
+        let y = self.i(y);
         let s20 = self.b.ins().iconst(I32, 20);
         let top = self.b.ins().ushr(y, s20);
         let m = self.splat(0x7ff);
@@ -1156,6 +1291,7 @@ impl Emitter<'_, '_> {
     /// `ops::lg2(x)`: `libm::logf` two lanes per `f64x2` when every lane is positive, normal
     /// and finite, times Mesa's constant; other quads go per lane.
     fn lg2_inline(&mut self, x: Value) -> V {
+        let x = self.i(x);
         let ok = self.normal_lanes(x, true);
         self.fast_or_lanes(ok, LaneOp::Lg2, &[x], |e| {
             let a = libm::LOGF_POLY.map(|c| e.dconst(c));
@@ -1206,7 +1342,7 @@ impl Emitter<'_, '_> {
     }
 
     fn save(&mut self, v: Value) -> Variable {
-        let var = self.b.declare_var(I32X4);
+        let var = self.declare(I32X4);
         self.b.def_var(var, v);
         var
     }
@@ -1315,8 +1451,14 @@ impl Emitter<'_, '_> {
         }
         use crate::interp::decode::IndirectFile;
         let ind = self.d.indirects[k as usize];
-        let idx = ind.index_reg.map(|r| self.load_slot(r.slot, r.component).v);
-        let dims = ind.dim_reg.map(|r| self.load_slot(r.slot, r.component).v);
+        let idx = ind.index_reg.map(|r| {
+            let v = self.load_slot(r.slot, r.component).v;
+            self.i(v)
+        });
+        let dims = ind.dim_reg.map(|r| {
+            let v = self.load_slot(r.slot, r.component).v;
+            self.i(v)
+        });
         let mut addrs = [self.zero_addr; 4];
         for (l, addr) in addrs.iter_mut().enumerate() {
             let lane = l as u8;
@@ -1389,24 +1531,30 @@ impl Emitter<'_, '_> {
 
     fn modify(&mut self, v: V, m: Modifier) -> V {
         // Sign-bit changes keep a value denormal-free; integer negation does not.
+        // Sign-bit changes are made in the value's own type.
+        let ty = self.b.func.dfg.value_type(v.v);
         let (v, flushed) = match m {
             Modifier::None => return v,
             Modifier::Abs => {
-                let k = self.splat(!SIGN);
+                let k = self.konst(!SIGN, ty);
                 (self.b.ins().band(v.v, k), v.flushed)
             }
             Modifier::FNeg => {
-                let k = self.splat(SIGN);
+                let k = self.konst(SIGN, ty);
                 (self.b.ins().bxor(v.v, k), v.flushed)
             }
             Modifier::FNegAbs => {
-                let k = self.splat(SIGN);
+                let k = self.konst(SIGN, ty);
                 (self.b.ins().bor(v.v, k), v.flushed)
             }
-            Modifier::INeg => (self.b.ins().ineg(v.v), false),
+            Modifier::INeg => {
+                let x = self.i(v.v);
+                (self.b.ins().ineg(x), false)
+            }
             Modifier::INegAbs => {
+                let x = self.i(v.v);
                 let k = self.splat(!SIGN);
-                let a = self.b.ins().band(v.v, k);
+                let a = self.b.ins().band(x, k);
                 (self.b.ins().ineg(a), false)
             }
         };
@@ -1416,6 +1564,19 @@ impl Emitter<'_, '_> {
     /// `lanes ? val : old` per lane, for a lane mask (every lane all ones or all zeros): one
     /// `blendvps`, where `bitselect` of a mask Cranelift cannot see the origin of (a variable,
     /// a block parameter) becomes three instructions.
+    /// The type `var` was declared with.
+    fn var_type(&self, var: Variable) -> Type {
+        self.var_types[var.as_u32() as usize]
+    }
+
+    /// A new variable of type `ty`.
+    fn declare(&mut self, ty: Type) -> Variable {
+        let var = self.b.declare_var(ty);
+        debug_assert_eq!(var.as_u32() as usize, self.var_types.len());
+        self.var_types.push(ty);
+        var
+    }
+
     fn blend_lanes(&mut self, lanes: Value, val: Value, old: Value) -> Value {
         let val = self.i(val);
         let old = self.i(old);
@@ -1444,6 +1605,7 @@ impl Emitter<'_, '_> {
                             self.blend_lanes(m, val, old)
                         }
                     };
+                    let val = self.cast(self.var_type(vars[c]), val);
                     self.b.def_var(vars[c], val);
                 }
                 return;
@@ -1615,7 +1777,8 @@ impl Emitter<'_, '_> {
                         self.float_true(x.v)
                     } else {
                         let zero = self.splat(0);
-                        self.b.ins().icmp(IntCC::NotEqual, x.v, zero)
+                        let x = self.i(x.v);
+                        self.b.ins().icmp(IntCC::NotEqual, x, zero)
                     };
                     let cond = self.mask(COND);
                     let saved = self.save(cond);
@@ -1739,7 +1902,8 @@ impl Emitter<'_, '_> {
                     if inst.op == Opcode::BREAKC {
                         let x = self.fetch(&inst.src[0], 0, pc)?;
                         let zero = self.splat(0);
-                        let t = self.b.ins().icmp(IntCC::NotEqual, x.v, zero);
+                        let x = self.i(x.v);
+                        let t = self.b.ins().icmp(IntCC::NotEqual, x, zero);
                         lanes = self.b.ins().band(lanes, t);
                     }
                     let m = if inst.breaks_switch { SWITCH } else { LOOP };
@@ -1761,11 +1925,13 @@ impl Emitter<'_, '_> {
                     self.b.ins().brif(any, body, &[], after, &[]);
                     self.b.switch_to_block(body);
                     let sel = self.fetch(&inst.src[0], 0, pc)?.v;
+                    let sel = self.i(sel);
                     let mut matched = self.splat(0);
                     for k in 0..self.d.cases[inst.aux as usize].len() {
                         let case_pc = self.d.cases[inst.aux as usize][k] as usize;
                         let case = self.d.insts[case_pc];
                         let v = self.fetch(&case.src[0], 0, case_pc)?.v;
+                        let v = self.i(v);
                         let eq = self.b.ins().icmp(IntCC::Equal, sel, v);
                         matched = self.b.ins().bor(matched, eq);
                     }
@@ -1799,6 +1965,7 @@ impl Emitter<'_, '_> {
                     let add = if inst.op == Opcode::CASE {
                         let sel = self.b.use_var(selector);
                         let v = self.fetch(&inst.src[0], 0, pc)?.v;
+                        let v = self.i(v);
                         let eq = self.b.ins().icmp(IntCC::Equal, sel, v);
                         self.b.ins().band(eq, prev)
                     } else {
@@ -1896,6 +2063,7 @@ impl Emitter<'_, '_> {
 
     /// `!ops::eq(x, 0.0)`: true unless x is ±0 or a denormal (NaN is true).
     fn float_true(&mut self, x: Value) -> Value {
+        let x = self.i(x);
         let exp = self.splat(EXP);
         let e = self.b.ins().band(x, exp);
         let zero = self.splat(0);
@@ -1919,8 +2087,9 @@ impl Emitter<'_, '_> {
         if let DstLoc::Local(i) = self.d.insts[pc].dst {
             if let Some(vars) = self.reg_vars[i as usize] {
                 for (c, var) in vars.iter().enumerate() {
+                    let ty = self.var_type(*var);
                     let v = self.b.ins().load(
-                        I32X4,
+                        ty,
                         self.mf,
                         self.regs,
                         (i as usize * 64 + c * 16) as i32,
@@ -2237,7 +2406,8 @@ impl Emitter<'_, '_> {
             }
             let mut src = [self.splat(0); 4];
             for (c, sc) in src.iter_mut().enumerate() {
-                *sc = self.fetch(&inst.src[0], c, pc)?.v;
+                let v = self.fetch(&inst.src[0], c, pc)?.v;
+                *sc = self.i(v);
             }
             let texels = match self.fast_vals.get(&pc).copied() {
                 Some(base) => {
@@ -2316,7 +2486,7 @@ impl Emitter<'_, '_> {
                 let zero = Self::flushed(self.splat(0));
                 let lt = self.fcmp(FloatCC::LessThan, a, zero);
                 V {
-                    v: self.b.ins().bitselect(lt, b.v, c3.v),
+                    v: self.sel(lt, b.v, c3.v),
                     flushed: b.flushed && c3.flushed,
                 }
             }),
@@ -2324,15 +2494,16 @@ impl Emitter<'_, '_> {
                 let half = Self::flushed(self.splat(0x3f00_0000));
                 let gt = self.fcmp(FloatCC::LessThan, half, c3);
                 V {
-                    v: self.b.ins().bitselect(gt, a.v, b.v),
+                    v: self.sel(gt, a.v, b.v),
                     flushed: a.flushed && b.flushed,
                 }
             }),
             UCMP => each!(|a, b, c3| {
                 let zero = self.splat(0);
-                let nz = self.b.ins().icmp(IntCC::NotEqual, a.v, zero);
+                let x = self.i(a.v);
+                let nz = self.b.ins().icmp(IntCC::NotEqual, x, zero);
                 V {
-                    v: self.b.ins().bitselect(nz, b.v, c3.v),
+                    v: self.sel(nz, b.v, c3.v),
                     flushed: b.flushed && c3.flushed,
                 }
             }),
@@ -2346,16 +2517,13 @@ impl Emitter<'_, '_> {
                     TRUNC => self.b.ins().trunc(x),
                     _ => self.b.ins().nearest(x),
                 };
-                let y = self.i(y);
-                let xi = self.i(x);
-                Self::flushed(self.keep_nan(xi, y))
+                Self::flushed(self.keep_nan(x, y))
             }),
             FRC => each!(|a| {
                 let x = a;
                 let xf = self.f(x.v);
                 let fl = self.b.ins().floor(xf);
-                let fl = self.i(fl);
-                let fl = Self::flushed(self.keep_nan(x.v, fl));
+                let fl = Self::flushed(self.keep_nan(xf, fl));
                 self.fbin(SUB, x, fl)
             }),
             SSG => each!(|a| {
@@ -2398,7 +2566,7 @@ impl Emitter<'_, '_> {
                         // DAZ flushes the input; sqrt of a normal number is normal.
                         let x = self.f(a.v);
                         let q = self.b.ins().sqrt(x);
-                        let q = Self::flushed(self.i(q));
+                        let q = Self::flushed(q);
                         if op == RSQ {
                             self.fbin(DIV, one, q)
                         } else {
@@ -2524,12 +2692,13 @@ impl Emitter<'_, '_> {
                 broadcast!(d)
             }
             I2F | U2F => each!(|a| {
+                let x = self.i(a.v);
                 let f = if op == I2F {
-                    self.b.ins().fcvt_from_sint(F32X4, a.v)
+                    self.b.ins().fcvt_from_sint(F32X4, x)
                 } else {
-                    self.b.ins().fcvt_from_uint(F32X4, a.v)
+                    self.b.ins().fcvt_from_uint(F32X4, x)
                 };
-                Self::flushed(self.i(f))
+                Self::flushed(f)
             }),
             F2I => each!(|a| V {
                 v: self.f2i(a.v),
@@ -2566,12 +2735,15 @@ impl Emitter<'_, '_> {
                     flushed: false,
                 }
             }),
-            NOT => each!(|a| V {
-                v: self.b.ins().bnot(a.v),
-                flushed: false,
+            NOT => each!(|a| {
+                let x = self.i(a.v);
+                V {
+                    v: self.b.ins().bnot(x),
+                    flushed: false,
+                }
             }),
             AND | OR | XOR | UADD | UMUL | IMAX | IMIN | UMAX | UMIN => each!(|a, b| {
-                let (x, y) = (a.v, b.v);
+                let (x, y) = (self.i(a.v), self.i(b.v));
                 let ins = self.b.ins();
                 let v = match op {
                     AND => ins.band(x, y),
@@ -2587,24 +2759,32 @@ impl Emitter<'_, '_> {
                 V { v, flushed: false }
             }),
             UMAD => each!(|a, b, c3| {
-                let t = self.b.ins().imul(a.v, b.v);
+                let (x, y, z) = (self.i(a.v), self.i(b.v), self.i(c3.v));
+                let t = self.b.ins().imul(x, y);
                 V {
-                    v: self.b.ins().iadd(t, c3.v),
+                    v: self.b.ins().iadd(t, z),
                     flushed: false,
                 }
             }),
-            INEG => each!(|a| V {
-                v: self.b.ins().ineg(a.v),
-                flushed: false,
+            INEG => each!(|a| {
+                let x = self.i(a.v);
+                V {
+                    v: self.b.ins().ineg(x),
+                    flushed: false,
+                }
             }),
-            IABS => each!(|a| V {
-                v: self.b.ins().iabs(a.v),
-                flushed: false,
+            IABS => each!(|a| {
+                let x = self.i(a.v);
+                V {
+                    v: self.b.ins().iabs(x),
+                    flushed: false,
+                }
             }),
             ISSG => each!(|a| {
                 let minus = self.splat(!0);
                 let one = self.splat(1);
-                let t = self.b.ins().smax(a.v, minus);
+                let x = self.i(a.v);
+                let t = self.b.ins().smax(x, minus);
                 V {
                     v: self.b.ins().smin(t, one),
                     flushed: false,
@@ -2619,8 +2799,9 @@ impl Emitter<'_, '_> {
                     USGE => IntCC::UnsignedGreaterThanOrEqual,
                     _ => IntCC::UnsignedLessThan,
                 };
+                let (x, y) = (self.i(a.v), self.i(b.v));
                 V {
-                    v: self.b.ins().icmp(cc, a.v, b.v),
+                    v: self.b.ins().icmp(cc, x, y),
                     flushed: false,
                 }
             }),
@@ -2630,8 +2811,9 @@ impl Emitter<'_, '_> {
                     USHR => |b, x, y| b.ins().ushr(x, y),
                     _ => |b, x, y| b.ins().sshr(x, y),
                 };
+                let (x, y) = (self.i(a.v), self.i(b.v));
                 V {
-                    v: self.per_lane(a.v, b.v, f),
+                    v: self.per_lane(x, y, f),
                     flushed: false,
                 }
             }),
@@ -2721,6 +2903,33 @@ fn flushed_locals(d: &Decoded) -> Vec<[bool; 4]> {
             return state;
         }
     }
+}
+
+/// Which local register channels are kept as `f32x4` variables rather than `i32x4`: those
+/// written more often by float arithmetic than by integer and bitwise operations (copies and
+/// selects count for neither). Values are cast where the other type is needed; the choice only
+/// saves casts.
+fn float_locals(d: &Decoded) -> Vec<[bool; 4]> {
+    use Opcode::*;
+    let mut score = vec![[0i32; 4]; d.num_locals];
+    for inst in &d.insts {
+        let DstLoc::Local(i) = inst.dst else { continue };
+        let w = match inst.op {
+            ADD | SUB | MUL | DIV | MAD | LRP | DP2 | DP3 | DP4 | DPH | DP2A | FRC | FLR | CEIL
+            | TRUNC | ROUND | RCP | RSQ | SQRT | MIN | MAX | CLAMP | DDX | DDY | DDX_FINE
+            | DDY_FINE | I2F | U2F | EX2 | LG2 | POW | SIN | COS => 1,
+            MOV | UARL | CMP | UCMP | CND | ABS | NOP => 0,
+            _ if inst.op.class() == OpcodeClass::Texture => 0,
+            _ if inst.saturate => 1,
+            _ => -1,
+        };
+        for (c, sc) in score[i as usize].iter_mut().enumerate() {
+            if inst.write_mask & (1 << c) != 0 {
+                *sc += w;
+            }
+        }
+    }
+    score.iter().map(|s| s.map(|x| x > 0)).collect()
 }
 
 /// Above this many (instructions × SSA registers), every local stays in memory.

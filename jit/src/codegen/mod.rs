@@ -389,7 +389,7 @@ impl JitShader {
                 budget: DEFAULT_INSTRUCTION_BUDGET,
             });
         }
-        let kernel = Arc::new(compile_kernel(program, false)?);
+        let kernel = Arc::new(compile_kernel(program, None)?);
         {
             let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
             let list = cache.entry(hash).or_default();
@@ -415,7 +415,7 @@ impl JitShader {
     /// background recompilation (for compile-time measurements).
     pub fn compile_uncached(program: &Program) -> Result<JitShader, ExecError> {
         Ok(JitShader {
-            kernel: Arc::new(compile_kernel(program, false)?),
+            kernel: Arc::new(compile_kernel(program, None)?),
             budget: DEFAULT_INSTRUCTION_BUDGET,
         })
     }
@@ -424,7 +424,16 @@ impl JitShader {
     /// program runs once its background recompilation is done.
     pub fn compile_optimized(program: &Program) -> Result<JitShader, ExecError> {
         Ok(JitShader {
-            kernel: Arc::new(compile_kernel(program, true)?),
+            kernel: Arc::new(compile_kernel(program, Some(true))?),
+            budget: DEFAULT_INSTRUCTION_BUDGET,
+        })
+    }
+
+    /// Compiles `program` for compile time whatever its size (uncached, never recompiled): the
+    /// kernel a large program starts with, for tests and measurements of that tier.
+    pub fn compile_fast_tier(program: &Program) -> Result<JitShader, ExecError> {
+        Ok(JitShader {
+            kernel: Arc::new(compile_kernel(program, Some(false))?),
             budget: DEFAULT_INSTRUCTION_BUDGET,
         })
     }
@@ -457,7 +466,9 @@ impl JitShader {
     }
 }
 
-fn compile_kernel(program: &Program, force_optimize: bool) -> Result<Kernel, ExecError> {
+/// Compiles the first tier of `program`: optimized or not as `optimize` says, by default
+/// (None) by size.
+fn compile_kernel(program: &Program, optimize: Option<bool>) -> Result<Kernel, ExecError> {
     if !cfg!(target_arch = "x86_64") {
         return Err(ExecError::Unsupported {
             pc: 0,
@@ -466,7 +477,7 @@ fn compile_kernel(program: &Program, force_optimize: bool) -> Result<Kernel, Exe
     }
     let interp = Interpreter::new(program)?;
     let decoded = decode::decode(program)?;
-    let optimize = force_optimize || decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS;
+    let optimize = optimize.unwrap_or(decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS);
     let (tier, module, compiled) = compile_tier(program, &decoded, optimize)?;
     Ok(Kernel {
         program: program.clone(),
