@@ -8,6 +8,7 @@ pub mod compact;
 pub mod opt;
 pub mod text;
 mod types;
+pub mod unroll;
 pub mod validate;
 
 use std::fmt;

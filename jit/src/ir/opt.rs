@@ -1,4 +1,5 @@
-//! A bit-exact cleanup of programs produced by the frontends: copy propagation of plain `MOV`s
+//! A bit-exact cleanup of programs produced by the frontends: unrolling of constant loops and
+//! folding of constant instructions ([`super::unroll`]), copy propagation of plain `MOV`s
 //! within straight-line code, then removal of writes nobody reads.
 //!
 //! The naga lowering turns every local-variable load and store into a `MOV`, so a shader's hot
@@ -29,6 +30,7 @@ pub fn optimize(program: &mut Program) {
     {
         return;
     }
+    super::unroll::unroll_loops(program);
     let arrays = array_temps(program);
     // A few rounds: removing dead copies can expose further forwarding.
     for _ in 0..4 {
@@ -76,7 +78,7 @@ fn is_copy_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
 }
 
 /// Instructions whose result depends on other lanes of the quad.
-fn reads_other_lanes(op: Opcode) -> bool {
+pub(super) fn reads_other_lanes(op: Opcode) -> bool {
     op.class() == OpcodeClass::Texture
         || matches!(
             op,
