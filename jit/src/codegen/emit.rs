@@ -6,7 +6,50 @@
 //! `func`, as the interpreter's) are SSA variables; the interpreter's mask stacks become
 //! compile-time nesting, and every construct is skipped with a branch when no lane runs it.
 
-use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The emitter's maps, keyed by small integers (Cranelift values, register numbers): hashed
+/// with one multiply per word instead of SipHash, which was a tenth of a large kernel's
+/// compile time.
+type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// rustc's FxHash: rotate, xor, multiply per word.
+#[derive(Default, Clone, Copy)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(x as u64);
+    }
+
+    fn write_u16(&mut self, x: u16) {
+        self.write_u64(x as u64);
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -208,7 +251,7 @@ fn compile_in(
         let killed_p = load_p(&mut b, offsets.killed);
         static ZERO_BLOCK: [u32; 16] = [0; 16];
         let zero_addr = b.ins().iconst(ptr, ZERO_BLOCK.as_ptr() as i64);
-        let mut const_addr = HashMap::new();
+        let mut const_addr = HashMap::default();
         for &(buf, i) in &consts {
             let entry = b.ins().iadd_imm_s(cb, buf as i64 * 16);
             let base = b.ins().load(ptr, mf, entry, 0);
@@ -220,7 +263,7 @@ fn compile_in(
             const_addr.insert((buf, i), addr);
         }
         // Constant channels are loaded and broadcast once per call, for all its quads.
-        let mut const_vals = HashMap::new();
+        let mut const_vals = HashMap::default();
         for inst in &d.insts {
             for s in &inst.src {
                 if let Loc::Direct(Slot::Const(buf, i)) = s.loc {
@@ -237,7 +280,7 @@ fn compile_in(
         }
         // Inline texture sites: TEX-family 2D lookups with operands in src0 (not TXP), in
         // optimized kernels (the extra code costs compile time).
-        let mut fast_of_pc = HashMap::new();
+        let mut fast_of_pc = HashMap::default();
         let fast_p = load_p(&mut b, offsets.fast);
         if optimize {
             for (pc, inst) in d.insts.iter().enumerate() {
@@ -259,7 +302,7 @@ fn compile_in(
         // Only each site's descriptor address is computed once per call; its fields are loaded
         // where they are used, so that no vector lives across the quad loop (which made the
         // register allocator the largest part of compiling a small textured shader).
-        let mut fast_vals = HashMap::new();
+        let mut fast_vals = HashMap::default();
         for (pc, &site) in &fast_of_pc {
             let base = b.ins().iadd_imm_s(
                 fast_p,
@@ -296,26 +339,26 @@ fn compile_in(
             offsets,
             emitted: 0,
             ret_in_main: false,
-            consts: HashMap::new(),
-            const_bits: HashMap::new(),
+            consts: HashMap::default(),
+            const_bits: HashMap::default(),
             entry,
             entry_end: None,
-            cast_entry: HashMap::new(),
+            cast_entry: HashMap::default(),
             var_types: Vec::new(),
             zero_addr,
             cb,
-            indirect_cache: HashMap::new(),
+            indirect_cache: HashMap::default(),
             flushed_locals: flushed_locals(d),
             reg_vars: Vec::new(),
             fast_vals,
-            cast_of: HashMap::new(),
-            cast_here: HashMap::new(),
-            konst_here: HashMap::new(),
+            cast_of: HashMap::default(),
+            cast_here: HashMap::default(),
+            konst_here: HashMap::default(),
             cast_block: None,
             neg_zero: zero_addr,
             vector_libm: cpu_has_fma(),
             optimize,
-            op_stats: std::env::var_os("SOFTGPU_JIT_STATS").map(|_| HashMap::new()),
+            op_stats: std::env::var_os("SOFTGPU_JIT_STATS").map(|_| HashMap::default()),
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -934,18 +977,16 @@ impl Emitter<'_, '_> {
 
     /// Calls an `ops` function per lane through the `lane_op` shim.
     fn lane_call(&mut self, op: LaneOp, args: &[Value]) -> Value {
-        for (k, &a) in args.iter().enumerate() {
-            self.b
-                .ins()
-                .stack_store(self.ptr, a, self.slot, k as i32 * 16);
-        }
         let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
+        for (k, &a) in args.iter().enumerate() {
+            self.b.ins().store(self.mf, a, addr, k as i32 * 16);
+        }
         let opv = self.b.ins().iconst(I32, op as i64);
         let callee = self.b.ins().iconst(self.ptr, self.shims.lanes as i64);
         self.b
             .ins()
             .call_indirect(self.lanes_sig, callee, &[opv, addr]);
-        self.b.ins().stack_load(self.ptr, I32X4, self.slot, 0)
+        self.b.ins().load(I32X4, self.mf, addr, 0)
     }
 
     // ---- vectorised libm (`interp::libm`) --------------------------------------------------
@@ -2125,22 +2166,17 @@ impl Emitter<'_, '_> {
 
     /// Samples through the `tex_sample` shim: `src` is src0 (swizzled, modifiers applied).
     fn tex_call(&mut self, pc: usize, src: [Value; 4]) -> [Value; 4] {
-        for (c, v) in src.iter().enumerate() {
-            self.b
-                .ins()
-                .stack_store(self.ptr, *v, self.slot, c as i32 * 16);
-        }
+        // One address for all accesses (`stack_store`/`stack_load` each make their own).
         let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
+        for (c, v) in src.iter().enumerate() {
+            self.b.ins().store(self.mf, *v, addr, c as i32 * 16);
+        }
         let pcv = self.b.ins().iconst(I32, pc as i64);
         let callee = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
         self.b
             .ins()
             .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, addr]);
-        std::array::from_fn(|c| {
-            self.b
-                .ins()
-                .stack_load(self.ptr, I32X4, self.slot, c as i32 * 16)
-        })
+        std::array::from_fn(|c| self.b.ins().load(I32X4, self.mf, addr, c as i32 * 16))
     }
 
     /// Loads an inline texture site's descriptor (see `FastTex`) and broadcasts its fields.
