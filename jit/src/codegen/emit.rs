@@ -354,6 +354,7 @@ fn compile_in(
             cast_of: HashMap::default(),
             cast_here: HashMap::default(),
             konst_here: HashMap::default(),
+            cmp_here: HashMap::default(),
             cast_block: None,
             neg_zero: zero_addr,
             vector_libm: cpu_has_fma(),
@@ -529,6 +530,13 @@ struct V {
     flushed: bool,
 }
 
+/// A comparison's condition, as a key of [`Emitter::cmp_here`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Cmp {
+    F(FloatCC),
+    I(IntCC),
+}
+
 /// An open flow construct of the current instruction sequence.
 enum Open {
     If {
@@ -613,6 +621,8 @@ struct Emitter<'a, 'f> {
     cast_block: Option<Block>,
     /// Constants made in `cast_block` (with the optimizer, see [`Self::konst`]).
     konst_here: HashMap<(u32, Type), Value>,
+    /// Comparisons made in `cast_block` (see [`Self::compare`]).
+    cmp_here: HashMap<(Cmp, Value, Value), Value>,
     /// -0.0 in every lane (`f32x4`).
     neg_zero: Value,
     /// POW, EX2 and LG2 inline (`pow_inline`, `lg2_inline`): needs the CPU's FMA, which
@@ -716,6 +726,7 @@ impl Emitter<'_, '_> {
             self.cast_block = block;
             self.cast_here.clear();
             self.konst_here.clear();
+            self.cmp_here.clear();
         }
     }
 
@@ -853,12 +864,28 @@ impl Emitter<'_, '_> {
     fn fcmp(&mut self, cc: FloatCC, a: V, b: V) -> Value {
         let x = self.f(a.v);
         let y = self.f(b.v);
-        self.b.ins().fcmp(cc, x, y)
+        self.compare(Cmp::F(cc), x, y)
+    }
+
+    /// An `fcmp` or `icmp`, reusing an equal one made earlier in the current block (swizzles
+    /// that repeat a channel repeat the comparison, and Cranelift does not merge them without
+    /// its optimizer).
+    fn compare(&mut self, cmp: Cmp, x: Value, y: Value) -> Value {
+        self.sync_block();
+        if let Some(&r) = self.cmp_here.get(&(cmp, x, y)) {
+            return r;
+        }
+        let r = match cmp {
+            Cmp::F(cc) => self.b.ins().fcmp(cc, x, y),
+            Cmp::I(cc) => self.b.ins().icmp(cc, x, y),
+        };
+        self.cmp_here.insert((cmp, x, y), r);
+        r
     }
 
     fn is_nan(&mut self, a: Value) -> Value {
         let x = self.f(a);
-        self.b.ins().fcmp(FloatCC::Unordered, x, x)
+        self.compare(Cmp::F(FloatCC::Unordered), x, x)
     }
 
     /// `ops::fmax` / `ops::fmin`: a NaN operand yields the other unchanged, ties the first.
@@ -2537,7 +2564,7 @@ impl Emitter<'_, '_> {
             UCMP => each!(|a, b, c3| {
                 let zero = self.splat(0);
                 let x = self.i(a.v);
-                let nz = self.b.ins().icmp(IntCC::NotEqual, x, zero);
+                let nz = self.compare(Cmp::I(IntCC::NotEqual), x, zero);
                 V {
                     v: self.sel(nz, b.v, c3.v),
                     flushed: b.flushed && c3.flushed,
