@@ -2204,7 +2204,8 @@ impl Emitter<'_, '_> {
     }
 
     /// Samples through the `tex_sample` shim: `src` is src0 (swizzled, modifiers applied).
-    fn tex_call(&mut self, pc: usize, src: [Value; 4]) -> [Value; 4] {
+    /// The texels come back as `ty` vectors.
+    fn tex_call(&mut self, pc: usize, src: [Value; 4], ty: Type) -> [Value; 4] {
         // One address for all accesses (`stack_store`/`stack_load` each make their own).
         let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
         for (c, v) in src.iter().enumerate() {
@@ -2215,7 +2216,7 @@ impl Emitter<'_, '_> {
         self.b
             .ins()
             .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, addr]);
-        std::array::from_fn(|c| self.b.ins().load(I32X4, self.mf, addr, c as i32 * 16))
+        std::array::from_fn(|c| self.b.ins().load(ty, self.mf, addr, c as i32 * 16))
     }
 
     /// Loads an inline texture site's descriptor (see `FastTex`) and broadcasts its fields.
@@ -2396,7 +2397,7 @@ impl Emitter<'_, '_> {
         for _ in 0..4 {
             self.b.append_block_param(join, I32X4);
         }
-        let (s, t) = (src[0], src[1]);
+        let (s, t) = (self.i(src[0]), self.i(src[1]));
         let (us, oks) = self.tex_axis_u(s, site.fwidth, site.hi_w, site);
         let (ut, okt) = self.tex_axis_u(t, site.fheight, site.hi_h, site);
         let exp = self.splat(EXP);
@@ -2419,7 +2420,7 @@ impl Emitter<'_, '_> {
         self.b.ins().brif(go, fast, &[], slow, &[]);
 
         self.enter(slow);
-        let r = self.tex_call(pc, src);
+        let r = self.tex_call(pc, src, I32X4);
         let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
 
@@ -2481,15 +2482,15 @@ impl Emitter<'_, '_> {
             }
             let mut src = [self.splat(0); 4];
             for (c, sc) in src.iter_mut().enumerate() {
-                let v = self.fetch(&inst.src[0], c, pc)?.v;
-                *sc = self.i(v);
+                *sc = self.fetch(&inst.src[0], c, pc)?.v;
             }
             let texels = match self.fast_vals.get(&pc).copied() {
                 Some(base) => {
                     let site = self.fast_site(base);
                     self.tex_inline(site, pc, src)
                 }
-                None => self.tex_call(pc, src),
+                // Texels are floats: most destinations are `f32x4` variables.
+                None => self.tex_call(pc, src, F32X4),
             };
             let r = texels.map(|v| Some(V { v, flushed: false }));
             self.store(inst, &r, full);
