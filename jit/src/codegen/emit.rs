@@ -900,6 +900,20 @@ impl Emitter<'_, '_> {
     fn minmax(&mut self, max: bool, a: V, b: V) -> V {
         let x = self.f(a.v);
         let y = self.f(b.v);
+        if self.const_bits.get(&b.v).is_some_and(|&k| {
+            let e = k & EXP;
+            e != 0 && (e != EXP || k & MANT == 0)
+        }) {
+            // `b` a constant, normal or infinite: `maxps a, b` (`minps a, b`) alone. A NaN `a`
+            // gives `b`, as does a tie, which means equal bits (`b` is not ±0).
+            let pick_a = if max {
+                self.b.ins().fcmp(FloatCC::LessThan, y, x)
+            } else {
+                self.b.ins().fcmp(FloatCC::LessThan, x, y)
+            };
+            let pick_a = self.f(pick_a);
+            return Self::flushed(self.b.ins().bitselect(pick_a, x, y));
+        }
         // The optimizer folds a select of two equal values (which it may prove equal where
         // this code cannot: equal loads or expressions) to that value, unflushed: one side
         // is flushed here unless one already is.
