@@ -208,6 +208,24 @@ fn lexing_details() {
     assert_eq!(p.parameters.len(), 3);
 }
 
+/// A parameter assigned twice in one file keeps its first value, as RetroArch's entry map does;
+/// librashader keeps the last. Mega Bezel's `MBZ__2__ADV-GLASS__MEGATRON-NTSC` sets
+/// `HSM_REFLECT_GLOBAL_AMOUNT` to 35 and then 7, which is its whole difference from the peer.
+#[test]
+fn duplicate_parameter_first_assignment_wins() {
+    let p = parse(concat!(
+        "shaders = 1\n",
+        "shader0 = a.slang\n",
+        "GLOW = \"35.0\"\n",
+        "OTHER = 2\n",
+        "GLOW = \"7.0\"\n",
+    ))
+    .unwrap();
+    assert_eq!(p.parameter("GLOW"), Some(35.0));
+    assert_eq!(p.parameter("OTHER"), Some(2.0));
+    assert_eq!(p.parameters.len(), 2);
+}
+
 #[test]
 fn booleans_scale_and_paths() {
     let p = parse(concat!(
