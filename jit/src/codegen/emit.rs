@@ -1,8 +1,12 @@
 //! Lowering of a decoded program to Cranelift IR.
 //!
-//! Registers live in memory in the interpreter's layout; each instruction loads its operands as
-//! `i32x4` vectors (one per channel, lanes TL TR BL BR), computes, and stores the written channels
-//! blended with the execution mask. The execution masks (`cond`, `loop`, `cont`, `switch`,
+//! Register channels are SSA variables (one vector per channel, lanes TL TR BL BR; `f32x4` for
+//! channels mostly written by float arithmetic, else `i32x4`, cast where the other is needed),
+//! except registers an indirect operand reaches, which live in memory in the interpreter's
+//! layout; each instruction computes the written channels and stores them blended with the
+//! execution mask. Compile time is mostly Cranelift's, per instruction emitted: constants,
+//! casts and comparisons are shared where SSA allows, and blocks are sealed early (see
+//! `SOFTGPU_JIT_STATS`). The execution masks (`cond`, `loop`, `cont`, `switch`,
 //! `func`, as the interpreter's) are SSA variables; the interpreter's mask stacks become
 //! compile-time nesting, and every construct is skipped with a branch when no lane runs it.
 
