@@ -91,30 +91,33 @@ fn run_check(name: &str) -> Result<(), String> {
     let actual_path = artifacts.join("actual.png");
     let _ = std::fs::remove_file(&actual_path);
 
-    let mut command = Command::new(env!("CARGO_BIN_EXE_softgpu"));
-    command.current_dir(&dir).args([
-        "draw",
-        "--vs",
-        "vs.tgsi",
-        "--fs",
-        "fs.tgsi",
-        "--vertices",
-        "vertices.txt",
-        "--consts",
-        "consts.txt",
-        "--texture",
-        "0=tex0.png",
-        "--filter",
-        filter,
-        "--wrap",
-        "repeat",
-        "--size",
-        &format!("{width}x{height}"),
-        "--convention",
-        "gl",
-        "--out",
-    ]);
-    command.arg(&actual_path);
+    let draw_command = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_softgpu"));
+        command.current_dir(&dir).args([
+            "draw",
+            "--vs",
+            "vs.tgsi",
+            "--fs",
+            "fs.tgsi",
+            "--vertices",
+            "vertices.txt",
+            "--consts",
+            "consts.txt",
+            "--texture",
+            "0=tex0.png",
+            "--filter",
+            filter,
+            "--wrap",
+            "repeat",
+            "--size",
+            &format!("{width}x{height}"),
+            "--convention",
+            "gl",
+        ]);
+        command
+    };
+    let mut command = draw_command();
+    command.arg("--out").arg(&actual_path);
     let shown = format!("{command:?}");
     let output = command
         .output()
@@ -141,7 +144,39 @@ fn run_check(name: &str) -> Result<(), String> {
         &shown,
         TOLERANCE,
         Some(allowed),
-    )
+    )?;
+    // The JIT runs the program after the IR optimizations (unrolling, folding, copy
+    // propagation), the interpreter runs it as written: their pictures must be the same bytes.
+    let interp_path = artifacts.join("interp.png");
+    let output = draw_command()
+        .args(["--exec", "interp", "--out"])
+        .arg(&interp_path)
+        .output()
+        .map_err(|e| {
+            format!(
+                "could not start softgpu: {e}
+{shown}"
+            )
+        })?;
+    if !output.status.success() {
+        return Err(format!(
+            "softgpu --exec interp exited with {}
+stderr:
+{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let jit = load_png(&actual_path)?;
+    let interp = load_png(&interp_path)?;
+    if jit.as_raw() != interp.as_raw() {
+        return Err(format!(
+            "--exec jit ({}) and --exec interp ({}) differ",
+            actual_path.display(),
+            interp_path.display()
+        ));
+    }
+    Ok(())
 }
 
 macro_rules! golden {

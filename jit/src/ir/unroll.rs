@@ -40,8 +40,8 @@ use super::{
 use crate::exec::{NoTextures, QuadIo, QuadShader, ShaderResources};
 use crate::interp::Interpreter;
 
-/// Iterations one loop may be unrolled to.
-pub const MAX_TRIPS: usize = 64;
+/// Iterations one loop may be unrolled to (the instruction limits below usually bind first).
+pub const MAX_TRIPS: usize = 256;
 
 /// Instructions one unrolled loop may produce.
 pub const MAX_LOOP_INSTRUCTIONS: usize = 1500;
