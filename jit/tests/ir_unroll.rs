@@ -392,3 +392,34 @@ fn constant_arrays_read_through_known_addresses() {
         .count();
     assert_eq!(refills, 4, "the array is filled once");
 }
+
+/// An array read through an address the pass knows only for the lanes inside a kept branch: a
+/// derivative of it reads the other lanes too, each through its own address, so the read must
+/// stay indirect there.
+#[test]
+fn addresses_known_in_a_branch_stay_indirect_for_derivatives() {
+    let text = "FRAG\n\
+        DCL IN[0..1], GENERIC[0], PERSPECTIVE\n\
+        DCL OUT[0..1], GENERIC[0]\n\
+        DCL TEMP[0..3], ARRAY(1)\n\
+        DCL TEMP[4..9]\n\
+        DCL ADDR[0]\n\
+        IMM[0] UINT32 {3, 1, 0, 0}\n\
+        IMM[1] FLT32 {0.5, 2.0, -3.0, 0.0}\n\
+        MOV TEMP[0], IN[0]\n\
+        MOV TEMP[1], IN[1]\n\
+        MUL TEMP[2], IN[0], IMM[1].yyyy\n\
+        MUL TEMP[3], IN[1], IMM[1].zzzz\n\
+        AND TEMP[4].x, IN[1].xxxx, IMM[0].xxxx\n\
+        UARL ADDR[0].x, TEMP[4].xxxx\n\
+        MOV TEMP[5], IMM[1].wwww\n\
+        FSLT TEMP[6].x, IN[0].yyyy, IMM[1].xxxx\n\
+        IF TEMP[6].xxxx\n\
+          UARL ADDR[0].x, IMM[0].yyyy\n\
+          DDX TEMP[5], TEMP[ADDR[0].x](1)\n\
+        ENDIF\n\
+        MOV OUT[0], TEMP[5]\n\
+        MOV OUT[1], TEMP[4].xxxx\n\
+        END\n";
+    check(text);
+}

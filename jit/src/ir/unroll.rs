@@ -515,11 +515,16 @@ impl Unroller<'_> {
         lanes_vary: bool,
     ) -> Result<(), Abort> {
         let lane_reader = reads_other_lanes(inst.opcode);
+        // Known values hold in the lanes running this code; an instruction that reads other
+        // lanes inside a kept branch or loop must read their registers (and addresses) as is.
+        let substitute = !(lane_reader && lanes_vary);
         let mut inst = inst.clone();
-        for s in 0..inst.src.len() {
-            if let Some(direct) = self.resolve_indirect(&inst.src[s].reg, known) {
-                inst.src[s].reg = direct;
-                self.changed = true;
+        if substitute {
+            for src in &mut inst.src {
+                if let Some(direct) = self.resolve_indirect(&src.reg, known) {
+                    src.reg = direct;
+                    self.changed = true;
+                }
             }
         }
         if inst.opcode == Opcode::UARL && inst.dst.len() == 1 && trackable(&inst.dst[0].reg) {
@@ -539,7 +544,7 @@ impl Unroller<'_> {
             }
             return self.emit(inst);
         }
-        if !(lane_reader && lanes_vary) {
+        if substitute {
             for s in 0..inst.src.len() {
                 let src = inst.src[s];
                 if src.reg.file != RegisterFile::Temporary {
