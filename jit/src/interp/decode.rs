@@ -623,13 +623,7 @@ pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
     let layout = Layout::new(program);
     let imms = program
         .immediates()
-        .map(|imm| {
-            let mut v = [[0u32; 4]; 4];
-            for (c, bits) in imm.values.iter().take(4).enumerate() {
-                v[c] = [*bits; 4];
-            }
-            v
-        })
+        .map(|imm| imm.components().map(|bits| [bits; 4]))
         .collect();
     let mut d = Decoder {
         layout,

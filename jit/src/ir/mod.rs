@@ -472,6 +472,17 @@ pub struct Immediate {
     pub values: Vec<u32>,
 }
 
+impl Immediate {
+    /// The x, y, z, w bits an operand reads (components not written are zero).
+    pub fn components(&self) -> [u32; 4] {
+        let mut v = [0u32; 4];
+        for (c, bits) in self.values.iter().take(4).enumerate() {
+            v[c] = *bits;
+        }
+        v
+    }
+}
+
 /// A header item, in the order it appears before the instructions.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum HeaderItem {

@@ -65,16 +65,8 @@ pub fn unroll_loops(program: &mut Program) -> bool {
     let Some(structure) = Structure::of(insts) else {
         return false;
     };
-    let immediates: Vec<[u32; 4]> = program
-        .immediates()
-        .map(|imm| {
-            let mut v = [0u32; 4];
-            for (c, bits) in imm.values.iter().take(4).enumerate() {
-                v[c] = *bits;
-            }
-            v
-        })
-        .collect();
+    let immediates: Vec<[u32; 4]> = program.immediates().map(Immediate::components).collect();
+    let program_immediates = immediates.len();
     let mut unroller = Unroller {
         insts,
         structure,
@@ -89,7 +81,6 @@ pub fn unroll_loops(program: &mut Program) -> bool {
             .map(|(i, v)| (*v, i as u32))
             .collect(),
         immediates,
-        new_immediates: Vec::new(),
         folds: HashMap::new(),
         out: Vec::with_capacity(insts.len()),
         limit: insts.len() + MAX_GROWTH,
@@ -102,12 +93,10 @@ pub fn unroll_loops(program: &mut Program) -> bool {
         return false;
     }
     let Unroller {
-        out,
-        new_immediates,
-        ..
+        out, immediates, ..
     } = unroller;
     program.instructions = out;
-    for values in new_immediates {
+    for values in &immediates[program_immediates..] {
         program.header.push(HeaderItem::Immediate(Immediate {
             ty: ImmediateType::Uint32,
             values: values.to_vec(),
@@ -201,10 +190,9 @@ struct Unroller<'p> {
     structure: Structure,
     /// TEMP arrays by id: (first, last) register.
     arrays: HashMap<u32, (u32, u32)>,
-    /// Values of every immediate, the program's and the new ones.
+    /// Values of every immediate: the program's, then the ones the pass adds.
     immediates: Vec<[u32; 4]>,
     imm_index: HashMap<[u32; 4], u32>,
-    new_immediates: Vec<[u32; 4]>,
     /// Folded results by (instruction with immediate sources, immediate values).
     folds: HashMap<FoldKey, Option<[u32; 4]>>,
     out: Vec<Instruction>,
@@ -314,7 +302,7 @@ impl Unroller<'_> {
         known: &mut Known,
         lanes_vary: bool,
     ) -> Result<(), Abort> {
-        let mark = (self.out.len(), self.new_immediates.len(), self.changed);
+        let mark = (self.out.len(), self.immediates.len(), self.changed);
         let mut trips = known.clone();
         let mut unrolled = false;
         self.unrolling += 1;
@@ -346,11 +334,9 @@ impl Unroller<'_> {
             return Ok(());
         }
         self.out.truncate(mark.0);
-        let dropped = self.new_immediates.len() - mark.1;
-        for values in self.new_immediates.drain(mark.1..) {
+        for values in self.immediates.drain(mark.1..) {
             self.imm_index.remove(&values);
         }
-        self.immediates.truncate(self.immediates.len() - dropped);
         self.changed = mark.2;
         self.forget_writes(begin, end, known);
         self.emit(self.insts[begin].clone())?;
@@ -476,7 +462,6 @@ impl Unroller<'_> {
                 let i = self.immediates.len() as u32;
                 self.immediates.push(values);
                 self.imm_index.insert(values, i);
-                self.new_immediates.push(values);
                 i
             }
         };
