@@ -484,22 +484,16 @@ impl Context<'_> {
                     register,
                     mask,
                     coef,
-                } => {
-                    for c in (0..4).filter(|c| mask & (1 << c) != 0) {
-                        let k = coefs[coef + c];
-                        for (slot, &x) in (first..end).zip(xs) {
-                            regs.inputs[slot * ni + register][c] = bits(plane(k, x, y));
-                        }
-                    }
                 }
-                PerQuad::Perspective {
+                | PerQuad::Perspective {
                     register,
                     mask,
                     coef,
                 } => {
+                    let divide = !unit_w && matches!(input, PerQuad::Perspective { .. });
                     for c in (0..4).filter(|c| mask & (1 << c) != 0) {
                         let k = coefs[coef + c];
-                        if unit_w {
+                        if !divide {
                             for (slot, &x) in (first..end).zip(xs) {
                                 regs.inputs[slot * ni + register][c] = bits(plane(k, x, y));
                             }
