@@ -10,50 +10,9 @@
 //! `func`, as the interpreter's) are SSA variables; the interpreter's mask stacks become
 //! compile-time nesting, and every construct is skipped with a branch when no lane runs it.
 
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// The emitter's maps, keyed by small integers (Cranelift values, register numbers): hashed
-/// with one multiply per word instead of SipHash, which was a tenth of a large kernel's
-/// compile time.
-type HashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
-
-/// rustc's FxHash: rotate, xor, multiply per word.
-#[derive(Default, Clone, Copy)]
-struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-    }
-
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(x as u64);
-    }
-
-    fn write_u16(&mut self, x: u16) {
-        self.write_u64(x as u64);
-    }
-
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(x as u64);
-    }
-
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+/// The emitter's maps, keyed by small integers (Cranelift values, register numbers): FxHash,
+/// one multiply per word instead of SipHash, which was a tenth of a large kernel's compile time.
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
