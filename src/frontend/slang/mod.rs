@@ -20,7 +20,6 @@ pub mod spirv_lines;
 pub mod split_samplers;
 
 use std::path::Path;
-use std::sync::Mutex;
 
 use super::lower::{self, LoweredShader};
 use super::FrontendError;
@@ -205,12 +204,13 @@ pub fn compile_stage_from_spirv(
     })
 }
 
-/// glslang keeps process-wide state; compiling from several threads at once is not something
-/// its C API promises to support, so compiles take turns.
-static GLSLANG: Mutex<()> = Mutex::new(());
-
 /// Compiles a preprocessed stage (Vulkan GLSL) to SPIR-V 1.0 with glslang. glslang's errors are
 /// mapped back through the line map to `file:line`.
+///
+/// Threads compile at the same time: glslang is built for it once its process initialisation
+/// (`Compiler::acquire`) is done — every thread parses with its own thread-local pool allocator
+/// and the shared built-in symbol tables are made under glslang's own lock
+/// (`tests/frontend_slang_threads.rs` compares concurrent compiles with serial ones).
 pub fn glsl_to_spirv(source: &StageSource, stage: Stage) -> Result<Vec<u32>, FrontendError> {
     use glslang::{
         CompilerOptions, ShaderInput, ShaderMessage, ShaderSource, ShaderStage, SourceLanguage,
@@ -221,7 +221,6 @@ pub fn glsl_to_spirv(source: &StageSource, stage: Stage) -> Result<Vec<u32>, Fro
     if source.text.contains('\0') {
         return Err(fail("source contains a NUL byte".into()));
     }
-    let _guard = GLSLANG.lock().unwrap_or_else(|p| p.into_inner());
     let compiler =
         glslang::Compiler::acquire().ok_or_else(|| fail("glslang failed to initialise".into()))?;
     let glsl = ShaderSource::from(source.text.as_str());
