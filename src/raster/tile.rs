@@ -473,9 +473,18 @@ impl Context<'_> {
         // A constant 1/w of exactly 1 (every full-screen pass): dividing by it returns every
         // plane value unchanged (no plane value is a signalling NaN), so the division is skipped.
         let unit_w = w.a0 == 1.0 && w.dadx == 0.0 && w.dady == 0.0;
+        // The 1/w plane feeds the perspective divide and gl_FragCoord.w; full-screen passes
+        // (1/w exactly 1, no FragCoord) need none of it.
+        let needs_inv_w = self.inputs.per_quad.iter().any(|input| match input {
+            PerQuad::Perspective { .. } => !unit_w,
+            PerQuad::FragCoord { .. } => true,
+            _ => false,
+        });
         let mut inv_w = [[0f32; 4]; BATCH];
-        for (iw, &x) in inv_w[first..end].iter_mut().zip(xs) {
-            *iw = plane(w, x, y);
+        if needs_inv_w {
+            for (iw, &x) in inv_w[first..end].iter_mut().zip(xs) {
+                *iw = plane(w, x, y);
+            }
         }
         let inv_w = &inv_w[first..end];
         for input in &self.inputs.per_quad {
