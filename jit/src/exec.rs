@@ -93,10 +93,10 @@ pub enum ViewFilter {
     Linear,
 }
 
-/// Wrap mode of a [`TexelView`], the same on both axes.
+/// Wrap mode of one axis of a [`TexelView`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ViewWrap {
-    /// `REPEAT` on a texture whose sides are powers of two (softpipe's `*_repeat_POT` filters).
+    /// `REPEAT` on an axis whose size is a power of two (on every level).
     RepeatPot,
     /// `CLAMP_TO_EDGE`.
     ClampToEdge,
@@ -104,21 +104,54 @@ pub enum ViewWrap {
     ClampToBorder,
 }
 
-/// Level 0 of a texture unit, for executors that sample it inline (see
-/// [`TextureAccess::texel_view`]): texels decoded to RGBA `f32` (the values the sampler filters),
-/// row-major, `width * height * 16` little-endian bytes; no NaN and no denormal among them.
-#[derive(Clone, Copy, Debug)]
-pub struct TexelView<'a> {
-    /// The texels.
-    pub texels: &'a [u8],
+/// Where one mip level lies in [`TexelView::texels`]; `repr(C)` because compiled code reads the
+/// table directly (16 bytes per level).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TexelLevel {
+    /// Index (in texels) of the level's first texel.
+    pub offset: u32,
     /// Width in texels.
     pub width: u32,
     /// Height in texels.
     pub height: u32,
-    /// The filter every lookup uses.
-    pub filter: ViewFilter,
-    /// The wrap mode of s and t.
-    pub wrap: ViewWrap,
+    /// Zero (pads the entry to 16 bytes).
+    pub pad: u32,
+}
+
+/// A texture unit's texels and sampler state, for executors that sample it inline (see
+/// [`TextureAccess::texel_view`]): every mip level decoded to RGBA `f32` (the values the sampler
+/// filters), row-major, 16 little-endian bytes per texel, levels one after the other; no NaN and
+/// no denormal among them.
+#[derive(Clone, Copy, Debug)]
+pub struct TexelView<'a> {
+    /// The texels of all levels.
+    pub texels: &'a [u8],
+    /// The levels, base level first (at least one).
+    pub levels: &'a [TexelLevel],
+    /// Width of level 0 in texels.
+    pub width: u32,
+    /// Height of level 0 in texels.
+    pub height: u32,
+    /// The filter when minifying (lod > 0).
+    pub min_filter: ViewFilter,
+    /// The filter when magnifying (lod <= 0).
+    pub mag_filter: ViewFilter,
+    /// The filter between levels; `None` samples level 0 only.
+    pub mip_filter: Option<ViewFilter>,
+    /// The wrap mode of s.
+    pub wrap_s: ViewWrap,
+    /// The wrap mode of t.
+    pub wrap_t: ViewWrap,
+    /// The sampler's lod bias (finite, not denormal).
+    pub lod_bias: f32,
+    /// The sampler's lower lod clamp (finite, not denormal).
+    pub min_lod: f32,
+    /// The sampler's upper lod clamp (finite, not denormal).
+    pub max_lod: f32,
+    /// The table of the sampler's `fast_log2` (f32 bits of log2(1 + i/256)), which inline level
+    /// of detail must use to agree with it.
+    pub log2_table: &'a [u32; 257],
 }
 
 /// Texture access for executors: the rasterizer's texture units implement this. Results are raw
@@ -146,10 +179,10 @@ pub trait TextureAccess: Sync {
     fn query_lod(&self, request: &SampleRequest) -> [[f32; 4]; 2];
 
     /// When every [`sample`](TextureAccess::sample) of a 2D `target` on this view and sampler
-    /// unit without offsets — whatever its LOD mode — filters level 0 of a texture with one
-    /// filter and one wrap mode on both axes, that level's decoded texels and its state; executors may
-    /// then compute the texels themselves with softpipe's arithmetic for that filter (the JIT
-    /// does, proven bit-identical to `sample`). None (the default): always call `sample`.
+    /// unit without offsets filters the decoded levels of one texture with the state the view
+    /// describes (softpipe's mip filters and LOD rules), that view; executors may then compute
+    /// the texels themselves with softpipe's arithmetic (the JIT does, proven bit-identical to
+    /// `sample`). None (the default): always call `sample`.
     fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
         let _ = (view, sampler, target);
         None

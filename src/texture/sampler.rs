@@ -1058,42 +1058,48 @@ impl TextureAccess for TextureUnits {
         with_ctx(tex, samp, request.target, |ctx| ctx.query_lod(request)).unwrap_or([[0.0; 4]; 2])
     }
 
-    /// Without a mip filter and with one filter for minification and magnification, `sample`
-    /// never looks at the LOD: it runs `filter(mag_img, level 0)`, which for a 2D texture with
-    /// equal wraps is `img_filter_2d_*_repeat_POT` (REPEAT, power-of-two sides) or the generic
-    /// nearest/linear filter with `CLAMP_TO_EDGE` on both axes, over the decoded texels
-    /// ([`Texture::decoded_rgba32f`]: any non-integer format without NaN or denormal texels).
+    /// Any 2D texture whose formats decodes to floats (see [`Texture::decoded_levels`]) with
+    /// each axis wrapped by `REPEAT` (power-of-two size), `CLAMP_TO_EDGE` or `CLAMP_TO_BORDER`,
+    /// and lod clamps and bias that are finite and not denormal: `sample` then filters the
+    /// decoded levels with softpipe's `img_filter_2d_*` and `mip_filter_*` functions, which the
+    /// view's state selects exactly as [`Ctx::sample`] does.
     fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
         if target != TextureTarget::Tex2D {
             return None;
         }
         let (tex, samp) = self.resolve(view, sampler)?;
-        if samp.mip_filter.is_some()
-            || samp.min_filter != samp.mag_filter
-            || samp.wrap_s != samp.wrap_t
-        {
+        let (width, height) = (tex.width(), tex.height());
+        let wrap = |w: Wrap, size: u32| match w {
+            Wrap::Repeat if size.is_power_of_two() => Some(ViewWrap::RepeatPot),
+            Wrap::ClampToEdge => Some(ViewWrap::ClampToEdge),
+            Wrap::ClampToBorder => Some(ViewWrap::ClampToBorder),
+            _ => None,
+        };
+        // The kernel reads these with denormals as zero, and a NaN or infinite clamp would
+        // need the sampler's saturating conversions.
+        let plain = |x: f32| x.is_finite() && (x == 0.0 || x.is_normal());
+        if !(plain(samp.lod_bias) && plain(samp.min_lod) && plain(samp.max_lod)) {
             return None;
         }
-        let (width, height) = (tex.width(), tex.height());
-        let wrap = match samp.wrap_s {
-            Wrap::Repeat if width.is_power_of_two() && height.is_power_of_two() => {
-                ViewWrap::RepeatPot
-            }
-            Wrap::ClampToEdge => ViewWrap::ClampToEdge,
-            Wrap::ClampToBorder => ViewWrap::ClampToBorder,
-            _ => return None,
+        let filter = |f: Filter| match f {
+            Filter::Nearest => ViewFilter::Nearest,
+            Filter::Linear => ViewFilter::Linear,
         };
-        // Exactly width * height texels of 16 bytes, by construction.
-        let texels = tex.decoded_rgba32f()?;
+        let (texels, levels) = tex.decoded_levels()?;
         Some(TexelView {
             texels,
+            levels,
             width,
             height,
-            filter: match samp.mag_filter {
-                Filter::Nearest => ViewFilter::Nearest,
-                Filter::Linear => ViewFilter::Linear,
-            },
-            wrap,
+            min_filter: filter(samp.min_filter),
+            mag_filter: filter(samp.mag_filter),
+            mip_filter: samp.mip_filter.map(filter),
+            wrap_s: wrap(samp.wrap_s, width)?,
+            wrap_t: wrap(samp.wrap_t, height)?,
+            lod_bias: samp.lod_bias,
+            min_lod: samp.min_lod,
+            max_lod: samp.max_lod,
+            log2_table: &LOG2_TABLE_BITS,
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Texture storage: a format, a size and a mip chain of tightly packed, row-major levels.
 
 use super::format::{float_to_ubyte, Format};
+use softgpu_jit::exec::TexelLevel;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use thiserror::Error;
@@ -74,23 +75,31 @@ pub struct Texture {
     width: u32,
     height: u32,
     levels: Vec<Vec<u8>>,
-    decoded: DecodedLevel0,
+    decoded: DecodedLevels,
 }
 
-/// Level 0 decoded to RGBA `f32` texels (little-endian bytes, 16 per texel), made on first use
-/// for the JIT's inline sampler (one texel layout for every format) and dropped by every change
-/// of the texture. `None` inside: the texture has no such view (see [`Texture::decoded_rgba32f`]).
+/// Every level decoded to RGBA `f32` texels (little-endian bytes, 16 per texel, levels one after
+/// the other) and where each level starts, made on first use for the JIT's inline sampler (one
+/// texel layout for every format) and dropped by every change of the texture. `None` inside: the
+/// texture has no such view (see [`Texture::decoded_levels`]).
 #[derive(Clone, Default)]
-struct DecodedLevel0(OnceLock<Option<Box<[u8]>>>);
+struct DecodedLevels(OnceLock<Option<Decoded>>);
 
-impl PartialEq for DecodedLevel0 {
+/// The decoded texels and the level table (see [`DecodedLevels`]).
+#[derive(Clone)]
+struct Decoded {
+    texels: Box<[u8]>,
+    levels: Box<[TexelLevel]>,
+}
+
+impl PartialEq for DecodedLevels {
     /// A cache of the texels: textures are equal by their texels alone.
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
 
-impl std::fmt::Debug for DecodedLevel0 {
+impl std::fmt::Debug for DecodedLevels {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(if self.0.get().is_some() {
             "decoded"
@@ -137,7 +146,7 @@ impl Texture {
             width,
             height,
             levels,
-            decoded: DecodedLevel0::default(),
+            decoded: DecodedLevels::default(),
         })
     }
 
@@ -164,7 +173,7 @@ impl Texture {
             width,
             height,
             levels: vec![data],
-            decoded: DecodedLevel0::default(),
+            decoded: DecodedLevels::default(),
         })
     }
 
@@ -266,55 +275,84 @@ impl Texture {
 
     /// Mutable bytes of a level (empty for a level that does not exist).
     pub fn level_data_mut(&mut self, level: u32) -> &mut [u8] {
-        self.decoded = DecodedLevel0::default();
+        self.decoded = DecodedLevels::default();
         self.levels
             .get_mut(level as usize)
             .map_or(&mut [], |v| v.as_mut_slice())
     }
 
     /// Level 0 as RGBA `f32` texels, 16 little-endian bytes each, row-major: exactly the values
-    /// [`Format::decode`] gives, which the sampler filters. Computed once and kept until the
-    /// texture changes. `None` for integer formats (the sampler returns their bits), textures
-    /// over [`Texture::MAX_DECODED_TEXELS`], and when a texel decodes to a NaN or a denormal:
-    /// code that reads these texels runs with denormals read as zero and may pick another NaN
-    /// than the sampler's arithmetic.
+    /// [`Format::decode`] gives, which the sampler filters (the first level of
+    /// [`Texture::decoded_levels`]).
     pub fn decoded_rgba32f(&self) -> Option<&[u8]> {
-        self.decoded
-            .0
-            .get_or_init(|| self.decode_level0())
-            .as_deref()
+        let (texels, _) = self.decoded_levels()?;
+        texels.get(..self.width as usize * self.height as usize * 16)
     }
 
-    fn decode_level0(&self) -> Option<Box<[u8]>> {
-        let texels = self.width as usize * self.height as usize;
-        if self.format.is_integer() || texels > Self::MAX_DECODED_TEXELS {
+    /// Every level as RGBA `f32` texels, 16 little-endian bytes each, row-major, levels one after
+    /// the other, and where each level starts: exactly the values [`Format::decode`] gives,
+    /// which the sampler filters. Computed once and kept until the texture changes. `None` for
+    /// integer formats (the sampler returns their bits), textures over
+    /// [`Texture::MAX_DECODED_TEXELS`] (level 0), and when a texel decodes to a NaN or a
+    /// denormal: code that reads these texels runs with denormals read as zero and may pick
+    /// another NaN than the sampler's arithmetic.
+    pub fn decoded_levels(&self) -> Option<(&[u8], &[TexelLevel])> {
+        self.decoded
+            .0
+            .get_or_init(|| self.decode_levels())
+            .as_ref()
+            .map(|d| (&d.texels[..], &d.levels[..]))
+    }
+
+    fn decode_levels(&self) -> Option<Decoded> {
+        let base = self.width as usize * self.height as usize;
+        if self.format.is_integer() || base > Self::MAX_DECODED_TEXELS {
             return None;
         }
-        let data = self.level_data(0);
-        let bpt = self.format.bytes_per_texel();
-        if data.len() < texels * bpt {
-            return None;
+        let mut levels = Vec::with_capacity(self.levels.len());
+        let mut total = 0usize;
+        for level in 0..self.level_count() {
+            let (w, h) = self.level_size(level);
+            levels.push(TexelLevel {
+                offset: u32::try_from(total).ok()?,
+                width: w,
+                height: h,
+                pad: 0,
+            });
+            total += w as usize * h as usize;
         }
-        let mut out = vec![0u8; texels * 16].into_boxed_slice();
+        let mut out = vec![0u8; total * 16].into_boxed_slice();
         let table = super::sampler::ubyte_table();
         let unorm8 = self.format == Format::R8G8B8A8Unorm;
-        for (src, dst) in data.chunks_exact(bpt).zip(out.chunks_exact_mut(16)) {
-            let bits = if unorm8 {
-                [0, 1, 2, 3].map(|c| table[src[c] as usize].to_bits())
-            } else {
-                self.format.decode(src)
-            };
-            for (c, b) in bits.iter().enumerate() {
-                let exp = b & 0x7f80_0000;
-                let mant = b & 0x007f_ffff;
-                // Denormal (exponent 0) or NaN (exponent all ones) with a non-zero mantissa.
-                if mant != 0 && (exp == 0 || exp == 0x7f80_0000) {
-                    return None;
+        let bpt = self.format.bytes_per_texel();
+        for (level, l) in levels.iter().enumerate() {
+            let texels = l.width as usize * l.height as usize;
+            let data = self.level_data(level as u32);
+            if data.len() < texels * bpt {
+                return None;
+            }
+            let dst = &mut out[l.offset as usize * 16..(l.offset as usize + texels) * 16];
+            for (src, dst) in data.chunks_exact(bpt).zip(dst.chunks_exact_mut(16)) {
+                let bits = if unorm8 {
+                    [0, 1, 2, 3].map(|c| table[src[c] as usize].to_bits())
+                } else {
+                    self.format.decode(src)
+                };
+                for (c, b) in bits.iter().enumerate() {
+                    let exp = b & 0x7f80_0000;
+                    let mant = b & 0x007f_ffff;
+                    // Denormal (exponent 0) or NaN (exponent all ones) with a non-zero mantissa.
+                    if mant != 0 && (exp == 0 || exp == 0x7f80_0000) {
+                        return None;
+                    }
+                    dst[c * 4..c * 4 + 4].copy_from_slice(&b.to_le_bytes());
                 }
-                dst[c * 4..c * 4 + 4].copy_from_slice(&b.to_le_bytes());
             }
         }
-        Some(out)
+        Some(Decoded {
+            texels: out,
+            levels: levels.into_boxed_slice(),
+        })
     }
 
     /// The decoded texel (see [`Format::decode`]); zero outside the texture.
@@ -330,7 +368,7 @@ impl Texture {
 
     /// Encodes and stores a texel (see [`Format::encode`]); ignored outside the texture.
     pub fn write_texel(&mut self, level: u32, x: u32, y: u32, bits: [u32; 4]) {
-        self.decoded = DecodedLevel0::default();
+        self.decoded = DecodedLevels::default();
         if let Some(o) = self.texel_offset(level, x, y) {
             let bpt = self.format.bytes_per_texel();
             let format = self.format;

@@ -192,7 +192,7 @@ fn compile_in(
         tex.call_conv = call_conv;
         let tex_sig = b.import_signature(tex);
         let slot =
-            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 64, 4));
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 192, 4));
 
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -251,7 +251,7 @@ fn compile_in(
                 if fast_sites.len() < MAX_INLINE_TEX
                     && matches!(
                         inst.op,
-                        Opcode::TEX | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ
+                        Opcode::TEX | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ | Opcode::TXD
                     )
                     && super::tex_fast_path(d, inst)
                     && t.is_some_and(|t| t.target == crate::ir::TextureTarget::Tex2D)
@@ -2180,13 +2180,27 @@ impl Emitter<'_, '_> {
         self.enter(ok);
     }
 
-    /// Samples through the `tex_sample` shim: `src` is src0 (swizzled, modifiers applied).
-    /// The texels come back as `ty` vectors.
-    fn tex_call(&mut self, pc: usize, src: [Value; 4], ty: Type) -> [Value; 4] {
+    /// Samples through the `tex_sample` shim: `src` is src0 (swizzled, modifiers applied),
+    /// `grads` a TXD's gradient channels (src1 then src2; empty for other opcodes). The texels
+    /// come back as `ty` vectors.
+    fn tex_call(
+        &mut self,
+        pc: usize,
+        src: [Value; 4],
+        grads: &[Vec<Value>],
+        ty: Type,
+    ) -> [Value; 4] {
         // One address for all accesses (`stack_store`/`stack_load` each make their own).
         let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
         for (c, v) in src.iter().enumerate() {
             self.b.ins().store(self.mf, *v, addr, c as i32 * 16);
+        }
+        for (k, g) in grads.iter().enumerate() {
+            for (c, v) in g.iter().enumerate() {
+                self.b
+                    .ins()
+                    .store(self.mf, *v, addr, 64 + k as i32 * 64 + c as i32 * 16);
+            }
         }
         let pcv = self.b.ins().iconst(I32, pc as i64);
         let callee = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
@@ -2367,7 +2381,13 @@ impl Emitter<'_, '_> {
     /// coordinate is NaN or beyond 2^22 (softpipe's wide `ifloor`).
     ///
     /// [`TextureAccess::texel_view`]: crate::exec::TextureAccess::texel_view
-    fn tex_inline(&mut self, site: FastSite, pc: usize, src: [Value; 4]) -> [Value; 4] {
+    fn tex_inline(
+        &mut self,
+        site: FastSite,
+        pc: usize,
+        src: [Value; 4],
+        grads: &[Vec<Value>],
+    ) -> [Value; 4] {
         let fast = self.b.create_block();
         let slow = self.b.create_block();
         let join = self.b.create_block();
@@ -2397,7 +2417,7 @@ impl Emitter<'_, '_> {
         self.b.ins().brif(go, fast, &[], slow, &[]);
 
         self.enter(slow);
-        let r = self.tex_call(pc, src, I32X4);
+        let r = self.tex_call(pc, src, grads, I32X4);
         let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
 
@@ -2449,6 +2469,457 @@ impl Emitter<'_, '_> {
         [p[0], p[1], p[2], p[3]]
     }
 
+    /// An inline texture site: the level-0 code (`tex_inline`) or the general one (`tex_mip`),
+    /// as the site's descriptor says (see `FastTex::mode`).
+    fn tex_site(
+        &mut self,
+        base: Value,
+        pc: usize,
+        op: Opcode,
+        src: [Value; 4],
+        grads: &[Vec<Value>],
+    ) -> [Value; 4] {
+        use super::FastTex;
+        use std::mem::offset_of;
+        let mode = self
+            .b
+            .ins()
+            .load(I32, self.mf, base, offset_of!(FastTex, mode) as i32);
+        let general = self.b.create_block();
+        let simple = self.b.create_block();
+        let join = self.b.create_block();
+        for _ in 0..4 {
+            self.b.append_block_param(join, I32X4);
+        }
+        let is_general = self.b.ins().icmp_imm_s(IntCC::Equal, mode, 2);
+        self.b.ins().brif(is_general, general, &[], simple, &[]);
+        self.enter(simple);
+        let site = self.fast_site(base);
+        let r = self.tex_inline(site, pc, src, grads);
+        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.enter(general);
+        let r = self.tex_mip(base, pc, op, src, grads);
+        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.enter(join);
+        let p = self.b.block_params(join);
+        [p[0], p[1], p[2], p[3]]
+    }
+
+    /// Lanes of `x` (bits) that are denormal, as a mask.
+    fn denormal_mask(&mut self, x: Value) -> Value {
+        let x = self.i(x);
+        let exp = self.splat(EXP);
+        let mant = self.splat(MANT);
+        let zero = self.splat(0);
+        let e = self.b.ins().band(x, exp);
+        let ez = self.b.ins().icmp(IntCC::Equal, e, zero);
+        let m = self.b.ins().band(x, mant);
+        let mnz = self.b.ins().icmp(IntCC::NotEqual, m, zero);
+        self.b.ins().band(ez, mnz)
+    }
+
+    /// `a > b ? a : b` on floats (softpipe's comparisons: a NaN gives `b`).
+    fn gt_select(&mut self, a: Value, b: Value) -> Value {
+        let (a, b) = (self.f(a), self.f(b));
+        let gt = self.b.ins().fcmp(FloatCC::GreaterThan, a, b);
+        let (a, b) = (self.i(a), self.i(b));
+        self.b.ins().bitselect(gt, a, b)
+    }
+
+    /// Four 16-byte rows at `base + index * 16` (one per lane of `index`) as four column
+    /// vectors (a 4x4 transpose: punpck{l,h}dq, then punpck{l,h}qdq).
+    fn gather_rows(&mut self, base: Value, index: Value) -> [Value; 4] {
+        let rows: [Value; 4] = std::array::from_fn(|l| {
+            let o = self.b.ins().extractlane(index, l as u8);
+            let o = self.b.ins().uextend(self.ptr, o);
+            let o = self.b.ins().ishl_imm_u(o, 4);
+            let a = self.b.ins().iadd(base, o);
+            let v = self.b.ins().load(I32X4, self.mf, a, 0);
+            self.b.ins().bitcast(I8X16, self.le, v)
+        });
+        let lo32: Vec<u8> = [0u8, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23].to_vec();
+        let hi32: Vec<u8> = lo32.iter().map(|b| b + 8).collect();
+        let lo64: Vec<u8> = (0..8).chain(16..24).collect();
+        let hi64: Vec<u8> = (8..16).chain(24..32).collect();
+        let [lo32, hi32, lo64, hi64] = [lo32, hi32, lo64, hi64]
+            .map(|m| self.b.func.dfg.immediates.push(ConstantData::from(m)));
+        let rg01 = self.b.ins().shuffle(rows[0], rows[1], lo32);
+        let rg23 = self.b.ins().shuffle(rows[2], rows[3], lo32);
+        let ba01 = self.b.ins().shuffle(rows[0], rows[1], hi32);
+        let ba23 = self.b.ins().shuffle(rows[2], rows[3], hi32);
+        let cols = [
+            self.b.ins().shuffle(rg01, rg23, lo64),
+            self.b.ins().shuffle(rg01, rg23, hi64),
+            self.b.ins().shuffle(ba01, ba23, lo64),
+            self.b.ins().shuffle(ba01, ba23, hi64),
+        ];
+        cols.map(|c| self.i(c))
+    }
+
+    /// softpipe's `compute_lambda_2d` from the s and t derivatives along x and y, with
+    /// `util_fast_log2` (exponent plus the sampler's 257-entry table, one load per lane).
+    fn lambda(&mut self, d: [Value; 4], fw: Value, fh: Value, log2: Value) -> Value {
+        let abs = self.splat(!SIGN);
+        let [sx, sy, tx, ty] = d.map(|v| {
+            let v = self.i(v);
+            self.b.ins().band(v, abs)
+        });
+        let ms = self.gt_select(sx, sy);
+        let mt = self.gt_select(tx, ty);
+        let (ms, mt) = (self.f(ms), self.f(mt));
+        let maxx = self.b.ins().fmul(ms, fw);
+        let maxy = self.b.ins().fmul(mt, fh);
+        let rho = self.gt_select(maxx, maxy);
+        let exp = self.splat(EXP);
+        let mant = self.splat(MANT);
+        let e = self.b.ins().band(rho, exp);
+        let e = self.b.ins().ushr_imm_u(e, 23);
+        let bias = self.splat(127);
+        let e = self.b.ins().isub(e, bias);
+        let epart = self.b.ins().fcvt_from_sint(F32X4, e);
+        let m = self.b.ins().band(rho, mant);
+        let round = self.splat(1 << 14);
+        let m = self.b.ins().iadd(m, round);
+        let idx = self.b.ins().ushr_imm_u(m, 15);
+        let mut table = self.splat(0);
+        for l in 0..4u8 {
+            let o = self.b.ins().extractlane(idx, l);
+            let o = self.b.ins().uextend(self.ptr, o);
+            let o = self.b.ins().ishl_imm_u(o, 2);
+            let a = self.b.ins().iadd(log2, o);
+            let x = self.b.ins().load(I32, self.mf, a, 0);
+            table = self.b.ins().insertlane(table, x, l);
+        }
+        let table = self.f(table);
+        self.b.ins().fadd(epart, table)
+    }
+
+    /// Inline sampling of mipmapped (or min/mag-switching, or per-axis wrapped) textures: the
+    /// level of detail, level choice and blend of softpipe's `mip_filter_{none,nearest,linear}`
+    /// and `mip_filter_linear_2d_linear_repeat_POT` per lane, each level filtered as `tex_inline`
+    /// does with per-lane level sizes and filters. Falls back to [`Self::tex_call`] for quads
+    /// with denormal coordinates, derivatives, gradients, bias or lod (the kernel's DAZ would
+    /// read them as zero), NaN border coordinates and scaled coordinates beyond 2^22.
+    fn tex_mip(
+        &mut self,
+        base: Value,
+        pc: usize,
+        op: Opcode,
+        src: [Value; 4],
+        grads: &[Vec<Value>],
+    ) -> [Value; 4] {
+        use super::FastTex;
+        use std::mem::offset_of;
+        let mf = self.mf;
+        let ld32 = |b: &mut FunctionBuilder, off: usize| b.ins().load(I32, mf, base, off as i32);
+        let ldf = |b: &mut FunctionBuilder, off: usize| b.ins().load(F32, mf, base, off as i32);
+        let ldp = |b: &mut FunctionBuilder, ptr: Type, off: usize| {
+            b.ins().load(ptr, mf, base, off as i32)
+        };
+        let ptr = self.ptr;
+        let data = ldp(&mut self.b, ptr, offset_of!(FastTex, data));
+        let levels = ldp(&mut self.b, ptr, offset_of!(FastTex, levels));
+        let log2 = ldp(&mut self.b, ptr, offset_of!(FastTex, log2));
+        let [kind, mag_lin, min_lin, clamp_s, border_s, clamp_t, border_t, last] = [
+            offset_of!(FastTex, mip_kind),
+            offset_of!(FastTex, mag_linear),
+            offset_of!(FastTex, min_linear),
+            offset_of!(FastTex, clamp_s),
+            offset_of!(FastTex, border_s),
+            offset_of!(FastTex, clamp_t),
+            offset_of!(FastTex, border_t),
+            offset_of!(FastTex, last),
+        ]
+        .map(|o| {
+            let x = ld32(&mut self.b, o);
+            self.b.ins().splat(I32X4, x)
+        });
+        let [fw0, fh0, lod_bias, min_lod, max_lod] = [
+            offset_of!(FastTex, fwidth),
+            offset_of!(FastTex, fheight),
+            offset_of!(FastTex, lod_bias),
+            offset_of!(FastTex, min_lod),
+            offset_of!(FastTex, max_lod),
+        ]
+        .map(|o| {
+            let x = ldf(&mut self.b, o);
+            self.b.ins().splat(F32X4, x)
+        });
+
+        // ---- level of detail (softpipe's compute_lambda_lod_unclamped, then CLAMP) ----
+        let (s, t) = (self.i(src[0]), self.i(src[1]));
+        let mut bad = self.denormal_mask(s);
+        let dt = self.denormal_mask(t);
+        bad = self.b.ins().bor(bad, dt);
+        let derivs = match op {
+            Opcode::TXD => {
+                let z = self.splat(0);
+                let g = |k: usize, c: usize| grads.get(k).and_then(|g| g.get(c)).copied();
+                Some([
+                    g(0, 0).unwrap_or(z),
+                    g(1, 0).unwrap_or(z),
+                    g(0, 1).unwrap_or(z),
+                    g(1, 1).unwrap_or(z),
+                ])
+            }
+            Opcode::TXL | Opcode::TEX_LZ => None,
+            _ => {
+                // The quad's corners: x = BR - BL, y = TL - BL (one value for all lanes).
+                let mut d = [s; 4];
+                for (k, v) in [s, t].into_iter().enumerate() {
+                    let br = self.lanes(v, [3, 3, 3, 3]);
+                    let bl = self.lanes(v, [2, 2, 2, 2]);
+                    let tl = self.lanes(v, [0, 0, 0, 0]);
+                    let (br, bl, tl) = (self.f(br), self.f(bl), self.f(tl));
+                    d[2 * k] = self.b.ins().fsub(br, bl);
+                    d[2 * k + 1] = self.b.ins().fsub(tl, bl);
+                }
+                Some(d)
+            }
+        };
+        let lambda = match derivs {
+            Some(d) => {
+                for v in d {
+                    let m = self.denormal_mask(v);
+                    bad = self.b.ins().bor(bad, m);
+                }
+                Some(self.lambda(d, fw0, fh0, log2))
+            }
+            None => None,
+        };
+        let modifier = self.f(src[3]);
+        let lod = match (op, lambda) {
+            (Opcode::TXD, Some(l)) => l,
+            (Opcode::TXB, Some(l)) => {
+                let m = self.denormal_mask(modifier);
+                bad = self.b.ins().bor(bad, m);
+                let l = self.b.ins().fadd(l, lod_bias);
+                self.b.ins().fadd(l, modifier)
+            }
+            (_, Some(l)) => self.b.ins().fadd(l, lod_bias),
+            (Opcode::TXL, None) => {
+                let m = self.denormal_mask(modifier);
+                bad = self.b.ins().bor(bad, m);
+                self.b.ins().fadd(modifier, lod_bias)
+            }
+            (_, None) => lod_bias,
+        };
+        // The clamp's comparisons would read a denormal lod as zero.
+        let m = self.denormal_mask(lod);
+        bad = self.b.ins().bor(bad, m);
+        let lod = {
+            let l = self.f(lod);
+            let gt_min = self.b.ins().fcmp(FloatCC::GreaterThan, l, min_lod);
+            let gt_max = self.b.ins().fcmp(FloatCC::GreaterThan, l, max_lod);
+            let (li, mn, mx) = (self.i(l), self.i(min_lod), self.i(max_lod));
+            let r = self.b.ins().bitselect(gt_max, mx, li);
+            let r = self.b.ins().bitselect(gt_min, r, mn);
+            self.f(r)
+        };
+
+        // ---- levels and blend per lane (softpipe's mip filters) ----
+        let zero_f = self.splatf(0);
+        let le0 = self.b.ins().fcmp(FloatCC::LessThanOrEqual, lod, zero_f);
+        let lin = self.b.ins().bitselect(le0, mag_lin, min_lin);
+        // Within [-64, 64] the conversions below cannot overflow; levels are at most 31.
+        let lim = self.splatf(64f32.to_bits());
+        let nlim = self.splatf((-64f32).to_bits());
+        let lodc = self.gt_select(lod, nlim);
+        let lodc = {
+            let (l, lim) = (self.f(lodc), lim);
+            let gt = self.b.ins().fcmp(FloatCC::GreaterThan, l, lim);
+            let (l, lim) = (self.i(l), self.i(lim));
+            let r = self.b.ins().bitselect(gt, lim, l);
+            self.f(r)
+        };
+        let tr = self.b.ins().x86_cvtt2dq(I32X4, lodc);
+        let fl = self.ifloor(lodc);
+        let flf = self.b.ins().fcvt_from_sint(F32X4, fl);
+        let frac = self.b.ins().fsub(lodc, flf);
+        let zero = self.splat(0);
+        let ones = self.splat(!0);
+        let le0 = self.i(le0);
+        // Nearest: (int)(lod + 0.5) capped at the last level; level 0 when magnifying.
+        let half = self.splatf(0x3f00_0000);
+        let nr = self.b.ins().fadd(lodc, half);
+        let nr = self.b.ins().x86_cvtt2dq(I32X4, nr);
+        let nr = self.b.ins().smin(nr, last);
+        let nr = self.b.ins().smax(nr, zero);
+        let n_a = self.b.ins().bitselect(le0, zero, nr);
+        // Linear: level 0 when magnifying, the last level from (int)lod >= last, else a blend.
+        let top = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, tr, last);
+        let g_a = self.b.ins().bitselect(top, last, tr);
+        let g_a = self.b.ins().bitselect(le0, zero, g_a);
+        let g_blend = self.b.ins().bor(top, le0);
+        let g_blend = self.b.ins().bxor(g_blend, ones);
+        // The POT repeat shortcut: `(unsigned)level0 >= last` picks level 0 or the last one.
+        let q_top = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, tr, last);
+        let q_neg = self.b.ins().icmp(IntCC::SignedLessThan, tr, zero);
+        let q_end = self.b.ins().bitselect(q_neg, zero, last);
+        let q_a = self.b.ins().bitselect(q_top, q_end, tr);
+        let q_blend = self.b.ins().bxor(q_top, ones);
+        let kinds: [Value; 4] = std::array::from_fn(|k| {
+            if k == 0 {
+                return zero;
+            }
+            let kv = self.splat(k as u32);
+            self.b.ins().icmp(IntCC::Equal, kind, kv)
+        });
+        let mut level_a = self.b.ins().band(kinds[1], n_a);
+        let ga = self.b.ins().band(kinds[2], g_a);
+        level_a = self.b.ins().bor(level_a, ga);
+        let qa = self.b.ins().band(kinds[3], q_a);
+        level_a = self.b.ins().bor(level_a, qa);
+        let gb = self.b.ins().band(kinds[2], g_blend);
+        let qb = self.b.ins().band(kinds[3], q_blend);
+        let blend = self.b.ins().bor(gb, qb);
+        // Clamped for the level-table loads (the selection already keeps them in range).
+        let level_a = self.b.ins().smax(level_a, zero);
+        let level_a = self.b.ins().smin(level_a, last);
+        let one = self.splat(1);
+        let next = self.b.ins().iadd(level_a, one);
+        let next = self.b.ins().smin(next, last);
+        let level_b = self.b.ins().bitselect(blend, next, level_a);
+
+        // ---- per-level sizes and scaled coordinates ----
+        let half_i = self.splat(0x3f00_0000);
+        let off = self.b.ins().band(lin, half_i);
+        let lo_lin = self.splat((-1f32).to_bits());
+        let lo_near = self.splat((-0.5f32).to_bits());
+        let lo_border = self.b.ins().bitselect(lin, lo_lin, lo_near);
+        let lo_s = self.b.ins().band(border_s, lo_border);
+        let lo_t = self.b.ins().band(border_t, lo_border);
+        let hi_s = self.b.ins().band(border_s, half_i);
+        let hi_t = self.b.ins().band(border_t, half_i);
+        let mut per_level = Vec::with_capacity(2);
+        let mut good = self.b.ins().bxor(bad, ones);
+        for level in [level_a, level_b] {
+            let [offset, width, height, _] = self.gather_rows(levels, level);
+            let fw = self.b.ins().fcvt_from_sint(F32X4, width);
+            let fh = self.b.ins().fcvt_from_sint(F32X4, height);
+            let wmax = self.b.ins().isub(width, one);
+            let hmax = self.b.ins().isub(height, one);
+            let (hs, ht) = (self.f(hi_s), self.f(hi_t));
+            let hi_w = self.b.ins().fadd(fw, hs);
+            let hi_h = self.b.ins().fadd(fh, ht);
+            let axis = |clamp: Value, border: Value, lo: Value| FastSite {
+                ok: zero,
+                data,
+                linear_flag: zero,
+                linear: lin,
+                clamp,
+                border,
+                width,
+                wmax,
+                hmax,
+                fwidth: fw,
+                fheight: fh,
+                off,
+                lo,
+                hi_w,
+                hi_h,
+            };
+            let (lo_sf, lo_tf) = (self.f(lo_s), self.f(lo_t));
+            let site_s = axis(clamp_s, border_s, lo_sf);
+            let site_t = axis(clamp_t, border_t, lo_tf);
+            let (us, oks) = self.tex_axis_u(s, fw, hi_w, site_s);
+            let (ut, okt) = self.tex_axis_u(t, fh, hi_h, site_t);
+            good = self.b.ins().band(good, oks);
+            good = self.b.ins().band(good, okt);
+            per_level.push((site_s, site_t, us, ut, offset));
+        }
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        for _ in 0..4 {
+            self.b.append_block_param(join, I32X4);
+        }
+        let all = self.b.ins().vall_true(good);
+        self.b.ins().brif(all, fast, &[], slow, &[]);
+
+        self.enter(slow);
+        let r = self.tex_call(pc, src, grads, I32X4);
+        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+
+        self.enter(fast);
+        let a = self.tex_level(per_level[0], lin);
+        let two = self.b.create_block();
+        let done = self.b.create_block();
+        for _ in 0..4 {
+            self.b.append_block_param(done, I32X4);
+        }
+        let any_blend = self.b.ins().vany_true(blend);
+        let args: Vec<_> = a.iter().map(|&v| v.into()).collect();
+        self.b.ins().brif(any_blend, two, &[], done, &args);
+        self.enter(two);
+        let bv = self.tex_level(per_level[1], lin);
+        let w = frac;
+        let mut out = a;
+        for (c, o) in out.iter_mut().enumerate() {
+            // softpipe's lerp(blend, a, b) where the lane blends, else level A's texel.
+            let (va, vb) = (self.f(a[c]), self.f(bv[c]));
+            let d = self.b.ins().fsub(vb, va);
+            let m = self.b.ins().fmul(w, d);
+            let r = self.b.ins().fadd(va, m);
+            let r = self.i(r);
+            *o = self.b.ins().bitselect(blend, r, a[c]);
+        }
+        let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(done, &args);
+        self.enter(done);
+        let p = self.b.block_params(done);
+        let r = [p[0], p[1], p[2], p[3]];
+        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.enter(join);
+        let p = self.b.block_params(join);
+        [p[0], p[1], p[2], p[3]]
+    }
+
+    /// One level of [`Self::tex_mip`]: the four corners (per-lane level offset and size), the
+    /// bilinear lerp in linear lanes and the first corner itself in nearest ones.
+    fn tex_level(
+        &mut self,
+        (site_s, site_t, us, ut, offset): (FastSite, FastSite, Value, Value, Value),
+        lin: Value,
+    ) -> [Value; 4] {
+        let [x0, x1, xw, xin0, xin1] = self.tex_axis_idx(us, site_s.wmax, site_s);
+        let [y0, y1, yw, yin0, yin1] = self.tex_axis_idx(ut, site_t.hmax, site_t);
+        let r0 = self.b.ins().imul(y0, site_s.width);
+        let row0 = self.b.ins().iadd(offset, r0);
+        let r1 = self.b.ins().imul(y1, site_s.width);
+        let row1 = self.b.ins().iadd(offset, r1);
+        let corners = [
+            self.texel_channels(site_s, row0, x0, yin0, xin0),
+            self.texel_channels(site_s, row0, x1, yin0, xin1),
+            self.texel_channels(site_s, row1, x0, yin1, xin0),
+            self.texel_channels(site_s, row1, x1, yin1, xin1),
+        ];
+        let xw = self.f(xw);
+        let yw = self.f(yw);
+        std::array::from_fn(|c| {
+            let t: [Value; 4] = std::array::from_fn(|k| corners[k][c]);
+            let t = t.map(|v| self.f(v));
+            let lerp = |b: &mut FunctionBuilder, a: Value, v0: Value, v1: Value| {
+                let d = b.ins().fsub(v1, v0);
+                let m = b.ins().fmul(a, d);
+                b.ins().fadd(v0, m)
+            };
+            let t0 = lerp(&mut self.b, xw, t[0], t[1]);
+            let t1 = lerp(&mut self.b, xw, t[2], t[3]);
+            let r = lerp(&mut self.b, yw, t0, t1);
+            let r = self.i(r);
+            // Nearest lanes: the texel itself (a lerp with weight 0 would turn -0.0 into +0.0).
+            self.b.ins().bitselect(lin, r, corners[0][c])
+        })
+    }
+
     /// Emits an arithmetic instruction natively; false when it must go through the interpreter.
     fn native_alu(&mut self, inst: &Inst, full: bool, pc: usize) -> Result<bool, ExecError> {
         use Opcode::*;
@@ -2461,13 +2932,22 @@ impl Emitter<'_, '_> {
             for (c, sc) in src.iter_mut().enumerate() {
                 *sc = self.fetch(&inst.src[0], c, pc)?.v;
             }
-            let texels = match self.fast_vals.get(&pc).copied() {
-                Some(base) => {
-                    let site = self.fast_site(base);
-                    self.tex_inline(site, pc, src)
+            let mut grads = Vec::new();
+            if op == TXD {
+                let t = self.d.textures[inst.aux as usize];
+                let n = crate::interp::decode::deriv_dim(t.target).unwrap_or(0);
+                for k in 1..3 {
+                    let mut g = Vec::with_capacity(n);
+                    for c in 0..n {
+                        g.push(self.fetch(&inst.src[k], c, pc)?.v);
+                    }
+                    grads.push(g);
                 }
+            }
+            let texels = match self.fast_vals.get(&pc).copied() {
+                Some(base) => self.tex_site(base, pc, op, src, &grads),
                 // Texels are floats: most destinations are `f32x4` variables.
-                None => self.tex_call(pc, src, F32X4),
+                None => self.tex_call(pc, src, &grads, F32X4),
             };
             let r = texels.map(|v| Some(V { v, flushed: false }));
             self.store(inst, &r, full);

@@ -85,15 +85,22 @@ struct ConstBuf {
 }
 
 /// One inline texture site's view of its unit, as the kernel reads it (see
-/// [`TextureAccess::texel_view`](crate::exec::TextureAccess::texel_view)); `ok` = 0 sends every
-/// lookup to the sampler. `linear`, `clamp` (to edge or border) and `border` are lane masks
-/// (0 or !0). Clamping modes clamp the scaled coordinate to `[lo, size + hi_add]` as softpipe's
-/// wrap functions do (edge: `[0, size]`; border: `[-1, size + 0.5]` linear, `[-0.5, size +
-/// 0.5]` nearest, which is its nearest case analysis written as a clamp).
+/// [`TextureAccess::texel_view`](crate::exec::TextureAccess::texel_view)). `mode` picks the
+/// code: 0 sends every lookup to the sampler, 1 the level-0 path (no mip filter, one filter, one
+/// wrap: the fields up to `hi_add`), 2 the general path (per-lane level of detail and levels,
+/// the fields from `mip_kind`). Masks are 0 or !0. Clamping modes clamp the scaled coordinate to
+/// `[lo, size + hi_add]` as softpipe's wrap functions do (edge: `[0, size]`; border: `[-1, size
+/// + 0.5]` linear, `[-0.5, size + 0.5]` nearest, which is its nearest case analysis written as a
+/// clamp).
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct FastTex {
     data: *const u8,
+    /// `TexelLevel`s (16 bytes each), `last + 1` of them.
+    levels: *const u8,
+    /// The sampler's `fast_log2` table (257 f32 bit patterns).
+    log2: *const u32,
+    mode: u32,
     ok: u32,
     linear: u32,
     clamp: u32,
@@ -104,11 +111,27 @@ struct FastTex {
     fheight: f32,
     lo: f32,
     hi_add: f32,
+    /// 0: no mip filter, 1: nearest, 2: linear, 3: linear with linear filters and REPEAT on a
+    /// power-of-two texture (softpipe's `mip_filter_linear_2d_linear_repeat_POT`).
+    mip_kind: u32,
+    mag_linear: u32,
+    min_linear: u32,
+    clamp_s: u32,
+    border_s: u32,
+    clamp_t: u32,
+    border_t: u32,
+    last: u32,
+    lod_bias: f32,
+    min_lod: f32,
+    max_lod: f32,
 }
 
 impl FastTex {
     const NONE: FastTex = FastTex {
         data: std::ptr::null(),
+        levels: std::ptr::null(),
+        log2: std::ptr::null(),
+        mode: 0,
         ok: 0,
         linear: 0,
         clamp: 0,
@@ -119,6 +142,17 @@ impl FastTex {
         fheight: 1.0,
         lo: 0.0,
         hi_add: 0.0,
+        mip_kind: 0,
+        mag_linear: 0,
+        min_linear: 0,
+        clamp_s: 0,
+        border_s: 0,
+        clamp_t: 0,
+        border_t: 0,
+        last: 0,
+        lod_bias: 0.0,
+        min_lod: 0.0,
+        max_lod: 0.0,
     };
 
     fn of(view: Option<crate::exec::TexelView<'_>>) -> FastTex {
@@ -126,31 +160,57 @@ impl FastTex {
         let Some(v) = view else {
             return FastTex::NONE;
         };
-        let (w, h) = (v.width as usize, v.height as usize);
-        let fits = w > 0
-            && h > 0
-            && v.width <= 1 << 16
-            && v.height <= 1 << 16
-            // Texel indices are computed in i32; byte offsets in 64 bits.
-            && w.checked_mul(h).is_some_and(|n| {
-                n <= i32::MAX as usize && n.checked_mul(16).is_some_and(|b| b <= v.texels.len())
-            });
-        if !fits {
+        // Every level must lie inside the texels, with sizes whose texel indices fit in i32
+        // (byte offsets are computed in 64 bits) and the level-0 size the view states.
+        let total = v.texels.len() / 16;
+        let level_ok = |l: &crate::exec::TexelLevel| {
+            l.width > 0
+                && l.height > 0
+                && l.width <= 1 << 16
+                && l.height <= 1 << 16
+                && (l.width as usize * l.height as usize)
+                    .checked_add(l.offset as usize)
+                    .is_some_and(|end| end <= total && end <= i32::MAX as usize)
+        };
+        let fits = v.levels.len() <= 32
+            && v.levels
+                .first()
+                .is_some_and(|l| l.offset == 0 && l.width == v.width && l.height == v.height)
+            && v.levels.iter().all(level_ok);
+        let plain = |x: f32| x.is_finite() && (x == 0.0 || x.is_normal());
+        if !fits || !(plain(v.lod_bias) && plain(v.min_lod) && plain(v.max_lod)) {
             return FastTex::NONE;
         }
         let mask = |b: bool| if b { !0 } else { 0 };
-        let linear = v.filter == ViewFilter::Linear;
-        let border = v.wrap == ViewWrap::ClampToBorder;
+        let linear = v.mag_filter == ViewFilter::Linear;
+        let simple = v.mip_filter.is_none() && v.min_filter == v.mag_filter && v.wrap_s == v.wrap_t;
+        let border = v.wrap_s == ViewWrap::ClampToBorder;
         let (lo, hi_add) = match (border, linear) {
             (false, _) => (0.0, 0.0),
             (true, true) => (-1.0, 0.5),
             (true, false) => (-0.5, 0.5),
         };
+        let all_linear = v.min_filter == ViewFilter::Linear && linear;
+        let mip_kind = match v.mip_filter {
+            None => 0,
+            Some(ViewFilter::Nearest) => 1,
+            Some(ViewFilter::Linear)
+                if all_linear
+                    && v.wrap_s == ViewWrap::RepeatPot
+                    && v.wrap_t == ViewWrap::RepeatPot =>
+            {
+                3
+            }
+            Some(ViewFilter::Linear) => 2,
+        };
         FastTex {
             data: v.texels.as_ptr(),
-            ok: 1,
+            levels: v.levels.as_ptr() as *const u8,
+            log2: v.log2_table.as_ptr(),
+            mode: if simple { 1 } else { 2 },
+            ok: simple as u32,
             linear: mask(linear),
-            clamp: mask(v.wrap != ViewWrap::RepeatPot),
+            clamp: mask(v.wrap_s != ViewWrap::RepeatPot),
             border: mask(border),
             width: v.width,
             height: v.height,
@@ -158,6 +218,17 @@ impl FastTex {
             fheight: v.height as f32,
             lo,
             hi_add,
+            mip_kind,
+            mag_linear: mask(linear),
+            min_linear: mask(v.min_filter == ViewFilter::Linear),
+            clamp_s: mask(v.wrap_s != ViewWrap::RepeatPot),
+            border_s: mask(v.wrap_s == ViewWrap::ClampToBorder),
+            clamp_t: mask(v.wrap_t != ViewWrap::RepeatPot),
+            border_t: mask(v.wrap_t == ViewWrap::ClampToBorder),
+            last: v.levels.len() as u32 - 1,
+            lod_bias: v.lod_bias,
+            min_lod: v.min_lod,
+            max_lod: v.max_lod,
         }
     }
 }
@@ -614,12 +685,13 @@ struct Shims {
 }
 
 /// True when texture instruction `inst` can take the [`tex_sample`] path: a TEX-family sample
-/// whose operands are all in src0 (no offsets, no indexed units, compare reference in src0).
+/// whose operands are all in src0 (no offsets, no indexed units, compare reference in src0), or
+/// a TXD with its gradients in src1 and src2.
 fn tex_fast_path(d: &Decoded, inst: &crate::interp::decode::Inst) -> bool {
     use crate::ir::Opcode;
     if !matches!(
         inst.op,
-        Opcode::TEX | Opcode::TXP | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ
+        Opcode::TEX | Opcode::TXP | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ | Opcode::TXD
     ) {
         return false;
     }
@@ -634,15 +706,16 @@ fn tex_fast_path(d: &Decoded, inst: &crate::interp::decode::Inst) -> bool {
 }
 
 /// Samples for texture instruction `pc` (one that [`tex_fast_path`] accepts): `io` holds src0
-/// (swizzled, modifiers applied) on entry and the texels on return. The request is built as the
-/// interpreter's `exec_tex` builds it.
+/// (swizzled, modifiers applied) on entry — for TXD followed by src1 and src2, the gradients —
+/// and the texels on return. The request is built as the interpreter's `exec_tex` and
+/// `exec_txd` build it.
 extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4) {
     use crate::exec::{LodMode, SampleRequest};
     use crate::ir::Opcode;
     let _env = fpenv::Env::rust();
-    // SAFETY: compiled code passes its own context pointer (see `interp_step`) and a 64-byte
-    // stack slot of its frame that nothing else references during the call.
-    let (ctx, io) = unsafe { (&*ctx, &mut *io) };
+    // SAFETY: compiled code passes its own context pointer (see `interp_step`) and a 192-byte
+    // stack slot of its frame (three `QuadVec4`) that nothing else references during the call.
+    let (ctx, io) = unsafe { (&*ctx, &mut *(io as *mut [QuadVec4; 3])) };
     // SAFETY: set by `run` from references that outlive the kernel call.
     let (kernel, resources) = unsafe {
         (
@@ -657,7 +730,7 @@ extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4) {
         return;
     };
     let floats = |v: [u32; 4]| v.map(f32::from_bits);
-    let src0 = *io;
+    let [src0, ddx, ddy] = *io;
     let modifier = floats(src0[3]);
     let dim = decode::coord_dim(t.target).unwrap_or(4);
     let mut request = SampleRequest {
@@ -691,9 +764,19 @@ extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4) {
         Opcode::TXB => request.lod = LodMode::Bias(modifier),
         Opcode::TXL => request.lod = LodMode::Explicit(modifier),
         Opcode::TEX_LZ => request.lod = LodMode::Zero,
+        Opcode::TXD => {
+            let n = decode::deriv_dim(t.target).unwrap_or(0);
+            let mut gx = [[0.0; 4]; 3];
+            let mut gy = [[0.0; 4]; 3];
+            for c in 0..n {
+                gx[c] = floats(ddx[c]);
+                gy[c] = floats(ddy[c]);
+            }
+            request.lod = LodMode::Gradient { ddx: gx, ddy: gy };
+        }
         _ => {}
     }
-    *io = resources.textures.sample(&request);
+    io[0] = resources.textures.sample(&request);
 }
 
 /// The floating-point environment of kernels: x86 MXCSR with DAZ (denormals are zero) set, so
