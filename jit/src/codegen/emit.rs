@@ -53,6 +53,153 @@ pub(super) struct Compiled {
 /// Most texture instructions of one program sampled inline (each adds ~150 instructions).
 const MAX_INLINE_TEX: usize = 64;
 
+/// The sampling opcodes of inline texture sites, in the order of [`Shims::mip`].
+pub(super) const MIP_OPS: [Opcode; 5] = [
+    Opcode::TEX,
+    Opcode::TXB,
+    Opcode::TXL,
+    Opcode::TEX_LZ,
+    Opcode::TXD,
+];
+
+/// Compiles the general inline texture path ([`Emitter::tex_mip`]) once per opcode of
+/// [`MIP_OPS`] as functions `(ctx, pc, io, fast)` of the default calling convention: `io`
+/// holds src0 and (TXD) the gradients as `tex_sample` takes them, `fast` the site's `FastTex`;
+/// the texels are returned in `io[0]`. Kernels call them instead of carrying the ~500
+/// Cranelift instructions at every site (compile time), and they run in the kernel's DAZ
+/// environment like inline code.
+pub(super) fn compile_mip_fns(
+    module: &mut JITModule,
+    offsets: CtxOffsets,
+    shims: Shims,
+) -> Result<Vec<FuncId>, ExecError> {
+    let cl = |e: &dyn std::fmt::Display| unsupported(0, format!("cranelift: {e}"));
+    let ptr = module.target_config().pointer_type();
+    let call_conv = module.isa().default_call_conv();
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let d = Decoded {
+        insts: Vec::new(),
+        indirects: Vec::new(),
+        textures: Vec::new(),
+        cases: Vec::new(),
+        imms: Vec::new(),
+        num_locals: 0,
+    };
+    let mut ids = Vec::new();
+    for op in MIP_OPS {
+        let mut sig = module.make_signature();
+        for ty in [ptr, I32, ptr, ptr] {
+            sig.params.push(AbiParam::new(ty));
+        }
+        sig.call_conv = call_conv;
+        let func_id = module
+            .declare_anonymous_function(&sig)
+            .map_err(|e| cl(&e))?;
+        module.clear_context(&mut ctx);
+        ctx.func.signature = sig;
+        ctx.func.name = UserFuncName::user(0, func_id.as_u32());
+        {
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+            let mut tex = module.make_signature();
+            for ty in [ptr, I32, ptr, ptr] {
+                tex.params.push(AbiParam::new(ty));
+            }
+            tex.call_conv = call_conv;
+            let tex_sig = b.import_signature(tex);
+            let slot =
+                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
+            let entry = b.create_block();
+            b.append_block_params_for_function_params(entry);
+            b.switch_to_block(entry);
+            b.seal_block(entry);
+            let [ctx_p, pc, io, fast] = [0, 1, 2, 3].map(|i| b.block_params(entry)[i]);
+            let mf = MemFlagsData::new().with_notrap();
+            let body = b.create_block();
+            let entry_end = b.ins().jump(body, &[]);
+            let dummy = ctx_p;
+            let mut e = Emitter {
+                b,
+                d: &d,
+                ptr,
+                mf,
+                le: MemFlagsData::new().with_endianness(Endianness::Little),
+                ctx: ctx_p,
+                regs: dummy,
+                inp: dummy,
+                sv: dummy,
+                out: dummy,
+                live: dummy,
+                budget: dummy,
+                const_addr: HashMap::default(),
+                const_vals: HashMap::default(),
+                masks: [Variable::from_u32(0); 5],
+                exec: Variable::from_u32(0),
+                kill: Variable::from_u32(0),
+                counter: Variable::from_u32(0),
+                exit: Block::from_u32(0),
+                step_sig: tex_sig,
+                lanes_sig: tex_sig,
+                tex_sig,
+                slot,
+                shims,
+                offsets,
+                emitted: 0,
+                ret_in_main: false,
+                consts: HashMap::default(),
+                const_bits: HashMap::default(),
+                entry,
+                entry_end: Some(entry_end),
+                cast_entry: HashMap::default(),
+                var_types: Vec::new(),
+                zero_addr: dummy,
+                cb: dummy,
+                indirect_cache: HashMap::default(),
+                flushed_locals: Vec::new(),
+                reg_vars: Vec::new(),
+                fast_vals: HashMap::default(),
+                cast_of: HashMap::default(),
+                cast_here: HashMap::default(),
+                konst_here: HashMap::default(),
+                cmp_here: HashMap::default(),
+                cast_block: None,
+                neg_zero: dummy,
+                vector_libm: false,
+                optimize: true,
+                op_stats: None,
+                tex_io: Some((io, pc)),
+            };
+            e.enter(body);
+            let src: [Value; 4] =
+                std::array::from_fn(|c| e.b.ins().load(I32X4, mf, io, c as i32 * 16));
+            let mut grads = Vec::new();
+            if op == Opcode::TXD {
+                for k in 0..2 {
+                    grads.push(
+                        (0..2)
+                            .map(|c| e.b.ins().load(I32X4, mf, io, 64 + k * 64 + c * 16))
+                            .collect(),
+                    );
+                }
+            }
+            let r = e.tex_mip(fast, 0, op, src, &grads);
+            for (c, v) in r.iter().enumerate() {
+                e.b.ins().store(mf, *v, io, c as i32 * 16);
+            }
+            e.b.ins().return_(&[]);
+            e.b.seal_all_blocks();
+            e.b.finalize(module.target_config());
+        }
+        module
+            .define_function(func_id, &mut ctx)
+            .map_err(|e| cl(&format!("{e:?}")))?;
+        module.clear_context(&mut ctx);
+        ids.push(func_id);
+    }
+    module.finalize_definitions().map_err(|e| cl(&e))?;
+    Ok(ids)
+}
+
 /// The values of one inline texture site's descriptor, as vectors where lanes use them.
 #[derive(Clone, Copy)]
 struct FastSite {
@@ -186,9 +333,9 @@ fn compile_in(
         lanes.call_conv = call_conv;
         let lanes_sig = b.import_signature(lanes);
         let mut tex = module.make_signature();
-        tex.params.push(AbiParam::new(ptr));
-        tex.params.push(AbiParam::new(I32));
-        tex.params.push(AbiParam::new(ptr));
+        for ty in [ptr, I32, ptr, ptr] {
+            tex.params.push(AbiParam::new(ty));
+        }
         tex.call_conv = call_conv;
         let tex_sig = b.import_signature(tex);
         let slot =
@@ -323,6 +470,7 @@ fn compile_in(
             vector_libm: cpu_has_fma(),
             optimize,
             op_stats: std::env::var_os("SOFTGPU_JIT_STATS").map(|_| HashMap::default()),
+            tex_io: None,
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -598,6 +746,9 @@ struct Emitter<'a, 'f> {
     /// With `SOFTGPU_JIT_STATS`: per opcode, the instructions compiled and the Cranelift
     /// instructions they emitted (flow instructions and the per-quad frame not counted).
     op_stats: Option<HashMap<Opcode, (usize, usize)>>,
+    /// In [`compile_mip_fns`]'s functions: the `io` block and program counter the sampler
+    /// fallback passes on (the operands are already there).
+    tex_io: Option<(Value, Value)>,
 }
 
 /// Prints what `op_stats` gathered, largest emitters first.
@@ -2181,15 +2332,59 @@ impl Emitter<'_, '_> {
     }
 
     /// Samples through the `tex_sample` shim: `src` is src0 (swizzled, modifiers applied),
-    /// `grads` a TXD's gradient channels (src1 then src2; empty for other opcodes). The texels
-    /// come back as `ty` vectors.
+    /// `grads` a TXD's gradient channels (src1 then src2; empty for other opcodes). With
+    /// `general` (an inline site's `FastTex` address and opcode), a site whose descriptor
+    /// selects the general path calls that compiled path (see [`compile_mip_fns`]) instead,
+    /// which has the same signature. The texels come back as `ty` vectors.
     fn tex_call(
         &mut self,
         pc: usize,
         src: [Value; 4],
         grads: &[Vec<Value>],
         ty: Type,
+        general: Option<(Value, Opcode)>,
     ) -> [Value; 4] {
+        let null = self.b.ins().iconst(self.ptr, 0);
+        if let Some((io, pcv)) = self.tex_io {
+            // Out of line: the operands are in `io` already.
+            let callee = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
+            self.b
+                .ins()
+                .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, io, null]);
+            return std::array::from_fn(|c| self.b.ins().load(ty, self.mf, io, c as i32 * 16));
+        }
+        let addr = self.tex_operands(src, grads);
+        let pcv = self.b.ins().iconst(I32, pc as i64);
+        let tex = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
+        let mip = general.and_then(|(base, op)| {
+            let k = MIP_OPS.iter().position(|&o| o == op)?;
+            let f = self.shims.mip[k];
+            (!f.is_null()).then_some((base, f))
+        });
+        let (callee, fast) = match mip {
+            Some((base, f)) => {
+                use super::FastTex;
+                let mode = self.b.ins().load(
+                    I32,
+                    self.mf,
+                    base,
+                    std::mem::offset_of!(FastTex, mode) as i32,
+                );
+                let is_general = self.b.ins().icmp_imm_s(IntCC::Equal, mode, 2);
+                let f = self.b.ins().iconst(self.ptr, f as i64);
+                (self.b.ins().select(is_general, f, tex), base)
+            }
+            None => (tex, null),
+        };
+        self.b
+            .ins()
+            .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, addr, fast]);
+        std::array::from_fn(|c| self.b.ins().load(ty, self.mf, addr, c as i32 * 16))
+    }
+
+    /// Stores a texture instruction's operands in the stack slot as `tex_sample` reads them
+    /// (src0, then the gradients from byte 64) and returns the slot's address.
+    fn tex_operands(&mut self, src: [Value; 4], grads: &[Vec<Value>]) -> Value {
         // One address for all accesses (`stack_store`/`stack_load` each make their own).
         let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
         for (c, v) in src.iter().enumerate() {
@@ -2202,12 +2397,7 @@ impl Emitter<'_, '_> {
                     .store(self.mf, *v, addr, 64 + k as i32 * 64 + c as i32 * 16);
             }
         }
-        let pcv = self.b.ins().iconst(I32, pc as i64);
-        let callee = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
-        self.b
-            .ins()
-            .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, addr]);
-        std::array::from_fn(|c| self.b.ins().load(ty, self.mf, addr, c as i32 * 16))
+        addr
     }
 
     /// Loads an inline texture site's descriptor (see `FastTex`) and broadcasts its fields.
@@ -2387,6 +2577,7 @@ impl Emitter<'_, '_> {
         pc: usize,
         src: [Value; 4],
         grads: &[Vec<Value>],
+        general: Option<(Value, Opcode)>,
     ) -> [Value; 4] {
         let fast = self.b.create_block();
         let slow = self.b.create_block();
@@ -2417,7 +2608,7 @@ impl Emitter<'_, '_> {
         self.b.ins().brif(go, fast, &[], slow, &[]);
 
         self.enter(slow);
-        let r = self.tex_call(pc, src, grads, I32X4);
+        let r = self.tex_call(pc, src, grads, I32X4, general);
         let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
 
@@ -2469,8 +2660,9 @@ impl Emitter<'_, '_> {
         [p[0], p[1], p[2], p[3]]
     }
 
-    /// An inline texture site: the level-0 code (`tex_inline`) or the general one (`tex_mip`),
-    /// as the site's descriptor says (see `FastTex::mode`).
+    /// An inline texture site: the level-0 code (`tex_inline`), whose sampler fallback calls
+    /// the out-of-line general path instead when the site's descriptor says so (see
+    /// `FastTex::mode`), so that a site has one call in all.
     fn tex_site(
         &mut self,
         base: Value,
@@ -2479,32 +2671,8 @@ impl Emitter<'_, '_> {
         src: [Value; 4],
         grads: &[Vec<Value>],
     ) -> [Value; 4] {
-        use super::FastTex;
-        use std::mem::offset_of;
-        let mode = self
-            .b
-            .ins()
-            .load(I32, self.mf, base, offset_of!(FastTex, mode) as i32);
-        let general = self.b.create_block();
-        let simple = self.b.create_block();
-        let join = self.b.create_block();
-        for _ in 0..4 {
-            self.b.append_block_param(join, I32X4);
-        }
-        let is_general = self.b.ins().icmp_imm_s(IntCC::Equal, mode, 2);
-        self.b.ins().brif(is_general, general, &[], simple, &[]);
-        self.enter(simple);
         let site = self.fast_site(base);
-        let r = self.tex_inline(site, pc, src, grads);
-        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.enter(general);
-        let r = self.tex_mip(base, pc, op, src, grads);
-        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.enter(join);
-        let p = self.b.block_params(join);
-        [p[0], p[1], p[2], p[3]]
+        self.tex_inline(site, pc, src, grads, Some((base, op)))
     }
 
     /// Lanes of `x` (bits) that are denormal, as a mask.
@@ -2843,7 +3011,7 @@ impl Emitter<'_, '_> {
         self.b.ins().brif(all, fast, &[], slow, &[]);
 
         self.enter(slow);
-        let r = self.tex_call(pc, src, grads, I32X4);
+        let r = self.tex_call(pc, src, grads, I32X4, None);
         let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
 
@@ -2947,7 +3115,7 @@ impl Emitter<'_, '_> {
             let texels = match self.fast_vals.get(&pc).copied() {
                 Some(base) => self.tex_site(base, pc, op, src, &grads),
                 // Texels are floats: most destinations are `f32x4` variables.
-                None => self.tex_call(pc, src, &grads, F32X4),
+                None => self.tex_call(pc, src, &grads, F32X4, None),
             };
             let r = texels.map(|v| Some(V { v, flushed: false }));
             self.store(inst, &r, full);

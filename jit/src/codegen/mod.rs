@@ -609,6 +609,11 @@ fn compile_tier(
             step: interp_step as *const u8,
             lanes: lane_op as *const u8,
             tex: tex_sample as *const u8,
+            mip: if optimize {
+                mip_fns()
+            } else {
+                [std::ptr::null(); 5]
+            },
         },
         optimize,
     );
@@ -682,6 +687,43 @@ struct Shims {
     step: *const u8,
     lanes: *const u8,
     tex: *const u8,
+    /// The general inline texture paths by `emit::MIP_OPS` (null: call the sampler instead).
+    mip: [*const u8; 5],
+}
+
+/// The general inline texture paths, compiled once per process into a module that is never
+/// freed (see `emit::compile_mip_fns`); null pointers when that failed.
+fn mip_fns() -> [*const u8; 5] {
+    static FNS: OnceLock<[usize; 5]> = OnceLock::new();
+    let fns = FNS.get_or_init(|| {
+        let compiled = std::panic::catch_unwind(|| -> Result<[usize; 5], String> {
+            let isa = isa(true)?;
+            let mut module = JITModule::new(JITBuilder::with_isa(
+                isa,
+                cranelift_module::default_libcall_names(),
+            ));
+            let shims = Shims {
+                step: interp_step as *const u8,
+                lanes: lane_op as *const u8,
+                tex: tex_sample as *const u8,
+                mip: [std::ptr::null(); 5],
+            };
+            let ids = emit::compile_mip_fns(&mut module, CtxOffsets::get(), shims)
+                .map_err(|e| e.to_string())?;
+            let mut addrs = [0usize; 5];
+            for (a, id) in addrs.iter_mut().zip(ids) {
+                *a = module.get_finalized_function(id) as usize;
+            }
+            // Kernels of every later compilation call this code: it must stay mapped.
+            std::mem::forget(module);
+            Ok(addrs)
+        });
+        match compiled {
+            Ok(Ok(addrs)) => addrs,
+            _ => [0; 5],
+        }
+    });
+    fns.map(|a| a as *const u8)
 }
 
 /// True when texture instruction `inst` can take the [`tex_sample`] path: a TEX-family sample
@@ -709,7 +751,9 @@ fn tex_fast_path(d: &Decoded, inst: &crate::interp::decode::Inst) -> bool {
 /// (swizzled, modifiers applied) on entry — for TXD followed by src1 and src2, the gradients —
 /// and the texels on return. The request is built as the interpreter's `exec_tex` and
 /// `exec_txd` build it.
-extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4) {
+/// `_fast` is the site's `FastTex` (the general inline path's signature, which the same call
+/// site may use), unused here.
+extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4, _fast: *const u8) {
     use crate::exec::{LodMode, SampleRequest};
     use crate::ir::Opcode;
     let _env = fpenv::Env::rust();
