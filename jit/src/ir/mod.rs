@@ -5,6 +5,7 @@
 //! it reads them (see [`Opcode::src_type`]).
 
 pub mod compact;
+pub mod lpmath;
 pub mod opt;
 pub mod text;
 mod types;
