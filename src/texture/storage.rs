@@ -323,8 +323,28 @@ impl Texture {
         }
         let mut out = vec![0u8; total * 16].into_boxed_slice();
         let table = super::sampler::ubyte_table();
-        let unorm8 = self.format == Format::R8G8B8A8Unorm;
         let bpt = self.format.bytes_per_texel();
+        // The formats filter chains render to decode without `Format::decode`'s dispatch (the
+        // same values: the sampler's own decoders for them).
+        let decode = |src: &[u8]| -> [u32; 4] {
+            match self.format {
+                Format::R8G8B8A8Unorm => [0, 1, 2, 3].map(|c| table[src[c] as usize].to_bits()),
+                Format::R8G8B8A8Srgb => [
+                    super::format::srgb8_to_linear_float(src[0]).to_bits(),
+                    super::format::srgb8_to_linear_float(src[1]).to_bits(),
+                    super::format::srgb8_to_linear_float(src[2]).to_bits(),
+                    table[src[3] as usize].to_bits(),
+                ],
+                Format::R16G16B16A16Sfloat => std::array::from_fn(|c| {
+                    super::format::f16_to_f32(u16::from_le_bytes([src[2 * c], src[2 * c + 1]]))
+                        .to_bits()
+                }),
+                Format::R32G32B32A32Sfloat => std::array::from_fn(|c| {
+                    u32::from_le_bytes([src[4 * c], src[4 * c + 1], src[4 * c + 2], src[4 * c + 3]])
+                }),
+                f => f.decode(src),
+            }
+        };
         for (level, l) in levels.iter().enumerate() {
             let texels = l.width as usize * l.height as usize;
             let data = self.level_data(level as u32);
@@ -333,11 +353,7 @@ impl Texture {
             }
             let dst = &mut out[l.offset as usize * 16..(l.offset as usize + texels) * 16];
             for (src, dst) in data.chunks_exact(bpt).zip(dst.chunks_exact_mut(16)) {
-                let bits = if unorm8 {
-                    [0, 1, 2, 3].map(|c| table[src[c] as usize].to_bits())
-                } else {
-                    self.format.decode(src)
-                };
+                let bits = decode(src);
                 for (c, b) in bits.iter().enumerate() {
                     let exp = b & 0x7f80_0000;
                     let mant = b & 0x007f_ffff;

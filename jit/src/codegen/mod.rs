@@ -714,6 +714,22 @@ fn mip_fns() -> [*const u8; 5] {
             for (a, id) in addrs.iter_mut().zip(ids) {
                 *a = module.get_finalized_function(id) as usize;
             }
+            if std::env::var_os("SOFTGPU_PERF_MAP").is_some() {
+                use std::io::Write;
+                let path = format!("/tmp/perf-{}.map", std::process::id());
+                if let Ok(mut f) = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                {
+                    // Sizes are not known here; each function ends where the next begins.
+                    for (k, a) in addrs.iter().enumerate() {
+                        let end = addrs.get(k + 1).copied().unwrap_or(a + 0x4000);
+                        let size = end.saturating_sub(*a).min(0x4000);
+                        let _ = writeln!(f, "{a:x} {size:x} softgpu_tex_general_{k}");
+                    }
+                }
+            }
             // Kernels of every later compilation call this code: it must stay mapped.
             std::mem::forget(module);
             Ok(addrs)
