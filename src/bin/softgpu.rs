@@ -72,6 +72,10 @@ struct RenderArgs {
     /// (to match images from that driver).
     #[arg(long, value_enum, default_value = "exact")]
     srgb_curve: SrgbCurveArg,
+    /// EX2/LG2/POW/SIN/COS: glibc-exact (softpipe's bits) or Mesa llvmpipe/lavapipe's polynomial
+    /// approximations, bit for bit (to match images from that driver).
+    #[arg(long, value_enum, default_value = "exact")]
+    math: MathArg,
     /// Never show the progress bar.
     #[arg(long)]
     quiet: bool,
@@ -130,6 +134,7 @@ fn run_render(args: RenderArgs) -> Result<()> {
                 SrgbCurveArg::Exact => chain::SrgbCurve::Exact,
                 SrgbCurveArg::Lavapipe => chain::SrgbCurve::Llvmpipe,
             },
+            math: args.math.mode(),
             ..Default::default()
         },
         frame: chain::FrameOptions {
@@ -222,6 +227,21 @@ enum SrgbCurveArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum MathArg {
+    Exact,
+    Llvmpipe,
+}
+
+impl MathArg {
+    fn mode(self) -> softgpu::ir::lpmath::MathMode {
+        match self {
+            MathArg::Exact => softgpu::ir::lpmath::MathMode::Exact,
+            MathArg::Llvmpipe => softgpu::ir::lpmath::MathMode::Llvmpipe,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum ExecArg {
     Jit,
     Interp,
@@ -279,6 +299,10 @@ struct DrawArgs {
     /// Shader executor: the Cranelift JIT, or the reference interpreter (bit-identical results).
     #[arg(long, value_enum, default_value = "jit")]
     exec: ExecArg,
+    /// EX2/LG2/POW/SIN/COS: glibc-exact (softpipe's bits) or Mesa llvmpipe/lavapipe's polynomial
+    /// approximations, bit for bit (to match images from that driver).
+    #[arg(long, value_enum, default_value = "exact")]
+    math: MathArg,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -485,8 +509,8 @@ fn run_draw(args: DrawArgs) -> Result<()> {
         &args.uniform,
     )?;
     let job = DrawJob {
-        vertex_program: vs.program,
-        fragment_program: fs.program,
+        vertex_program: args.math.mode().apply(vs.program),
+        fragment_program: args.math.mode().apply(fs.program),
         vertices,
         constants,
         textures,

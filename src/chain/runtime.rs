@@ -25,6 +25,7 @@ use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
 use crate::frontend::cg;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::slang::{self, Parameter, StageReflection};
+use crate::ir::lpmath::MathMode;
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
 use crate::texture::{FetchBounds, Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 
@@ -61,6 +62,8 @@ pub struct ChainOptions {
     pub wildcards: WildcardContext,
     /// How sRGB render targets (`srgb_framebuffer`, `#pragma format R8G8B8A8_SRGB`) convert.
     pub srgb_curve: SrgbCurve,
+    /// How EX2/LG2/POW/SIN/COS compute: glibc-exact (default) or llvmpipe/lavapipe's bits.
+    pub math: MathMode,
 }
 
 /// The sRGB transfer curve of sRGB render targets.
@@ -422,10 +425,16 @@ impl FilterChain {
                 (Format::R8G8B8A8Srgb, SrgbCurve::Llvmpipe) => Format::R8G8B8A8SrgbLlvmpipe,
                 (format, _) => format,
             };
-            let vertex = build_shader(&shader.vertex.0.program, options.executor)
-                .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;
-            let fragment = build_shader(&shader.fragment.0.program, options.executor)
-                .map_err(|e| ChainError::new(format!("{label}, fragment: {e}")))?;
+            let vertex = build_shader(
+                &options.math.applied(&shader.vertex.0.program),
+                options.executor,
+            )
+            .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;
+            let fragment = build_shader(
+                &options.math.applied(&shader.fragment.0.program),
+                options.executor,
+            )
+            .map_err(|e| ChainError::new(format!("{label}, fragment: {e}")))?;
             let vertex_attributes = ShaderSignature::from_program(&shader.vertex.0.program)
                 .num_inputs
                 .max(2);

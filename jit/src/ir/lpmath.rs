@@ -33,6 +33,7 @@
 //! same opcode that do not read each other's results share one expansion, one lane each (a
 //! `pow(vec3, vec3)` lowered to three scalar POWs costs one expansion).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
@@ -74,6 +75,16 @@ impl MathMode {
         match self {
             MathMode::Exact => program,
             MathMode::Llvmpipe => rewrite(&program),
+        }
+    }
+}
+
+impl MathMode {
+    /// Like [`MathMode::apply`] on a borrowed program (no copy in `Exact` mode).
+    pub fn applied(self, program: &Program) -> Cow<'_, Program> {
+        match self {
+            MathMode::Exact => Cow::Borrowed(program),
+            MathMode::Llvmpipe => Cow::Owned(rewrite(program)),
         }
     }
 }
@@ -272,7 +283,8 @@ impl Emitter<'_> {
     /// `lp_build_pow` of Mesa 22.3.
     fn pow(&mut self, x: u32, y: u32) -> u32 {
         let l = self.log2(x);
-        let m = self.op(Opcode::MUL, &[O::T(l), O::T(y)]);
+        // vmulps l, y returns l's NaN when both are NaN; MUL lets its second operand's win.
+        let m = self.op(Opcode::MUL, &[O::T(y), O::T(l)]);
         let r = self.exp2(m);
         // Unordered `x == 0` is "not 0 < |x|": NaN and ±0 give 0.
         let ordered_nonzero = self.op(Opcode::FSLT, &[O::K(0), O::Abs(x)]);
@@ -446,7 +458,8 @@ pub fn rewrite(program: &Program) -> Program {
                     swizzle: [src.swizzle[0]; 4],
                     ..src
                 };
-                e.out.push(Instruction::new(Opcode::MOV, vec![dst], vec![src]));
+                e.out
+                    .push(Instruction::new(Opcode::MOV, vec![dst], vec![src]));
             }
         }
         let result = match group[0].opcode {
@@ -610,7 +623,14 @@ pub mod model {
         if ftz(x) == 0.0 || x.is_nan() {
             0.0
         } else {
-            exp2(mul(log2(x), y))
+            let l = log2(x);
+            // x86 `mulps l, y`: with two NaNs, the first operand's (quieted) comes out.
+            let m = if l.is_nan() {
+                f32::from_bits(l.to_bits() | 0x0040_0000)
+            } else {
+                mul(l, y)
+            };
+            exp2(m)
         }
     }
 
