@@ -102,6 +102,10 @@ pub enum ViewWrap {
     ClampToEdge,
     /// `CLAMP_TO_BORDER` with a transparent black border (texels outside read as 0).
     ClampToBorder,
+    /// `REPEAT` on an axis whose size is not a power of two.
+    Repeat,
+    /// `MIRRORED_REPEAT`.
+    MirroredRepeat,
 }
 
 /// Where one mip level lies in [`TexelView::texels`]; `repr(C)` because compiled code reads the

@@ -1058,9 +1058,8 @@ impl TextureAccess for TextureUnits {
         with_ctx(tex, samp, request.target, |ctx| ctx.query_lod(request)).unwrap_or([[0.0; 4]; 2])
     }
 
-    /// Any 2D texture whose formats decodes to floats (see [`Texture::decoded_levels`]) with
-    /// each axis wrapped by `REPEAT` (power-of-two size), `CLAMP_TO_EDGE` or `CLAMP_TO_BORDER`,
-    /// and lod clamps and bias that are finite and not denormal: `sample` then filters the
+    /// Any 2D texture whose format decodes to floats (see [`Texture::decoded_levels`]), with
+    /// lod clamps and bias that are finite and not denormal: `sample` then filters the
     /// decoded levels with softpipe's `img_filter_2d_*` and `mip_filter_*` functions, which the
     /// view's state selects exactly as [`Ctx::sample`] does.
     fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
@@ -1070,10 +1069,11 @@ impl TextureAccess for TextureUnits {
         let (tex, samp) = self.resolve(view, sampler)?;
         let (width, height) = (tex.width(), tex.height());
         let wrap = |w: Wrap, size: u32| match w {
-            Wrap::Repeat if size.is_power_of_two() => Some(ViewWrap::RepeatPot),
-            Wrap::ClampToEdge => Some(ViewWrap::ClampToEdge),
-            Wrap::ClampToBorder => Some(ViewWrap::ClampToBorder),
-            _ => None,
+            Wrap::Repeat if size.is_power_of_two() => ViewWrap::RepeatPot,
+            Wrap::Repeat => ViewWrap::Repeat,
+            Wrap::ClampToEdge => ViewWrap::ClampToEdge,
+            Wrap::ClampToBorder => ViewWrap::ClampToBorder,
+            Wrap::MirroredRepeat => ViewWrap::MirroredRepeat,
         };
         // The kernel reads these with denormals as zero, and a NaN or infinite clamp would
         // need the sampler's saturating conversions.
@@ -1094,8 +1094,8 @@ impl TextureAccess for TextureUnits {
             min_filter: filter(samp.min_filter),
             mag_filter: filter(samp.mag_filter),
             mip_filter: samp.mip_filter.map(filter),
-            wrap_s: wrap(samp.wrap_s, width)?,
-            wrap_t: wrap(samp.wrap_t, height)?,
+            wrap_s: wrap(samp.wrap_s, width),
+            wrap_t: wrap(samp.wrap_t, height),
             lod_bias: samp.lod_bias,
             min_lod: samp.min_lod,
             max_lod: samp.max_lod,

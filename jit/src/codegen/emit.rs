@@ -2804,6 +2804,16 @@ impl Emitter<'_, '_> {
             let x = ld32(&mut self.b, o);
             self.b.ins().splat(I32X4, x)
         });
+        let [npot_s, mirror_s, npot_t, mirror_t] = [
+            offset_of!(FastTex, npot_s),
+            offset_of!(FastTex, mirror_s),
+            offset_of!(FastTex, npot_t),
+            offset_of!(FastTex, mirror_t),
+        ]
+        .map(|o| {
+            let x = ld32(&mut self.b, o);
+            self.b.ins().splat(I32X4, x)
+        });
         let [fw0, fh0, lod_bias, min_lod, max_lod] = [
             offset_of!(FastTex, fwidth),
             offset_of!(FastTex, fheight),
@@ -2997,9 +3007,11 @@ impl Emitter<'_, '_> {
             let site_t = axis(clamp_t, border_t, lo_tf);
             let (us, oks) = self.tex_axis_u(s, fw, hi_w, site_s);
             let (ut, okt) = self.tex_axis_u(t, fh, hi_h, site_t);
+            let (xi, oks) = self.wrap_axis(s, us, oks, width, fw, site_s, npot_s, mirror_s);
+            let (yi, okt) = self.wrap_axis(t, ut, okt, height, fh, site_t, npot_t, mirror_t);
             good = self.b.ins().band(good, oks);
             good = self.b.ins().band(good, okt);
-            per_level.push((site_s, site_t, us, ut, offset));
+            per_level.push((xi, yi, offset, width, site_s));
         }
         let fast = self.b.create_block();
         let slow = self.b.create_block();
@@ -3050,18 +3062,148 @@ impl Emitter<'_, '_> {
         [p[0], p[1], p[2], p[3]]
     }
 
+    /// `x - floor(x)` for lanes with |x| < 2^22 (softpipe's `frac`), with the floor.
+    fn frac_floor(&mut self, x: Value) -> (Value, Value) {
+        let x = self.f(x);
+        let fl = self.ifloor(x);
+        let flf = self.b.ins().fcvt_from_sint(F32X4, fl);
+        (self.b.ins().fsub(x, flf), fl)
+    }
+
+    /// Texel indices, weight and inside masks of one axis of [`Self::tex_mip`] (as
+    /// `tex_axis_idx` returns them) and its in-range mask: `tex_axis_idx` for REPEAT on
+    /// power-of-two sizes and the clamps; softpipe's `repeat` for REPEAT on other sizes in
+    /// `npot` lanes (`(coord + size * 1024) % size` in unsigned arithmetic: coordinates below
+    /// `-1024 * size` texels, where that wraps around 2^32, go to the sampler); its mirrored
+    /// `wrap_{nearest,linear}_mirror_repeat` in `mirror` lanes (for |coord| < 2^22).
+    #[allow(clippy::too_many_arguments)]
+    fn wrap_axis(
+        &mut self,
+        coord: Value,
+        u: Value,
+        ok: Value,
+        size: Value,
+        fsize: Value,
+        site: FastSite,
+        npot: Value,
+        mirror: Value,
+    ) -> ([Value; 5], Value) {
+        let one = self.splat(1);
+        let max = self.b.ins().isub(size, one);
+        let [i0, i1, w, in0, in1] = self.tex_axis_idx(u, max, site);
+        let zero = self.splat(0);
+        // REPEAT, any size: floor(u) mod size through a float quotient (|u| < 2^22, so the
+        // quotient is at most one too large) and one correction.
+        let uf = self.f(u);
+        let fl = self.ifloor(uf);
+        let flf = self.b.ins().fcvt_from_sint(F32X4, fl);
+        let q = self.b.ins().fdiv(flf, fsize);
+        let q = self.ifloor(q);
+        let qs = self.b.ins().imul(q, size);
+        let r = self.b.ins().isub(fl, qs);
+        let neg = self.b.ins().icmp(IntCC::SignedLessThan, r, zero);
+        let add = self.b.ins().band(neg, size);
+        let r = self.b.ins().iadd(r, add);
+        let big = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, r, size);
+        let sub = self.b.ins().band(big, size);
+        let n0 = self.b.ins().isub(r, sub);
+        let n1 = self.b.ins().iadd(n0, one);
+        let wraps = self.b.ins().icmp(IntCC::Equal, n1, size);
+        let n1 = self.b.ins().bitselect(wraps, zero, n1);
+        let k = self.splat((-1024i32) as u32);
+        let lim = self.b.ins().imul(size, k);
+        let far = self.b.ins().icmp(IntCC::SignedLessThan, fl, lim);
+        let far = self.b.ins().band(far, npot);
+        let ok = self.b.ins().band_not(ok, far);
+        // MIRRORED_REPEAT from the coordinate itself.
+        let (fr, flr) = self.frac_floor(coord);
+        let odd = self.b.ins().band(flr, one);
+        let odd = self.b.ins().icmp(IntCC::NotEqual, odd, zero);
+        let onef = self.splatf(ONE);
+        let half = self.splatf(0x3f00_0000);
+        let inv = self.b.ins().fsub(onef, fr);
+        // Linear: the scaled position, mirrored on odd repeats.
+        let a = self.b.ins().fmul(fr, fsize);
+        let a = self.b.ins().fsub(a, half);
+        let bm = self.b.ins().fmul(inv, fsize);
+        let bm = self.b.ins().fadd(bm, half);
+        let (ai, bi) = (self.i(a), self.i(bm));
+        let um = self.b.ins().bitselect(odd, bi, ai);
+        let umf = self.f(um);
+        let (wa, m0) = self.frac_floor(umf);
+        let onem = self.b.ins().fsub(onef, umf);
+        let (wb, _) = self.frac_floor(onem);
+        let (wa, wb) = (self.i(wa), self.i(wb));
+        let mw = self.b.ins().bitselect(odd, wb, wa);
+        let mw = self.b.ins().band(mw, site.linear);
+        let m0p = self.b.ins().iadd(m0, one);
+        let m0m = self.b.ins().isub(m0, one);
+        let m1 = self.b.ins().bitselect(odd, m0m, m0p);
+        let m0n = self.b.ins().icmp(IntCC::SignedLessThan, m0, zero);
+        let m0a = self.b.ins().band(m0n, one);
+        let m0 = self.b.ins().iadd(m0, m0a);
+        let m0 = self.b.ins().smin(m0, max);
+        let m1 = self.b.ins().smin(m1, max);
+        let m1n = self.b.ins().icmp(IntCC::SignedLessThan, m1, zero);
+        let m1a = self.b.ins().band(m1n, one);
+        let m1 = self.b.ins().iadd(m1, m1a);
+        // Nearest: u (mirrored on odd repeats) against 1/(2 size) and 1 - that.
+        let two = self.splatf(2f32.to_bits());
+        let twice = self.b.ins().fmul(two, fsize);
+        let lo = self.b.ins().fdiv(onef, twice);
+        let hi = self.b.ins().fsub(onef, lo);
+        let (fri, invi) = (self.i(fr), self.i(inv));
+        let un = self.b.ins().bitselect(odd, invi, fri);
+        let un = self.f(un);
+        let scaled = self.b.ins().fmul(un, fsize);
+        let nf = self.ifloor(scaled);
+        let below = self.b.ins().fcmp(FloatCC::LessThan, un, lo);
+        let above = self.b.ins().fcmp(FloatCC::GreaterThan, un, hi);
+        let nf = self.b.ins().bitselect(above, max, nf);
+        let nf = self.b.ins().bitselect(below, zero, nf);
+        let mi0 = self.b.ins().bitselect(site.linear, m0, nf);
+        let cf = self.f(coord);
+        let abs = self.splat(!SIGN);
+        let ac = self.i(cf);
+        let ac = self.b.ins().band(ac, abs);
+        let ac = self.f(ac);
+        let lim22 = self.splatf(0x4a80_0000);
+        let mok = self.b.ins().fcmp(FloatCC::LessThan, ac, lim22);
+        let ok = self.b.ins().bitselect(mirror, mok, ok);
+        // Per lane: mirrored, repeated (any size) or the common result; indices kept inside
+        // the level whatever the lane computed (only all-good quads load).
+        let pick = |b: &mut FunctionBuilder, m: Value, n: Value, c: Value| {
+            let v = b.ins().bitselect(npot, n, c);
+            b.ins().bitselect(mirror, m, v)
+        };
+        let i0 = pick(&mut self.b, mi0, n0, i0);
+        let i1 = pick(&mut self.b, m1, n1, i1);
+        let w = {
+            let v = self.b.ins().bitselect(mirror, mw, w);
+            self.i(v)
+        };
+        let special = self.b.ins().bor(npot, mirror);
+        let in0 = self.b.ins().bor(in0, special);
+        let in1 = self.b.ins().bor(in1, special);
+        let [i0, i1] = [i0, i1].map(|i| {
+            let i = self.b.ins().smax(i, zero);
+            self.b.ins().smin(i, max)
+        });
+        ([i0, i1, w, in0, in1], ok)
+    }
+
     /// One level of [`Self::tex_mip`]: the four corners (per-lane level offset and size), the
     /// bilinear lerp in linear lanes and the first corner itself in nearest ones.
     fn tex_level(
         &mut self,
-        (site_s, site_t, us, ut, offset): (FastSite, FastSite, Value, Value, Value),
+        (xi, yi, offset, width, site_s): ([Value; 5], [Value; 5], Value, Value, FastSite),
         lin: Value,
     ) -> [Value; 4] {
-        let [x0, x1, xw, xin0, xin1] = self.tex_axis_idx(us, site_s.wmax, site_s);
-        let [y0, y1, yw, yin0, yin1] = self.tex_axis_idx(ut, site_t.hmax, site_t);
-        let r0 = self.b.ins().imul(y0, site_s.width);
+        let [x0, x1, xw, xin0, xin1] = xi;
+        let [y0, y1, yw, yin0, yin1] = yi;
+        let r0 = self.b.ins().imul(y0, width);
         let row0 = self.b.ins().iadd(offset, r0);
-        let r1 = self.b.ins().imul(y1, site_s.width);
+        let r1 = self.b.ins().imul(y1, width);
         let row1 = self.b.ins().iadd(offset, r1);
         let corners = [
             self.texel_channels(site_s, row0, x0, yin0, xin0),

@@ -120,6 +120,11 @@ struct FastTex {
     border_s: u32,
     clamp_t: u32,
     border_t: u32,
+    /// REPEAT on an axis whose size is not a power of two, and MIRRORED_REPEAT, per axis.
+    npot_s: u32,
+    mirror_s: u32,
+    npot_t: u32,
+    mirror_t: u32,
     last: u32,
     lod_bias: f32,
     min_lod: f32,
@@ -149,6 +154,10 @@ impl FastTex {
         border_s: 0,
         clamp_t: 0,
         border_t: 0,
+        npot_s: 0,
+        mirror_s: 0,
+        npot_t: 0,
+        mirror_t: 0,
         last: 0,
         lod_bias: 0.0,
         min_lod: 0.0,
@@ -183,7 +192,17 @@ impl FastTex {
         }
         let mask = |b: bool| if b { !0 } else { 0 };
         let linear = v.mag_filter == ViewFilter::Linear;
-        let simple = v.mip_filter.is_none() && v.min_filter == v.mag_filter && v.wrap_s == v.wrap_t;
+        let common = |w: ViewWrap| {
+            matches!(
+                w,
+                ViewWrap::RepeatPot | ViewWrap::ClampToEdge | ViewWrap::ClampToBorder
+            )
+        };
+        let simple = v.mip_filter.is_none()
+            && v.min_filter == v.mag_filter
+            && v.wrap_s == v.wrap_t
+            && common(v.wrap_s);
+        let clamps = |w: ViewWrap| matches!(w, ViewWrap::ClampToEdge | ViewWrap::ClampToBorder);
         let border = v.wrap_s == ViewWrap::ClampToBorder;
         let (lo, hi_add) = match (border, linear) {
             (false, _) => (0.0, 0.0),
@@ -221,10 +240,14 @@ impl FastTex {
             mip_kind,
             mag_linear: mask(linear),
             min_linear: mask(v.min_filter == ViewFilter::Linear),
-            clamp_s: mask(v.wrap_s != ViewWrap::RepeatPot),
+            clamp_s: mask(clamps(v.wrap_s)),
             border_s: mask(v.wrap_s == ViewWrap::ClampToBorder),
-            clamp_t: mask(v.wrap_t != ViewWrap::RepeatPot),
+            clamp_t: mask(clamps(v.wrap_t)),
             border_t: mask(v.wrap_t == ViewWrap::ClampToBorder),
+            npot_s: mask(v.wrap_s == ViewWrap::Repeat),
+            mirror_s: mask(v.wrap_s == ViewWrap::MirroredRepeat),
+            npot_t: mask(v.wrap_t == ViewWrap::Repeat),
+            mirror_t: mask(v.wrap_t == ViewWrap::MirroredRepeat),
             last: v.levels.len() as u32 - 1,
             lod_bias: v.lod_bias,
             min_lod: v.min_lod,
