@@ -89,9 +89,9 @@ struct ConstBuf {
 /// code: 0 sends every lookup to the sampler, 1 the level-0 path (no mip filter, one filter, one
 /// wrap: the fields up to `hi_add`), 2 the general path (per-lane level of detail and levels,
 /// the fields from `mip_kind`). Masks are 0 or !0. Clamping modes clamp the scaled coordinate to
-/// `[lo, size + hi_add]` as softpipe's wrap functions do (edge: `[0, size]`; border: `[-1, size
-/// + 0.5]` linear, `[-0.5, size + 0.5]` nearest, which is its nearest case analysis written as a
-/// clamp).
+/// `[lo, size + hi_add]` as softpipe's wrap functions do (edge: `[0, size]`; border:
+/// `[-1, size + 0.5]` linear, `[-0.5, size + 0.5]` nearest, which is its nearest case analysis
+/// written as a clamp).
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct FastTex {
@@ -187,7 +187,7 @@ impl FastTex {
                 .is_some_and(|l| l.offset == 0 && l.width == v.width && l.height == v.height)
             && v.levels.iter().all(level_ok);
         let plain = |x: f32| x.is_finite() && (x == 0.0 || x.is_normal());
-        if !fits || !(plain(v.lod_bias) && plain(v.min_lod) && plain(v.max_lod)) {
+        if !(fits && plain(v.lod_bias) && plain(v.min_lod) && plain(v.max_lod)) {
             return FastTex::NONE;
         }
         let mask = |b: bool| if b { !0 } else { 0 };
@@ -1057,7 +1057,11 @@ impl JitShader {
         // table being padded to `num_const_buffers`; inline texture sites read `fast[site]`
         // (one entry per site) and, when its `ok` is set, texels at `y * width + x` for
         // `x < width`, `y < height`, which `FastTex::of` checked lie in the view's slice,
-        // borrowed from `resources` for the call; indirect accesses check each lane's index
+        // borrowed from `resources` for the call; with `mode` 2 their sampler call goes to the
+        // general path (`mip_fns`, code that lives as long as the process), which reads the
+        // `last + 1` entries of the level table (level indices clamped to `0..=last`) and
+        // texels at `offset + y * width + x` of a level with `x`, `y` clamped to its size,
+        // which `FastTex::of` checked lie in the slice too, and otherwise calls `tex_sample`; indirect accesses check each lane's index
         // against the file's bounds (or the per-quad lengths in `ctx`) and otherwise read a
         // static zero block or write a stack slot of the kernel. All pointers stay valid for
         // the call and nothing else accesses that memory meanwhile. The kernel expects DAZ, set
