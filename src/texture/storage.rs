@@ -409,9 +409,25 @@ impl Texture {
     /// sizes sample the bilinear footprint of each destination texel centre (clamped at the
     /// edge), as the blit does. Integer formats cannot be filtered and take the nearest texel.
     pub fn generate_mipmaps(&mut self) {
+        self.decoded = DecodedLevels::default();
+        let format = self.format;
+        let bpt = format.bytes_per_texel();
         for level in 1..self.level_count() {
             let (sw, sh) = self.level_size(level - 1);
             let (dw, dh) = self.level_size(level);
+            // The source level decoded once (what `read_texel` gives for each texel).
+            let src: Vec<[u32; 4]> = self.levels[level as usize - 1]
+                .chunks_exact(bpt)
+                .map(|t| format.decode(t))
+                .collect();
+            let read = |x: u32, y: u32| -> [u32; 4] {
+                if x < sw && y < sh {
+                    src[(y * sw + x) as usize]
+                } else {
+                    [0; 4]
+                }
+            };
+            let mut dst = std::mem::take(&mut self.levels[level as usize]);
             // The blit interpolates normalized coordinates as softpipe's setup does:
             // `a0 + dadx * x` with `dadx = 1 / size` and `a0 = dadx / 2`.
             let (ix, iy) = (1.0 / dw as f32, 1.0 / dh as f32);
@@ -419,38 +435,50 @@ impl Texture {
                 let ty = (iy * 0.5 + iy * y as f32) * sh as f32 - 0.5;
                 for x in 0..dw {
                     let tx = (ix * 0.5 + ix * x as f32) * sw as f32 - 0.5;
-                    let bits = if self.format.is_integer() {
-                        self.read_texel(level - 1, tx.round() as u32, ty.round() as u32)
+                    let bits = if format.is_integer() {
+                        read(tx.round() as u32, ty.round() as u32)
                     } else {
-                        self.bilinear_clamped(level - 1, tx, ty, sw, sh)
+                        bilinear_clamped(&read, tx, ty, sw, sh)
                     };
-                    self.write_texel(level, x, y, bits);
+                    let o = (y as usize * dw as usize + x as usize) * bpt;
+                    if let Some(t) = dst.get_mut(o..o + bpt) {
+                        format.encode(bits, t);
+                    }
                 }
             }
+            self.levels[level as usize] = dst;
         }
     }
+}
 
-    fn bilinear_clamped(&self, level: u32, tx: f32, ty: f32, w: u32, h: u32) -> [u32; 4] {
-        let fx = tx.floor();
-        let fy = ty.floor();
-        let a = tx - fx;
-        let b = ty - fy;
-        let clamp = |v: f32, n: u32| (v.max(0.0) as u32).min(n - 1);
-        let x0 = clamp(fx, w);
-        let x1 = clamp(fx + 1.0, w);
-        let y0 = clamp(fy, h);
-        let y1 = clamp(fy + 1.0, h);
-        let t00 = self.read_texel(level, x0, y0);
-        let t10 = self.read_texel(level, x1, y0);
-        let t01 = self.read_texel(level, x0, y1);
-        let t11 = self.read_texel(level, x1, y1);
-        let mut out = [0u32; 4];
-        for c in 0..4 {
-            let f = |t: [u32; 4]| f32::from_bits(t[c]);
-            out[c] = lerp_2d(a, b, f(t00), f(t10), f(t01), f(t11)).to_bits();
-        }
-        out
+/// The bilinear footprint of (`tx`, `ty`) in a `w` x `h` level read through `read`, clamped at
+/// the edge (the mipmap blit's filter).
+fn bilinear_clamped(
+    read: &impl Fn(u32, u32) -> [u32; 4],
+    tx: f32,
+    ty: f32,
+    w: u32,
+    h: u32,
+) -> [u32; 4] {
+    let fx = tx.floor();
+    let fy = ty.floor();
+    let a = tx - fx;
+    let b = ty - fy;
+    let clamp = |v: f32, n: u32| (v.max(0.0) as u32).min(n - 1);
+    let x0 = clamp(fx, w);
+    let x1 = clamp(fx + 1.0, w);
+    let y0 = clamp(fy, h);
+    let y1 = clamp(fy + 1.0, h);
+    let t00 = read(x0, y0);
+    let t10 = read(x1, y0);
+    let t01 = read(x0, y1);
+    let t11 = read(x1, y1);
+    let mut out = [0u32; 4];
+    for c in 0..4 {
+        let f = |t: [u32; 4]| f32::from_bits(t[c]);
+        out[c] = lerp_2d(a, b, f(t00), f(t10), f(t01), f(t11)).to_bits();
     }
+    out
 }
 
 /// softpipe's `lerp`: `v0 + a * (v1 - v0)`.
