@@ -3091,6 +3091,21 @@ impl Emitter<'_, '_> {
         let one = self.splat(1);
         let max = self.b.ins().isub(size, one);
         let [i0, i1, w, in0, in1] = self.tex_axis_idx(u, max, site);
+        // The other wraps only where a lane has one (every lane or none: wraps are per site).
+        let special = self.b.ins().bor(npot, mirror);
+        let any = self.b.ins().vany_true(special);
+        let extra = self.b.create_block();
+        let join = self.b.create_block();
+        for _ in 0..6 {
+            self.b.append_block_param(join, I32X4);
+        }
+        let common: Vec<_> = [i0, i1, w, in0, in1, ok]
+            .iter()
+            .map(|&v| self.i(v).into())
+            .collect();
+        self.b.ins().brif(any, extra, &[], join, &common);
+        self.enter(extra);
+        let one = self.splat(1);
         let zero = self.splat(0);
         // REPEAT, any size: floor(u) mod size through a float quotient (|u| < 2^22, so the
         // quotient is at most one too large) and one correction.
@@ -3182,14 +3197,20 @@ impl Emitter<'_, '_> {
             let v = self.b.ins().bitselect(mirror, mw, w);
             self.i(v)
         };
-        let special = self.b.ins().bor(npot, mirror);
         let in0 = self.b.ins().bor(in0, special);
         let in1 = self.b.ins().bor(in1, special);
         let [i0, i1] = [i0, i1].map(|i| {
             let i = self.b.ins().smax(i, zero);
             self.b.ins().smin(i, max)
         });
-        ([i0, i1, w, in0, in1], ok)
+        let args: Vec<_> = [i0, i1, w, in0, in1, ok]
+            .iter()
+            .map(|&v| self.i(v).into())
+            .collect();
+        self.b.ins().jump(join, &args);
+        self.enter(join);
+        let p = self.b.block_params(join);
+        ([p[0], p[1], p[2], p[3], p[4]], p[5])
     }
 
     /// One level of [`Self::tex_mip`]: the four corners (per-lane level offset and size), the

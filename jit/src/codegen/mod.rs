@@ -745,10 +745,11 @@ fn mip_fns() -> [*const u8; 5] {
                     .append(true)
                     .open(path)
                 {
-                    // Sizes are not known here; each function ends where the next begins.
-                    for (k, a) in addrs.iter().enumerate() {
-                        let end = addrs.get(k + 1).copied().unwrap_or(a + 0x4000);
-                        let size = end.saturating_sub(*a).min(0x4000);
+                    // Sizes are not known here; each function ends where the next one in
+                    // memory begins (at most 16 KB).
+                    for (k, &a) in addrs.iter().enumerate() {
+                        let end = addrs.iter().copied().filter(|&b| b > a).min();
+                        let size = end.map_or(0x4000, |e| (e - a).min(0x4000));
                         let _ = writeln!(f, "{a:x} {size:x} softgpu_tex_general_{k}");
                     }
                 }
