@@ -388,8 +388,8 @@ fn compile_in(
                 }
             }
         }
-        // Inline texture sites: TEX-family 2D lookups with operands in src0 (not TXP), in
-        // optimized kernels (the extra code costs compile time).
+        // Inline texture sites: TEX-family 2D lookups with operands in src0 (not TXP) and TXD,
+        // in optimized kernels (the extra code costs compile time).
         let mut fast_of_pc = HashMap::default();
         let fast_p = load_p(&mut b, offsets.fast);
         if optimize {
@@ -997,6 +997,40 @@ impl Emitter<'_, '_> {
         };
         self.cmp_here.insert((cmp, x, y), r);
         r
+    }
+
+    /// `ops::fma`: with the CPU's FMA (`vector_libm`) one fused vector multiply-add, flushed,
+    /// when no lane of an operand is NaN (which NaN a fused instruction returns depends on the
+    /// operand order Cranelift picks; such quads take the per-lane `ops::fma`).
+    fn fma(&mut self, a: V, b: V, c: V) -> V {
+        if !self.vector_libm {
+            return V {
+                v: self.lane_call(LaneOp::Fma, &[a.v, b.v, c.v]),
+                flushed: false,
+            };
+        }
+        let nan = [a.v, b.v, c.v].map(|v| self.is_nan(v));
+        let any = self.b.ins().bor(nan[0], nan[1]);
+        let any = self.b.ins().bor(any, nan[2]);
+        let ok = self.b.ins().bnot(any);
+        let args = [a.v, b.v, c.v].map(|v| self.i(v));
+        self.fast_or_lanes(ok, LaneOp::Fma, &args, |e| {
+            let (x, y, z) = (e.f(a.v), e.f(b.v), e.f(c.v));
+            // Under DAZ the hardware reads denormal operands as zero, as `ops::fma` flushes
+            // them; the fused result is then flushed like every arithmetic result.
+            let r = e.b.ins().fma(x, y, z);
+            e.b.ins().fadd(r, e.neg_zero)
+        })
+    }
+
+    /// The bits of channel `chan` of `s` when it is an immediate without modifiers.
+    fn immediate_bits(&self, s: &Src, chan: usize) -> Option<u32> {
+        match (s.loc, s.modifier) {
+            (Loc::Direct(Slot::Imm(i)), Modifier::None) => {
+                Some(self.d.imms[i as usize][s.swizzle[chan] as usize][0])
+            }
+            _ => None,
+        }
     }
 
     fn is_nan(&mut self, a: Value) -> Value {
@@ -3518,10 +3552,7 @@ impl Emitter<'_, '_> {
                     flushed: false,
                 }
             }),
-            FMA => each!(|a, b, c3| V {
-                v: self.lane_call(LaneOp::Fma, &[a.v, b.v, c3.v]),
-                flushed: false,
-            }),
+            FMA => each!(|a, b, c3| self.fma(a, b, c3)),
             DP2 | DP3 | DP4 | DPH | DP2A => {
                 let n = match op {
                     DP2 | DP2A => 2,
@@ -3669,18 +3700,31 @@ impl Emitter<'_, '_> {
                     flushed: false,
                 }
             }),
-            SHL | USHR | ISHR => each!(|a, b| {
+            SHL | USHR | ISHR => {
                 let f: fn(&mut FunctionBuilder, Value, Value) -> Value = match op {
                     SHL => |b, x, y| b.ins().ishl(x, y),
                     USHR => |b, x, y| b.ins().ushr(x, y),
                     _ => |b, x, y| b.ins().sshr(x, y),
                 };
-                let (x, y) = (self.i(a.v), self.i(b.v));
-                V {
-                    v: self.per_lane(x, y, f),
-                    flushed: false,
+                for c in (0..4).filter(|c| m & (1 << c) != 0) {
+                    let a = self.fetch(&s[0], c, pc)?;
+                    let x = self.i(a.v);
+                    // An immediate count is one count for all lanes: one vector shift. Counts
+                    // wrap modulo 32 in both TGSI and Cranelift.
+                    let v = match self.immediate_bits(&s[1], c) {
+                        Some(count) => {
+                            let k = self.b.ins().iconst(I32, i64::from(count & 31));
+                            f(&mut self.b, x, k)
+                        }
+                        None => {
+                            let b = self.fetch(&s[1], c, pc)?;
+                            let y = self.i(b.v);
+                            self.per_lane(x, y, f)
+                        }
+                    };
+                    r[c] = Some(V { v, flushed: false });
                 }
-            }),
+            }
             _ => return Ok(false),
         }
         self.store(inst, &r, full);

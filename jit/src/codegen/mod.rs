@@ -18,8 +18,12 @@
 //! NaN).
 //! Per-lane calls of the very [`crate::interp::ops`] functions through `lane_op`: EX2, LG2, SIN,
 //! COS, POW, FMA, LDEXP, integer division and remainder, IMUL_HI/UMUL_HI, bitfields and bit
-//! counts. TEX/TXP/TXB/TXL/TEX_LZ call the sampler directly (`tex_sample`, request built as the
-//! interpreter builds it). Everything else — other texture instructions, legacy and packing
+//! counts. TEX/TXP/TXB/TXL/TEX_LZ/TXD call the sampler directly (`tex_sample`, request built as
+//! the interpreter builds it); in optimized kernels, 2D ones (not TXP) are sampled inline when the
+//! unit offers a [`TexelView`](crate::exec::TexelView): level 0 with one filter and wrap in the
+//! kernel itself, anything else (mip levels with their per-lane level of detail, a min/mag
+//! switch, per-axis or other wraps) by the general path, compiled once per process as one
+//! function per opcode (`mip_fns`), which the site's sampler call reaches instead. Everything else — other texture instructions, legacy and packing
 //! opcodes (LIT, EXP, LOG, XPD, NRM, PK*/UP*, …) — runs the interpreter's own executor for that
 //! one instruction (`interp_step`) on the same register memory, so its result is the
 //! interpreter's by construction. Registers live in SSA variables (CPU registers where Cranelift
