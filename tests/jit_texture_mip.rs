@@ -275,8 +275,9 @@ fn inline_mip_sampling_matches_the_sampler() {
         .map(|line| {
             let p = program(line);
             let jit = JitShader::compile(&p).expect("JIT compiles");
+            let fast_tier = JitShader::compile_fast_tier(&p).expect("JIT compiles");
             let interp = Interpreter::new(&p).expect("interpreter accepts");
-            (line, jit, interp)
+            (line, jit, fast_tier, interp)
         })
         .collect();
     let wraps = [
@@ -326,11 +327,15 @@ fn inline_mip_sampling_matches_the_sampler() {
                         // included).
                         let fast = units.texel_view(0, 0, TextureTarget::Tex2D).is_some();
                         assert!(fast, "{format:?} {w}x{h} {samp:?}");
-                        for (line, jit, interp) in &programs {
+                        for (line, jit, fast_tier, interp) in &programs {
                             let what = format!("{format:?} {w}x{h}/{levels} {samp:?} `{line}`");
                             let quads: Vec<_> =
                                 (0..24).map(|_| quad(&mut rng, w, h, true)).collect();
                             check(&units, jit, interp, &quads, &what);
+                            // The fast tier has no inline sites: every lookup (TXD's gradients
+                            // included) goes through the sampler call.
+                            let calls = check(&units, fast_tier, interp, &quads, &what);
+                            assert_eq!(calls, quads.len(), "{what}: fast tier");
                             // Ordinary quads: with a view, no JIT lookup may reach the sampler.
                             let quads: Vec<_> =
                                 (0..24).map(|_| quad(&mut rng, w, h, false)).collect();
@@ -341,7 +346,7 @@ fn inline_mip_sampling_matches_the_sampler() {
                             } else {
                                 assert_eq!(calls, quads.len(), "{what}");
                             }
-                            quads_checked += 48;
+                            quads_checked += 72;
                         }
                     }
                 }
@@ -349,7 +354,7 @@ fn inline_mip_sampling_matches_the_sampler() {
         }
     }
     assert!(
-        inline_checked >= 900,
+        inline_checked >= 2000,
         "only {inline_checked} inline configurations ran ({quads_checked} quads)"
     );
 }
