@@ -245,18 +245,27 @@ impl Emitter<'_> {
         let ipart = self.op(Opcode::FLR, &[O::T(c2)]);
         let fpart = self.op(Opcode::SUB, &[O::T(c2), O::T(ipart)]);
         let i = self.op(Opcode::F2I, &[O::T(ipart)]);
-        let biased = self.op(Opcode::UADD, &[O::T(i), O::K(127)]);
-        let scale = self.op(Opcode::SHL, &[O::T(biased), O::K(23)]);
+        // (i + 127) << 23 as one wrapping multiply-add (the JIT has no vector shifts).
+        let scale = self.op(Opcode::UMAD, &[O::T(i), O::K(1 << 23), O::K(127 << 23)]);
         let p = self.polynomial(fpart, &EXP2_POLY);
         self.op(Opcode::MUL, &[O::T(scale), O::T(p)])
     }
 
-    /// `lp_build_log2_safe`.
-    fn log2(&mut self, x: u32) -> u32 {
+    /// `lp_build_log2_safe`; `zero_case` false leaves out the `x == 0` → -inf select (POW
+    /// overrides it).
+    fn log2(&mut self, x: u32, zero_case: bool) -> u32 {
         let exp = self.op(Opcode::AND, &[O::T(x), O::K(0x7f80_0000)]);
-        let e = self.op(Opcode::USHR, &[O::T(exp), O::K(23)]);
-        let e = self.op(Opcode::UADD, &[O::T(e), O::K((-127i32) as u32)]);
-        let logexp = self.op(Opcode::I2F, &[O::T(e)]);
+        // (exp >> 23) - 127 as a float: exp is a multiple of 2^23 below 2^31, so its float,
+        // the scaling and the subtraction are exact (the JIT has no vector shifts).
+        let e = self.op(Opcode::I2F, &[O::T(exp)]);
+        let logexp = self.op(
+            Opcode::MAD,
+            &[
+                O::T(e),
+                O::K((1.0f32 / 8_388_608.0).to_bits()),
+                O::K((-127.0f32).to_bits()),
+            ],
+        );
         let mant = self.op(Opcode::AND, &[O::T(x), O::K(0x007f_ffff)]);
         let mant = self.op(Opcode::OR, &[O::T(mant), O::K(1.0f32.to_bits())]);
         let num = self.op(Opcode::SUB, &[O::T(mant), O::K(1.0f32.to_bits())]);
@@ -271,18 +280,22 @@ impl Emitter<'_> {
             Opcode::UCMP,
             &[O::T(finite), O::T(r), O::K(f32::INFINITY.to_bits())],
         );
-        let nonzero = self.op(Opcode::FSNE, &[O::T(x), O::K(0)]);
-        let r = self.op(
-            Opcode::UCMP,
-            &[O::T(nonzero), O::T(r), O::K(f32::NEG_INFINITY.to_bits())],
-        );
+        let r = if zero_case {
+            let nonzero = self.op(Opcode::FSNE, &[O::T(x), O::K(0)]);
+            self.op(
+                Opcode::UCMP,
+                &[O::T(nonzero), O::T(r), O::K(f32::NEG_INFINITY.to_bits())],
+            )
+        } else {
+            r
+        };
         let nonneg = self.op(Opcode::FSGE, &[O::T(x), O::K(0)]);
         self.op(Opcode::UCMP, &[O::T(nonneg), O::T(r), O::K(NAN_BITS)])
     }
 
     /// `lp_build_pow` of Mesa 22.3.
     fn pow(&mut self, x: u32, y: u32) -> u32 {
-        let l = self.log2(x);
+        let l = self.log2(x, false);
         // vmulps l, y returns l's NaN when both are NaN; MUL lets its second operand's win.
         let m = self.op(Opcode::MUL, &[O::T(y), O::T(l)]);
         let r = self.exp2(m);
@@ -303,9 +316,9 @@ impl Emitter<'_> {
             let emm2_2 = self.op(Opcode::UADD, &[O::T(emm2_and), O::K((-2i32) as u32)]);
             let not = self.op(Opcode::NOT, &[O::T(emm2_2)]);
             let four = self.op(Opcode::AND, &[O::T(not), O::K(4)]);
-            (emm2_2, self.op(Opcode::SHL, &[O::T(four), O::K(29)]))
+            (emm2_2, self.op(Opcode::UMUL, &[O::T(four), O::K(1 << 29)]))
         } else {
-            let shifted = self.op(Opcode::SHL, &[O::T(emm2_add), O::K(29)]);
+            let shifted = self.op(Opcode::UMUL, &[O::T(emm2_add), O::K(1 << 29)]);
             let x = self.op(Opcode::XOR, &[O::T(a), O::T(shifted)]);
             (
                 emm2_and,
@@ -464,7 +477,7 @@ pub fn rewrite(program: &Program) -> Program {
         }
         let result = match group[0].opcode {
             Opcode::EX2 => e.exp2(inputs[0]),
-            Opcode::LG2 => e.log2(inputs[0]),
+            Opcode::LG2 => e.log2(inputs[0], true),
             Opcode::POW => e.pow(inputs[0], inputs[1]),
             Opcode::SIN => e.sin_cos(inputs[0], false),
             _ => e.sin_cos(inputs[0], true),
