@@ -239,3 +239,53 @@ fn palette_png() -> Vec<u8> {
     chunk(&mut png, b"IEND", &[]);
     png
 }
+
+#[test]
+fn decoded_levels_of_large_textures_match_texel_reads() {
+    // 512x300 texels: levels this large decode in parallel chunks, whose order must not matter.
+    let (w, h) = (512u32, 300u32);
+    let mut t = Texture::new(
+        Format::R16G16B16A16Sfloat,
+        w,
+        h,
+        Texture::full_mip_levels(w, h),
+    )
+    .unwrap();
+    let mut state = 0x9e37_79b9u32;
+    for byte in t.level_data_mut(0).chunks_exact_mut(2) {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        // Finite halves only (exponent field below 31): no NaN or infinity among them.
+        let half = (state as u16) & 0xfbff;
+        byte.copy_from_slice(&half.to_le_bytes());
+    }
+    t.generate_mipmaps();
+    let decoded = t.decoded_levels();
+    let (texels, levels) = decoded.expect("finite texels decode");
+    for (level, l) in levels.iter().enumerate() {
+        assert_eq!((l.width, l.height), t.level_size(level as u32));
+        for y in 0..l.height {
+            for x in 0..l.width {
+                let at = (l.offset as usize + (y * l.width + x) as usize) * 16;
+                let got: Vec<u32> = texels[at..at + 16]
+                    .chunks_exact(4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                assert_eq!(
+                    got,
+                    t.read_texel(level as u32, x, y),
+                    "level {level} ({x}, {y})"
+                );
+            }
+        }
+    }
+
+    // One NaN texel anywhere (here in the last parallel chunk of level 0) refuses the view.
+    let mut bad = Texture::new(Format::R32G32B32A32Sfloat, w, h, 1).unwrap();
+    let last = (w * h - 1) as usize * 16;
+    bad.level_data_mut(0)[last..last + 4].copy_from_slice(&f(f32::NAN).to_le_bytes());
+    assert!(bad.decoded_levels().is_none());
+    let fine = Texture::new(Format::R32G32B32A32Sfloat, w, h, 1).unwrap();
+    assert!(fine.decoded_levels().is_some());
+}

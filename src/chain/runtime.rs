@@ -150,6 +150,10 @@ pub struct FilterChain {
     last_pass_feedback: bool,
     history: Vec<Arc<Texture>>,
     previous_outputs: Vec<Option<Arc<Texture>>>,
+    /// Decode each pass output for the JIT's inline sampling right after rendering it, on every
+    /// core (the next pass's first lookup would otherwise decode it on one thread while the
+    /// others wait for it).
+    predecode_outputs: bool,
 }
 
 /// A compiled shader stage pair with its interface, whatever the language.
@@ -493,6 +497,7 @@ impl FilterChain {
             feedback_passes,
             last_pass_feedback,
             history,
+            predecode_outputs: options.executor == Executor::Jit,
         })
     }
 
@@ -624,6 +629,9 @@ impl FilterChain {
                 )?;
                 if levels > 1 {
                     target.generate_mipmaps();
+                }
+                if self.predecode_outputs {
+                    target.decoded_levels();
                 }
                 let target = Arc::new(target);
                 outputs[index] = Some(Input {

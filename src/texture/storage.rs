@@ -1,6 +1,7 @@
 //! Texture storage: a format, a size and a mip chain of tightly packed, row-major levels.
 
 use super::format::{float_to_ubyte, Format};
+use rayon::prelude::*;
 use softgpu_jit::exec::TexelLevel;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -305,6 +306,8 @@ impl Texture {
     }
 
     fn decode_levels(&self) -> Option<Decoded> {
+        /// Levels of at least this many texels are decoded in parallel chunks of a quarter of it.
+        const PARALLEL_DECODE_TEXELS: usize = 1 << 16;
         let base = self.width as usize * self.height as usize;
         if self.format.is_integer() || base > Self::MAX_DECODED_TEXELS {
             return None;
@@ -352,17 +355,31 @@ impl Texture {
                 return None;
             }
             let dst = &mut out[l.offset as usize * 16..(l.offset as usize + texels) * 16];
-            for (src, dst) in data.chunks_exact(bpt).zip(dst.chunks_exact_mut(16)) {
-                let bits = decode(src);
-                for (c, b) in bits.iter().enumerate() {
-                    let exp = b & 0x7f80_0000;
-                    let mant = b & 0x007f_ffff;
-                    // Denormal (exponent 0) or NaN (exponent all ones) with a non-zero mantissa.
-                    if mant != 0 && (exp == 0 || exp == 0x7f80_0000) {
-                        return None;
+            let decode_run = |(src, dst): (&[u8], &mut [u8])| -> Option<()> {
+                for (src, dst) in src.chunks_exact(bpt).zip(dst.chunks_exact_mut(16)) {
+                    let bits = decode(src);
+                    for (c, b) in bits.iter().enumerate() {
+                        let exp = b & 0x7f80_0000;
+                        let mant = b & 0x007f_ffff;
+                        // Denormal (exponent 0) or NaN (exponent all ones) with a non-zero
+                        // mantissa.
+                        if mant != 0 && (exp == 0 || exp == 0x7f80_0000) {
+                            return None;
+                        }
+                        dst[c * 4..c * 4 + 4].copy_from_slice(&b.to_le_bytes());
                     }
-                    dst[c * 4..c * 4 + 4].copy_from_slice(&b.to_le_bytes());
                 }
+                Some(())
+            };
+            // Large levels decode on every core (a 1080p pass output is two million texels,
+            // decoded once per frame by whichever thread samples it first).
+            let src = &data[..texels * bpt];
+            if texels >= PARALLEL_DECODE_TEXELS {
+                src.par_chunks(PARALLEL_DECODE_TEXELS / 4 * bpt)
+                    .zip(dst.par_chunks_mut(PARALLEL_DECODE_TEXELS / 4 * 16))
+                    .try_for_each(decode_run)?;
+            } else {
+                decode_run((src, dst))?;
             }
         }
         Some(Decoded {
