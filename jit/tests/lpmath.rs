@@ -48,7 +48,7 @@ impl Rng {
                 0x7f7f_ffff,
                 0x0080_0000,
             ][(bits % 16) as usize],
-            1 | 2 | 3 => bits,
+            1..=3 => bits,
             4 | 5 => ((bits as i32) as f32 / 8_388_608.0).to_bits(),
             6 | 7 => (bits as f32 / 4_294_967_296.0).to_bits(),
             8 | 9 => ((bits as i32) as f32 / 65_536.0).to_bits(),
@@ -211,9 +211,14 @@ fn model_special_cases() {
     assert_eq!(model::cos(3.0e38), 1.0);
     // Not glibc: gallivm's polynomials are a few ulp off, often.
     let xs = (0..1000).map(|i| i as f32 / 250.0 - 2.0);
-    let off = xs.clone().filter(|&x| model::exp2(x) != 2f32.powf(x)).count();
+    let off = xs
+        .clone()
+        .filter(|&x| model::exp2(x) != 2f32.powf(x))
+        .count();
     assert!(off > 100, "{off}");
-    assert!(xs.clone().all(|x| (model::exp2(x) / 2f32.powf(x) - 1.0).abs() < 1e-6));
+    assert!(xs
+        .clone()
+        .all(|x| (model::exp2(x) / 2f32.powf(x) - 1.0).abs() < 1e-6));
     assert!(xs.clone().all(|x| (model::sin(x) - x.sin()).abs() < 1e-6));
     assert!(xs.clone().all(|x| (model::cos(x) - x.cos()).abs() < 1e-6));
 }

@@ -33,6 +33,10 @@
 //! same opcode that do not read each other's results share one expansion, one lane each (a
 //! `pow(vec3, vec3)` lowered to three scalar POWs costs one expansion).
 
+// gallivm's constants are written as `lp_bld_arit.c` spells them (more digits than an f64
+// holds), so they can be checked against the source; they round to the same values.
+#![allow(clippy::excessive_precision)]
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
@@ -419,7 +423,12 @@ pub fn rewrite(program: &Program) -> Program {
         values: Vec::new(),
         index: HashMap::new(),
     };
+    // Scratch temporaries: one window per opcode, shared by its expansions. Any overlap would
+    // still be correct (an expansion writes each temporary before reading it), but a register
+    // that always plays the same role keeps the JIT's per-register facts (e.g. "never holds a
+    // denormal", which spares input flushes) true.
     let mut scratch = 0u32;
+    let mut windows: Vec<(Opcode, u32)> = Vec::new();
     let insts = &program.instructions;
     let mut out: Vec<Instruction> = Vec::with_capacity(insts.len() * 2);
     let mut new_index = vec![0usize; insts.len() + 1];
@@ -450,10 +459,18 @@ pub fn rewrite(program: &Program) -> Program {
         }
         let group = &insts[i..end];
         let mask = ((1u32 << group.len()) - 1) as u8;
+        let opcode = group[0].opcode;
+        let window = match windows.iter().find(|w| w.0 == opcode) {
+            Some(&(_, offset)) => offset,
+            None => {
+                windows.push((opcode, scratch));
+                scratch
+            }
+        };
         let mut e = Emitter {
             out: &mut out,
             mask,
-            base,
+            base: base + window,
             used: 0,
             consts: &mut consts,
         };
@@ -483,7 +500,7 @@ pub fn rewrite(program: &Program) -> Program {
             _ => e.sin_cos(inputs[0], true),
         };
         let result = e.reg(result);
-        scratch = scratch.max(e.used);
+        scratch = scratch.max(window + e.used);
         for (lane, inst) in group.iter().enumerate() {
             let mut mov = Instruction::new(
                 Opcode::MOV,
