@@ -4,6 +4,8 @@
 //! llvmpipe rendered and the TGSI Mesa compiled it to (see its `command.txt`). Every byte must
 //! match, with both executors; the default (glibc-exact) math must not.
 
+// Only `load_png` is needed here.
+#[allow(dead_code)]
 mod golden_support;
 
 use golden_support::load_png;
