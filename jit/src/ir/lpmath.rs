@@ -235,16 +235,12 @@ impl Emitter<'_> {
 
     /// `lp_build_exp2`.
     fn exp2(&mut self, x: u32) -> u32 {
-        // minps(128, x) and maxps(-126.99999, x): the second operand (x) when either is NaN.
-        let above = self.op(Opcode::FSLT, &[O::K(EXP2_MAX.to_bits()), O::T(x)]);
-        let c = self.op(
-            Opcode::UCMP,
-            &[O::T(above), O::K(EXP2_MAX.to_bits()), O::T(x)],
-        );
-        let below = self.op(Opcode::FSLT, &[O::T(c), O::K(EXP2_MIN.to_bits())]);
+        // minps(128, x) and maxps(-126.99999, x) keep a NaN x, which then flows through
+        // every step with its payload, quieted by the first arithmetic: the result is x quieted.
+        // CLAMP (NaN → the bound) keeps that off the dependency chain: patched at the end.
         let c2 = self.op(
-            Opcode::UCMP,
-            &[O::T(below), O::K(EXP2_MIN.to_bits()), O::T(c)],
+            Opcode::CLAMP,
+            &[O::T(x), O::K(EXP2_MIN.to_bits()), O::K(EXP2_MAX.to_bits())],
         );
         let ipart = self.op(Opcode::FLR, &[O::T(c2)]);
         let fpart = self.op(Opcode::SUB, &[O::T(c2), O::T(ipart)]);
@@ -252,7 +248,10 @@ impl Emitter<'_> {
         // (i + 127) << 23 as one wrapping multiply-add (the JIT has no vector shifts).
         let scale = self.op(Opcode::UMAD, &[O::T(i), O::K(1 << 23), O::K(127 << 23)]);
         let p = self.polynomial(fpart, &EXP2_POLY);
-        self.op(Opcode::MUL, &[O::T(scale), O::T(p)])
+        let r = self.op(Opcode::MUL, &[O::T(scale), O::T(p)]);
+        let nan = self.op(Opcode::FSNE, &[O::T(x), O::T(x)]);
+        let quiet = self.op(Opcode::OR, &[O::T(x), O::K(0x0040_0000)]);
+        self.op(Opcode::UCMP, &[O::T(nan), O::T(quiet), O::T(r)])
     }
 
     /// `lp_build_log2_safe`; `zero_case` false leaves out the `x == 0` → -inf select (POW
@@ -278,23 +277,30 @@ impl Emitter<'_> {
         let z = self.op(Opcode::MUL, &[O::T(y), O::T(y)]);
         let p = self.polynomial(z, &LOG2_POLY);
         let r = self.op(Opcode::FMA, &[O::T(y), O::T(p), O::T(logexp)]);
-        // The edge cases use unordered compares: a NaN x takes all three, the last one wins.
-        let finite = self.op(Opcode::FSLT, &[O::T(x), O::K(f32::INFINITY.to_bits())]);
-        let r = self.op(
-            Opcode::UCMP,
-            &[O::T(finite), O::T(r), O::K(f32::INFINITY.to_bits())],
-        );
-        let r = if zero_case {
-            let nonzero = self.op(Opcode::FSNE, &[O::T(x), O::K(0)]);
-            self.op(
-                Opcode::UCMP,
-                &[O::T(nonzero), O::T(r), O::K(f32::NEG_INFINITY.to_bits())],
-            )
-        } else {
-            r
-        };
+        // The edge cases (unordered compares: a NaN x takes all three, the last one wins), as
+        // one select on the dependency chain: finite x > 0 keeps the polynomial, otherwise NaN
+        // (x < 0 or NaN), -inf (±0, denormals) or +inf.
         let nonneg = self.op(Opcode::FSGE, &[O::T(x), O::K(0)]);
-        self.op(Opcode::UCMP, &[O::T(nonneg), O::T(r), O::K(NAN_BITS)])
+        let finite = self.op(Opcode::FSLT, &[O::T(x), O::K(f32::INFINITY.to_bits())]);
+        let (positive, at_zero) = if zero_case {
+            let positive = self.op(Opcode::FSLT, &[O::K(0), O::T(x)]);
+            let nonzero = self.op(Opcode::FSNE, &[O::T(x), O::K(0)]);
+            let at_zero = self.op(
+                Opcode::UCMP,
+                &[
+                    O::T(nonzero),
+                    O::K(f32::INFINITY.to_bits()),
+                    O::K(f32::NEG_INFINITY.to_bits()),
+                ],
+            );
+            (positive, O::T(at_zero))
+        } else {
+            // POW overrides zero bases: ±0 may keep the polynomial.
+            (nonneg, O::K(f32::INFINITY.to_bits()))
+        };
+        let special = self.op(Opcode::UCMP, &[O::T(nonneg), at_zero, O::K(NAN_BITS)]);
+        let ok = self.op(Opcode::AND, &[O::T(positive), O::T(finite)]);
+        self.op(Opcode::UCMP, &[O::T(ok), O::T(r), O::T(special)])
     }
 
     /// `lp_build_pow` of Mesa 22.3.
