@@ -2567,36 +2567,9 @@ impl Emitter<'_, '_> {
         xin: Value,
     ) -> [Value; 4] {
         let i = self.b.ins().iadd(row, x);
-        let texels: [Value; 4] = std::array::from_fn(|l| {
-            let o = self.b.ins().extractlane(i, l as u8);
-            let o = self.b.ins().uextend(self.ptr, o);
-            let o = self.b.ins().ishl_imm_u(o, 4);
-            let a = self.b.ins().iadd(site.data, o);
-            let v = self.b.ins().load(I32X4, self.mf, a, 0);
-            self.b.ins().bitcast(I8X16, self.le, v)
-        });
-        // punpck{l,h}dq, then punpck{l,h}qdq: byte indices of the two-operand shuffle.
-        let lo32: Vec<u8> = [0u8, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23].to_vec();
-        let hi32: Vec<u8> = lo32.iter().map(|b| b + 8).collect();
-        let lo64: Vec<u8> = (0..8).chain(16..24).collect();
-        let hi64: Vec<u8> = (8..16).chain(24..32).collect();
-        let [lo32, hi32, lo64, hi64] = [lo32, hi32, lo64, hi64]
-            .map(|m| self.b.func.dfg.immediates.push(ConstantData::from(m)));
-        let rg01 = self.b.ins().shuffle(texels[0], texels[1], lo32);
-        let rg23 = self.b.ins().shuffle(texels[2], texels[3], lo32);
-        let ba01 = self.b.ins().shuffle(texels[0], texels[1], hi32);
-        let ba23 = self.b.ins().shuffle(texels[2], texels[3], hi32);
-        let channels = [
-            self.b.ins().shuffle(rg01, rg23, lo64),
-            self.b.ins().shuffle(rg01, rg23, hi64),
-            self.b.ins().shuffle(ba01, ba23, lo64),
-            self.b.ins().shuffle(ba01, ba23, hi64),
-        ];
+        let channels = self.gather_rows(site.data, i);
         let inside = self.b.ins().band(yin, xin);
-        channels.map(|c| {
-            let c = self.i(c);
-            self.b.ins().band(c, inside)
-        })
+        channels.map(|c| self.b.ins().band(c, inside))
     }
 
     /// Inline sampling of decoded texels (see [`TextureAccess::texel_view`]) with the sampler's exact
