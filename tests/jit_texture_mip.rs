@@ -7,10 +7,7 @@
 //! (specials included: those quads fall back to the sampler). A counting texture unit proves the
 //! inline path is the one taken for ordinary quads.
 
-use softgpu::exec::{
-    QuadBatch, QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources, TexelView,
-    TextureAccess,
-};
+use softgpu::exec::{QuadBatch, QuadIo, QuadShader, QuadVec4, ShaderResources, TextureAccess};
 use softgpu::interp::Interpreter;
 use softgpu::ir::text::parse_program;
 use softgpu::ir::TextureTarget;
@@ -19,61 +16,8 @@ use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// Forwards to texture units and counts the lookups that go through `sample`.
-struct Counting {
-    units: TextureUnits,
-    samples: AtomicUsize,
-}
-
-impl TextureAccess for Counting {
-    fn sample(&self, r: &SampleRequest) -> QuadVec4 {
-        self.samples.fetch_add(1, Ordering::Relaxed);
-        self.units.sample(r)
-    }
-    fn gather(&self, r: &SampleRequest, c: u32) -> QuadVec4 {
-        self.units.gather(r, c)
-    }
-    fn fetch(
-        &self,
-        view: u32,
-        target: TextureTarget,
-        coords: [[i32; 4]; 4],
-        lod: [i32; 4],
-        offset: [i32; 3],
-    ) -> QuadVec4 {
-        self.units.fetch(view, target, coords, lod, offset)
-    }
-    fn size(&self, view: u32, target: TextureTarget, lod: i32) -> [u32; 4] {
-        self.units.size(view, target, lod)
-    }
-    fn query_lod(&self, r: &SampleRequest) -> [[f32; 4]; 2] {
-        self.units.query_lod(r)
-    }
-    fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
-        self.units.texel_view(view, sampler, target)
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    /// Uniform in [lo, hi).
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (self.below(1 << 24) as f32 / (1 << 24) as f32) * (hi - lo)
-    }
-    fn pick<T: Copy>(&mut self, v: &[T]) -> T {
-        v[self.below(v.len() as u64) as usize]
-    }
-}
+mod texture_support;
+use texture_support::{Counting, Rng};
 
 /// A texture with `levels` levels of random texels (each level its own data, so a wrong level
 /// shows): RGBA8, sRGB, float16 (finite values) or float32 (±0, ±Inf, huge values among them).
