@@ -14,6 +14,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod files_support;
+use files_support::files_with_extension;
+
 use softgpu::chain::preset::{
     load_preset, parse_preset_str, FilterMode, ParameterValue, Preset, PresetError, Scale2D,
     ScaleFactor, ScaleType, Scaling, WildcardContext, WrapMode,
@@ -706,20 +709,6 @@ fn mutated_presets_never_panic() {
 // Real corpora (ignored: not part of the repository)
 // ------------------------------------------------------------------------------------------
 
-fn collect(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, ext, out);
-        } else if p.extension().is_some_and(|x| x == ext) {
-            out.push(p);
-        }
-    }
-}
-
 /// Blanks paths, quoted text and numbers so that one cause in many presets counts once.
 fn reason(e: &PresetError) -> String {
     let mut out = String::new();
@@ -748,9 +737,7 @@ fn corpus(var: &str, ext: &str) {
         eprintln!("{var} not set; skipping");
         return;
     };
-    let mut files = Vec::new();
-    collect(Path::new(&dir), ext, &mut files);
-    files.sort();
+    let files = files_with_extension(Path::new(&dir), ext);
     assert!(!files.is_empty(), "no .{ext} files under {dir}");
     let mut reasons: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut ok = 0;
@@ -960,9 +947,7 @@ fn librashader_parity() {
         return;
     };
     let cli = std::env::var("LIBRASHADER_CLI").unwrap_or_else(|_| "librashader-cli".into());
-    let mut files = Vec::new();
-    collect(Path::new(&dir), "slangp", &mut files);
-    files.sort();
+    let files = files_with_extension(Path::new(&dir), "slangp");
     let (mut same, mut both_fail, mut only_ours, mut only_theirs) = (0, 0, 0, 0);
     let mut fields: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut differing = 0;

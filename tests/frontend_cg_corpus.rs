@@ -4,23 +4,12 @@
 //! `CG_SHADERS_DIR=/path/to/common-shaders cargo test --release --test frontend_cg_corpus -- --ignored --nocapture`
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod files_support;
+use files_support::files_with_extension;
 
 use softgpu::frontend::cg::compile_cg;
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "cg") {
-            out.push(p);
-        }
-    }
-}
 
 /// The failure message with numbers and names blanked, to group similar failures.
 fn reason(msg: &str) -> String {
@@ -44,9 +33,7 @@ fn reason(msg: &str) -> String {
 #[ignore = "needs CG_SHADERS_DIR (libretro/common-shaders)"]
 fn cg_corpus() {
     let dir = std::env::var("CG_SHADERS_DIR").expect("set CG_SHADERS_DIR");
-    let mut files = Vec::new();
-    collect(Path::new(&dir), &mut files);
-    files.sort();
+    let files = files_with_extension(Path::new(&dir), "cg");
     let (mut compiled, mut lowered) = (0, 0);
     let mut reasons: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let verbose = std::env::var("CG_VERBOSE").is_ok();

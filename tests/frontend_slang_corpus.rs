@@ -9,24 +9,13 @@
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod files_support;
+use files_support::files_with_extension;
 use std::sync::Mutex;
 
 use softgpu::frontend::slang::{self, Stage};
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "slang") {
-            out.push(p);
-        }
-    }
-}
 
 /// A failure message with file names, quoted identifiers and numbers blanked so that the same
 /// cause in different shaders counts once.
@@ -114,9 +103,7 @@ fn run_one(path: &Path, tally: &Mutex<Tally>) {
 #[ignore = "needs SLANG_SHADERS_DIR pointing at a libretro/slang-shaders checkout"]
 fn slang_shaders_corpus() {
     let dir = std::env::var("SLANG_SHADERS_DIR").expect("set SLANG_SHADERS_DIR");
-    let mut files = Vec::new();
-    collect(Path::new(&dir), &mut files);
-    files.sort();
+    let files = files_with_extension(Path::new(&dir), "slang");
     assert!(!files.is_empty(), "no .slang files under {dir}");
     let tally = Mutex::new(Tally {
         total: files.len(),

@@ -9,23 +9,12 @@
 //! ```
 
 use std::path::{Path, PathBuf};
+
+mod files_support;
+use files_support::files_with_extension;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use softgpu::frontend::slang::{glsl_to_spirv, preprocess_file, Stage, StageSource};
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|x| x == "slang") {
-            out.push(p);
-        }
-    }
-}
 
 /// One stage to compile and what a one-thread compile gave for it.
 type Job = (StageSource, Stage, Result<Vec<u32>, String>);
@@ -75,12 +64,10 @@ fn concurrent(jobs: &[Job], threads: usize, rounds: usize) -> Vec<String> {
 
 #[test]
 fn concurrent_compiles_equal_serial_ones() {
-    let mut files = Vec::new();
-    collect(
+    let files = files_with_extension(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"),
-        &mut files,
+        "slang",
     );
-    files.sort();
     let jobs = serial(&files);
     assert!(jobs.len() >= 60, "only {} stages found", jobs.len());
     assert!(jobs.iter().filter(|j| j.2.is_ok()).count() >= 60);
@@ -92,9 +79,7 @@ fn concurrent_compiles_equal_serial_ones() {
 #[ignore = "needs SLANG_SHADERS_DIR (a libretro/slang-shaders checkout); minutes"]
 fn concurrent_compiles_equal_serial_ones_on_the_corpus() {
     let dir = std::env::var("SLANG_SHADERS_DIR").expect("SLANG_SHADERS_DIR");
-    let mut files = Vec::new();
-    collect(Path::new(&dir), &mut files);
-    files.sort();
+    let files = files_with_extension(Path::new(&dir), "slang");
     let jobs = serial(&files);
     eprintln!("{} stages", jobs.len());
     let mismatches = concurrent(&jobs, 4, 1);
