@@ -506,6 +506,20 @@ impl Texels for AnyFormat {
     }
 }
 
+/// The sampler's decoder of `format`'s texels as `f32` bits (exactly [`Format::decode`]'s
+/// values): the fast ones of the formats filter chains render to, else `Format::decode`.
+pub(super) fn texel_decoder(format: Format) -> impl Fn(&[u8]) -> [u32; 4] + Sync {
+    let table = ubyte_table();
+    let bits = |v: [f32; 4]| v.map(f32::to_bits);
+    move |p: &[u8]| match format {
+        Format::R8G8B8A8Unorm => bits(Rgba8(table).decode(p)),
+        Format::R8G8B8A8Srgb => bits(Srgb8(table).decode(p)),
+        Format::R16G16B16A16Sfloat => bits(Rgba16f.decode(p)),
+        Format::R32G32B32A32Sfloat => bits(Rgba32f.decode(p)),
+        f => f.decode(p),
+    }
+}
+
 /// `ubyte_to_float` of every byte value.
 pub(super) fn ubyte_table() -> &'static [f32; 256] {
     static TABLE: std::sync::OnceLock<[f32; 256]> = std::sync::OnceLock::new();

@@ -114,7 +114,7 @@ impl Texture {
     /// Largest width or height accepted (the limit of common GPUs; keeps allocations bounded).
     pub const MAX_DIMENSION: u32 = 16384;
 
-    /// Largest texture (in texels: 4096x4096, 256 MB decoded) that [`Texture::decoded_rgba32f`]
+    /// Largest texture (in texels: 4096x4096, 256 MB decoded) that [`Texture::decoded_levels`]
     /// decodes; larger ones are sampled without the copy.
     pub const MAX_DECODED_TEXELS: usize = 1 << 24;
 
@@ -282,14 +282,6 @@ impl Texture {
             .map_or(&mut [], |v| v.as_mut_slice())
     }
 
-    /// Level 0 as RGBA `f32` texels, 16 little-endian bytes each, row-major: exactly the values
-    /// [`Format::decode`] gives, which the sampler filters (the first level of
-    /// [`Texture::decoded_levels`]).
-    pub fn decoded_rgba32f(&self) -> Option<&[u8]> {
-        let (texels, _) = self.decoded_levels()?;
-        texels.get(..self.width as usize * self.height as usize * 16)
-    }
-
     /// Every level as RGBA `f32` texels, 16 little-endian bytes each, row-major, levels one after
     /// the other, and where each level starts: exactly the values [`Format::decode`] gives,
     /// which the sampler filters. Computed once and kept until the texture changes. `None` for
@@ -325,29 +317,8 @@ impl Texture {
             total += w as usize * h as usize;
         }
         let mut out = vec![0u8; total * 16].into_boxed_slice();
-        let table = super::sampler::ubyte_table();
         let bpt = self.format.bytes_per_texel();
-        // The formats filter chains render to decode without `Format::decode`'s dispatch (the
-        // same values: the sampler's own decoders for them).
-        let decode = |src: &[u8]| -> [u32; 4] {
-            match self.format {
-                Format::R8G8B8A8Unorm => [0, 1, 2, 3].map(|c| table[src[c] as usize].to_bits()),
-                Format::R8G8B8A8Srgb => [
-                    super::format::srgb8_to_linear_float(src[0]).to_bits(),
-                    super::format::srgb8_to_linear_float(src[1]).to_bits(),
-                    super::format::srgb8_to_linear_float(src[2]).to_bits(),
-                    table[src[3] as usize].to_bits(),
-                ],
-                Format::R16G16B16A16Sfloat => std::array::from_fn(|c| {
-                    super::format::f16_to_f32(u16::from_le_bytes([src[2 * c], src[2 * c + 1]]))
-                        .to_bits()
-                }),
-                Format::R32G32B32A32Sfloat => std::array::from_fn(|c| {
-                    u32::from_le_bytes([src[4 * c], src[4 * c + 1], src[4 * c + 2], src[4 * c + 3]])
-                }),
-                f => f.decode(src),
-            }
-        };
+        let decode = super::sampler::texel_decoder(self.format);
         for (level, l) in levels.iter().enumerate() {
             let texels = l.width as usize * l.height as usize;
             let data = self.level_data(level as u32);
