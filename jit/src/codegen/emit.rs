@@ -2504,13 +2504,7 @@ impl Emitter<'_, '_> {
         let p = self.b.ins().fmul(p, size);
         let off = self.f(site.off);
         let ur = self.b.ins().fsub(p, off);
-        // Mesa's CLAMP(p, lo, hi): NaN goes to lo.
-        let gtlo = self.b.ins().fcmp(FloatCC::GreaterThan, p, site.lo);
-        let gthi = self.b.ins().fcmp(FloatCC::GreaterThan, p, hi);
-        let (pi, hi, lo) = (self.i(p), self.i(hi), self.i(site.lo));
-        let c = self.b.ins().bitselect(gthi, hi, pi);
-        let c = self.b.ins().bitselect(gtlo, c, lo);
-        let c = self.f(c);
+        let c = self.mesa_clamp(p, site.lo, hi);
         let uc = self.b.ins().fsub(c, off);
         let uc = self.i(uc);
         let ur = self.i(ur);
@@ -2531,10 +2525,7 @@ impl Emitter<'_, '_> {
     /// inside). Outside the texture (border mode only) the index is clamped for the load and
     /// the texel then replaced by the transparent black border.
     fn tex_axis_idx(&mut self, u: Value, max: Value, site: FastSite) -> [Value; 5] {
-        let uf = self.f(u);
-        let fl = self.ifloor(uf);
-        let flf = self.b.ins().fcvt_from_sint(F32X4, fl);
-        let w = self.b.ins().fsub(uf, flf);
+        let (w, fl) = self.frac_floor(u);
         let w = self.i(w);
         let w = self.b.ins().band(w, site.linear);
         let one = self.splat(1);
@@ -2595,18 +2586,9 @@ impl Emitter<'_, '_> {
         let (s, t) = (self.i(src[0]), self.i(src[1]));
         let (us, oks) = self.tex_axis_u(s, site.fwidth, site.hi_w, site);
         let (ut, okt) = self.tex_axis_u(t, site.fheight, site.hi_h, site);
-        let exp = self.splat(EXP);
-        let mant = self.splat(MANT);
-        let zero = self.splat(0);
-        let mut denormal = zero;
-        for x in [s, t] {
-            let e = self.b.ins().band(x, exp);
-            let ez = self.b.ins().icmp(IntCC::Equal, e, zero);
-            let m = self.b.ins().band(x, mant);
-            let mnz = self.b.ins().icmp(IntCC::NotEqual, m, zero);
-            let d = self.b.ins().band(ez, mnz);
-            denormal = self.b.ins().bor(denormal, d);
-        }
+        let ds = self.denormal_mask(s);
+        let dt = self.denormal_mask(t);
+        let denormal = self.b.ins().bor(ds, dt);
         let in_range = self.b.ins().band(oks, okt);
         let good = self.b.ins().band_not(in_range, denormal);
         let all = self.b.ins().vall_true(good);
@@ -2643,23 +2625,7 @@ impl Emitter<'_, '_> {
             self.texel_channels(site, row1, x0, yin1, xin0),
             self.texel_channels(site, row1, x1, yin1, xin1),
         ];
-        let xw = self.f(xw);
-        let yw = self.f(yw);
-        let mut out = [zero; 4];
-        for (c, o) in out.iter_mut().enumerate() {
-            let t: [Value; 4] = std::array::from_fn(|k| corners[k][c]);
-            let t = t.map(|v| self.f(v));
-            // softpipe's lerp_2d: along x on both rows, then along y.
-            let lerp = |b: &mut FunctionBuilder, a: Value, v0: Value, v1: Value| {
-                let d = b.ins().fsub(v1, v0);
-                let m = b.ins().fmul(a, d);
-                b.ins().fadd(v0, m)
-            };
-            let t0 = lerp(&mut self.b, xw, t[0], t[1]);
-            let t1 = lerp(&mut self.b, xw, t[2], t[3]);
-            let r = lerp(&mut self.b, yw, t0, t1);
-            *o = self.i(r);
-        }
+        let out = self.bilerp(xw, yw, &corners);
         let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
         self.enter(join);
@@ -2682,6 +2648,26 @@ impl Emitter<'_, '_> {
         self.tex_inline(site, pc, src, grads, Some((base, op)))
     }
 
+    /// softpipe's `lerp(a, v0, v1)`: `v0 + a * (v1 - v0)` (`a` a float, `v0`/`v1` any type; bits).
+    fn lerp(&mut self, a: Value, v0: Value, v1: Value) -> Value {
+        let (v0, v1) = (self.f(v0), self.f(v1));
+        let d = self.b.ins().fsub(v1, v0);
+        let m = self.b.ins().fmul(a, d);
+        let r = self.b.ins().fadd(v0, m);
+        self.i(r)
+    }
+
+    /// softpipe's `lerp_2d` of four corners' channels (top-left, top-right, bottom-left,
+    /// bottom-right): along x on both rows, then along y; weights as bits.
+    fn bilerp(&mut self, xw: Value, yw: Value, corners: &[[Value; 4]; 4]) -> [Value; 4] {
+        let (xw, yw) = (self.f(xw), self.f(yw));
+        std::array::from_fn(|c| {
+            let t0 = self.lerp(xw, corners[0][c], corners[1][c]);
+            let t1 = self.lerp(xw, corners[2][c], corners[3][c]);
+            self.lerp(yw, t0, t1)
+        })
+    }
+
     /// Lanes of `x` (bits) that are denormal, as a mask.
     fn denormal_mask(&mut self, x: Value) -> Value {
         let x = self.i(x);
@@ -2701,6 +2687,18 @@ impl Emitter<'_, '_> {
         let gt = self.b.ins().fcmp(FloatCC::GreaterThan, a, b);
         let (a, b) = (self.i(a), self.i(b));
         self.b.ins().bitselect(gt, a, b)
+    }
+
+    /// Mesa's `CLAMP(x, lo, hi)` as softpipe compiles it, on floats: `x > lo ? (x > hi ? hi :
+    /// x) : lo` (a NaN gives `lo`).
+    fn mesa_clamp(&mut self, x: Value, lo: Value, hi: Value) -> Value {
+        let (x, lo, hi) = (self.f(x), self.f(lo), self.f(hi));
+        let gt_lo = self.b.ins().fcmp(FloatCC::GreaterThan, x, lo);
+        let gt_hi = self.b.ins().fcmp(FloatCC::GreaterThan, x, hi);
+        let (xi, lo, hi) = (self.i(x), self.i(lo), self.i(hi));
+        let r = self.b.ins().bitselect(gt_hi, hi, xi);
+        let r = self.b.ins().bitselect(gt_lo, r, lo);
+        self.f(r)
     }
 
     /// Four 16-byte rows at `base + index * 16` (one per lane of `index`) as four column
@@ -2894,15 +2892,7 @@ impl Emitter<'_, '_> {
         // The clamp's comparisons would read a denormal lod as zero.
         let m = self.denormal_mask(lod);
         bad = self.b.ins().bor(bad, m);
-        let lod = {
-            let l = self.f(lod);
-            let gt_min = self.b.ins().fcmp(FloatCC::GreaterThan, l, min_lod);
-            let gt_max = self.b.ins().fcmp(FloatCC::GreaterThan, l, max_lod);
-            let (li, mn, mx) = (self.i(l), self.i(min_lod), self.i(max_lod));
-            let r = self.b.ins().bitselect(gt_max, mx, li);
-            let r = self.b.ins().bitselect(gt_min, r, mn);
-            self.f(r)
-        };
+        let lod = self.mesa_clamp(lod, min_lod, max_lod);
 
         // ---- levels and blend per lane (softpipe's mip filters) ----
         let zero_f = self.splatf(0);
@@ -2911,18 +2901,9 @@ impl Emitter<'_, '_> {
         // Within [-64, 64] the conversions below cannot overflow; levels are at most 31.
         let lim = self.splatf(64f32.to_bits());
         let nlim = self.splatf((-64f32).to_bits());
-        let lodc = self.gt_select(lod, nlim);
-        let lodc = {
-            let (l, lim) = (self.f(lodc), lim);
-            let gt = self.b.ins().fcmp(FloatCC::GreaterThan, l, lim);
-            let (l, lim) = (self.i(l), self.i(lim));
-            let r = self.b.ins().bitselect(gt, lim, l);
-            self.f(r)
-        };
+        let lodc = self.mesa_clamp(lod, nlim, lim);
         let tr = self.b.ins().x86_cvtt2dq(I32X4, lodc);
-        let fl = self.ifloor(lodc);
-        let flf = self.b.ins().fcvt_from_sint(F32X4, fl);
-        let frac = self.b.ins().fsub(lodc, flf);
+        let (frac, _) = self.frac_floor(lodc);
         let zero = self.splat(0);
         let ones = self.splat(!0);
         let le0 = self.i(le0);
@@ -3037,32 +3018,19 @@ impl Emitter<'_, '_> {
         self.enter(fast);
         let a = self.tex_level(per_level[0], lin);
         let two = self.b.create_block();
-        let done = self.b.create_block();
-        for _ in 0..4 {
-            self.b.append_block_param(done, I32X4);
-        }
         let any_blend = self.b.ins().vany_true(blend);
         let args: Vec<_> = a.iter().map(|&v| v.into()).collect();
-        self.b.ins().brif(any_blend, two, &[], done, &args);
+        self.b.ins().brif(any_blend, two, &[], join, &args);
         self.enter(two);
         let bv = self.tex_level(per_level[1], lin);
         let w = frac;
         let mut out = a;
         for (c, o) in out.iter_mut().enumerate() {
             // softpipe's lerp(blend, a, b) where the lane blends, else level A's texel.
-            let (va, vb) = (self.f(a[c]), self.f(bv[c]));
-            let d = self.b.ins().fsub(vb, va);
-            let m = self.b.ins().fmul(w, d);
-            let r = self.b.ins().fadd(va, m);
-            let r = self.i(r);
+            let r = self.lerp(w, a[c], bv[c]);
             *o = self.b.ins().bitselect(blend, r, a[c]);
         }
         let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(done, &args);
-        self.enter(done);
-        let p = self.b.block_params(done);
-        let r = [p[0], p[1], p[2], p[3]];
-        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
         self.enter(join);
         let p = self.b.block_params(join);
@@ -3239,23 +3207,9 @@ impl Emitter<'_, '_> {
             self.texel_channels(site_s, row1, x0, yin1, xin0),
             self.texel_channels(site_s, row1, x1, yin1, xin1),
         ];
-        let xw = self.f(xw);
-        let yw = self.f(yw);
-        std::array::from_fn(|c| {
-            let t: [Value; 4] = std::array::from_fn(|k| corners[k][c]);
-            let t = t.map(|v| self.f(v));
-            let lerp = |b: &mut FunctionBuilder, a: Value, v0: Value, v1: Value| {
-                let d = b.ins().fsub(v1, v0);
-                let m = b.ins().fmul(a, d);
-                b.ins().fadd(v0, m)
-            };
-            let t0 = lerp(&mut self.b, xw, t[0], t[1]);
-            let t1 = lerp(&mut self.b, xw, t[2], t[3]);
-            let r = lerp(&mut self.b, yw, t0, t1);
-            let r = self.i(r);
-            // Nearest lanes: the texel itself (a lerp with weight 0 would turn -0.0 into +0.0).
-            self.b.ins().bitselect(lin, r, corners[0][c])
-        })
+        let r = self.bilerp(xw, yw, &corners);
+        // Nearest lanes: the texel itself (a lerp with weight 0 would turn -0.0 into +0.0).
+        std::array::from_fn(|c| self.b.ins().bitselect(lin, r[c], corners[0][c]))
     }
 
     /// Emits an arithmetic instruction natively; false when it must go through the interpreter.
