@@ -158,6 +158,13 @@ pub struct TexelView<'a> {
     pub log2_table: &'a [u32; 257],
 }
 
+/// Whether `x` may stand in a [`TexelView`]'s LOD fields: finite and not denormal (inline code
+/// reads denormals as zero, and infinite or NaN clamps need the sampler's saturating
+/// conversions).
+pub fn plain_lod_value(x: f32) -> bool {
+    x.is_finite() && (x == 0.0 || x.is_normal())
+}
+
 /// Texture access for executors: the rasterizer's texture units implement this. Results are raw
 /// lane bits (floats for float/normalized formats, integers for integer formats).
 pub trait TextureAccess: Sync {

@@ -12,7 +12,8 @@ use super::format::Format;
 use super::storage::{lerp, lerp_2d, Texture};
 use super::tables::LOG2_TABLE_BITS;
 use softgpu_jit::exec::{
-    LodMode, QuadVec4, SampleRequest, TexelView, TextureAccess, ViewFilter, ViewWrap,
+    plain_lod_value, LodMode, QuadVec4, SampleRequest, TexelView, TextureAccess, ViewFilter,
+    ViewWrap,
 };
 use softgpu_jit::ir::TextureTarget;
 use std::sync::Arc;
@@ -1089,9 +1090,7 @@ impl TextureAccess for TextureUnits {
             Wrap::ClampToBorder => ViewWrap::ClampToBorder,
             Wrap::MirroredRepeat => ViewWrap::MirroredRepeat,
         };
-        // The kernel reads these with denormals as zero, and a NaN or infinite clamp would
-        // need the sampler's saturating conversions.
-        let plain = |x: f32| x.is_finite() && (x == 0.0 || x.is_normal());
+        let plain = plain_lod_value;
         if !(plain(samp.lod_bias) && plain(samp.min_lod) && plain(samp.max_lod)) {
             return None;
         }

@@ -190,7 +190,7 @@ impl FastTex {
                 .first()
                 .is_some_and(|l| l.offset == 0 && l.width == v.width && l.height == v.height)
             && v.levels.iter().all(level_ok);
-        let plain = |x: f32| x.is_finite() && (x == 0.0 || x.is_normal());
+        let plain = crate::exec::plain_lod_value;
         if !(fits && plain(v.lod_bias) && plain(v.min_lod) && plain(v.max_lod)) {
             return FastTex::NONE;
         }
