@@ -11,7 +11,6 @@ mod golden_support;
 
 use golden_support::load_png;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Largest per-channel difference (in 1/255 steps) that counts as equal.
 const TOLERANCE: u8 = 1;
@@ -92,28 +91,8 @@ fn run_check(name: &str) -> Result<(), String> {
     let _ = std::fs::remove_file(&actual_path);
 
     let draw_command = || {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_softgpu"));
-        command.current_dir(&dir).args([
-            "draw",
-            "--vs",
-            "vs.tgsi",
-            "--fs",
-            "fs.tgsi",
-            "--vertices",
-            "vertices.txt",
-            "--consts",
-            "consts.txt",
-            "--texture",
-            "0=tex0.png",
-            "--filter",
-            filter,
-            "--wrap",
-            "repeat",
-            "--size",
-            &format!("{width}x{height}"),
-            "--convention",
-            "gl",
-        ]);
+        let mut command = golden_support::mesa_dir_draw(&dir, width, height);
+        command.args(["--filter", filter, "--wrap", "repeat"]);
         command
     };
     let mut command = draw_command();

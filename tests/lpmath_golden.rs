@@ -4,13 +4,10 @@
 //! llvmpipe rendered and the TGSI Mesa compiled it to (see its `command.txt`). Every byte must
 //! match, with both executors; the default (glibc-exact) math must not.
 
-// Only `load_png` is needed here.
-#[allow(dead_code)]
 mod golden_support;
 
-use golden_support::load_png;
+use golden_support::{load_png, mesa_dir_draw};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("reference-images/lpmath/bits")
@@ -23,24 +20,7 @@ fn draw(name: &str, extra: &[&str]) -> Result<Vec<u8>, String> {
         .join(format!("{name}.png"));
     std::fs::create_dir_all(out.parent().expect("has a parent")).map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(&out);
-    let mut command = Command::new(env!("CARGO_BIN_EXE_softgpu"));
-    command.current_dir(dir()).args([
-        "draw",
-        "--vs",
-        "vs.tgsi",
-        "--fs",
-        "fs.tgsi",
-        "--vertices",
-        "vertices.txt",
-        "--consts",
-        "consts.txt",
-        "--texture",
-        "0=tex0.png",
-        "--size",
-        "256x256",
-        "--convention",
-        "gl",
-    ]);
+    let mut command = mesa_dir_draw(&dir(), 256, 256);
     command.args(extra).arg("--out").arg(&out);
     let output = command
         .output()

@@ -2,9 +2,38 @@
 //! per-channel comparison with a tolerance and a pixel budget, an amplified diff picture next to
 //! the actual one, and a message that lists the first differing pixels.
 
+// Each test crate uses the part it needs.
+#![allow(dead_code)]
+
 use image::{Rgba, RgbaImage};
 use std::fmt::Write as _;
 use std::path::Path;
+use std::process::Command;
+
+/// `softgpu draw` of a `mesa_run.py` output directory (`vs.tgsi`, `fs.tgsi`, `vertices.txt`,
+/// `consts.txt`, `tex0.png`) at `width`x`height` with OpenGL conventions, run in that directory;
+/// callers add their own flags and `--out`.
+pub fn mesa_dir_draw(dir: &Path, width: u32, height: u32) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_softgpu"));
+    command.current_dir(dir).args([
+        "draw",
+        "--vs",
+        "vs.tgsi",
+        "--fs",
+        "fs.tgsi",
+        "--vertices",
+        "vertices.txt",
+        "--consts",
+        "consts.txt",
+        "--texture",
+        "0=tex0.png",
+        "--size",
+        &format!("{width}x{height}"),
+        "--convention",
+        "gl",
+    ]);
+    command
+}
 
 /// Loads a PNG as RGBA8; errors name the file.
 pub fn load_png(path: &Path) -> Result<RgbaImage, String> {
