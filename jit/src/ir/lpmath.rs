@@ -81,9 +81,7 @@ impl MathMode {
             MathMode::Llvmpipe => rewrite(&program),
         }
     }
-}
 
-impl MathMode {
     /// Like [`MathMode::apply`] on a borrowed program (no copy in `Exact` mode).
     pub fn applied(self, program: &Program) -> Cow<'_, Program> {
         match self {
