@@ -156,6 +156,7 @@ pub(super) fn compile_mip_fns(
                 cb: dummy,
                 indirect_cache: HashMap::default(),
                 flushed_locals: Vec::new(),
+                lazy: Vec::new(),
                 reg_vars: Vec::new(),
                 fast_vals: HashMap::default(),
                 cast_of: HashMap::default(),
@@ -421,6 +422,7 @@ fn compile_in(
             fast_vals.insert(*pc, base);
         }
         let mem_locals = memory_locals(d);
+        let lazy = super::lazy::lazy_results(d, &mem_locals);
         let mut e = Emitter {
             b,
             d,
@@ -458,7 +460,8 @@ fn compile_in(
             zero_addr,
             cb,
             indirect_cache: HashMap::default(),
-            flushed_locals: flushed_locals(d),
+            flushed_locals: flushed_locals(d, &lazy),
+            lazy,
             reg_vars: Vec::new(),
             fast_vals,
             cast_of: HashMap::default(),
@@ -722,6 +725,8 @@ struct Emitter<'a, 'f> {
     indirect_cache: HashMap<u32, [Value; 4]>,
     /// Local register channels that never hold a denormal (see [`flushed_locals`]).
     flushed_locals: Vec<[bool; 4]>,
+    /// Per instruction, the result channels left unflushed (see [`super::lazy`]).
+    lazy: Vec<u8>,
     /// Per local register: its channels as SSA variables, or None when it lives in memory
     /// (see [`memory_locals`]).
     reg_vars: Vec<Option<[Variable; 4]>>,
@@ -941,6 +946,19 @@ impl Emitter<'_, '_> {
         // never a signalling NaN, so its NaN goes through as it is). One instruction, not five.
         let r = self.b.ins().fadd(r, self.neg_zero);
         Self::flushed(r)
+    }
+
+    /// [`Self::fbin`], with the output flush left out when `lazy` (the result only reaches
+    /// float arithmetic, see `lazy`).
+    fn fbin_result(&mut self, op: Opcode, a: V, b: V, lazy: bool) -> V {
+        if lazy {
+            V {
+                v: self.fbin_float(op, a, b),
+                flushed: false,
+            }
+        } else {
+            self.fbin(op, a, b)
+        }
     }
 
     /// [`Self::fbin`] without the output flush, for intermediate results that only feed other
@@ -3247,12 +3265,21 @@ impl Emitter<'_, '_> {
         }
         let m = inst.write_mask;
         let s = inst.src;
+        let lazy = self.lazy.get(pc).copied().unwrap_or(0);
+        // Broadcast results (one value for every written channel) stay unflushed only when
+        // every written channel may.
+        let lazy_all = lazy == m;
         let mut r: [Option<V>; 4] = [None; 4];
         // Componentwise ops over the written channels.
         macro_rules! each {
-            (|$($a:ident),*| $body:expr) => {{
+            (|$($a:ident),*| $body:expr) => {
+                each!(|_c; $($a),*| $body)
+            };
+            // `$c`: whether this channel's result may stay unflushed (see `lazy`).
+            (|$c:ident; $($a:ident),*| $body:expr) => {{
                 for c in 0..4 {
                     if m & (1 << c) != 0 {
+                        let $c = lazy & (1 << c) != 0;
                         let mut k = 0;
                         $( let $a = self.fetch(&s[k], c, pc)?; k += 1; )*
                         let _ = k;
@@ -3270,18 +3297,18 @@ impl Emitter<'_, '_> {
         match op {
             NOP => return Ok(true),
             MOV | UARL => each!(|a| a),
-            ADD | SUB | MUL | DIV => each!(|a, b| self.fbin(op, a, b)),
-            MAD => each!(|a, b, c3| {
+            ADD | SUB | MUL | DIV => each!(|lz; a, b| self.fbin_result(op, a, b, lz)),
+            MAD => each!(|lz; a, b, c3| {
                 let t = self.mul_unflushed(a, b);
-                self.add(t, c3)
+                self.fbin_result(ADD, t, c3, lz)
             }),
-            LRP => each!(|a, b, c3| {
+            LRP => each!(|lz; a, b, c3| {
                 let t = V {
                     v: self.fbin_unflushed(SUB, b, c3),
                     flushed: false,
                 };
                 let t = self.mul_unflushed(a, t);
-                self.add(t, c3)
+                self.fbin_result(ADD, t, c3, lz)
             }),
             MIN | MAX => each!(|a, b| self.minmax(op == MAX, a, b)),
             CLAMP => each!(|a, lo, hi| {
@@ -3344,12 +3371,12 @@ impl Emitter<'_, '_> {
                 };
                 Self::flushed(self.keep_nan(x, y))
             }),
-            FRC => each!(|a| {
+            FRC => each!(|lz; a| {
                 let x = a;
                 let xf = self.f(x.v);
                 let fl = self.b.ins().floor(xf);
                 let fl = Self::flushed(self.keep_nan(xf, fl));
-                self.fbin(SUB, x, fl)
+                self.fbin_result(SUB, x, fl, lz)
             }),
             SSG => each!(|a| {
                 let zero = Self::flushed(self.splat(0));
@@ -3361,7 +3388,7 @@ impl Emitter<'_, '_> {
                 let p = self.b.ins().band(gt, pos);
                 Self::flushed(self.b.ins().bor(n, p))
             }),
-            DDX | DDY | DDX_FINE | DDY_FINE => each!(|a| {
+            DDX | DDY | DDX_FINE | DDY_FINE => each!(|lz; a| {
                 let (hi, lo) = match op {
                     DDX => ([3, 3, 3, 3], [2, 2, 2, 2]),
                     DDY => ([2, 2, 2, 2], [0, 0, 0, 0]),
@@ -3380,20 +3407,20 @@ impl Emitter<'_, '_> {
                         flushed: a.flushed,
                     },
                 );
-                self.fbin(SUB, x, y)
+                self.fbin_result(SUB, x, y, lz)
             }),
             RCP | RSQ | SQRT => {
                 let a = self.fetch(&s[0], 0, pc)?;
                 let one = Self::flushed(self.splat(ONE));
                 let v = match op {
-                    RCP => self.fbin(DIV, one, a),
+                    RCP => self.fbin_result(DIV, one, a, lazy_all),
                     _ => {
                         // DAZ flushes the input; sqrt of a normal number is normal.
                         let x = self.f(a.v);
                         let q = self.b.ins().sqrt(x);
                         let q = Self::flushed(q);
                         if op == RSQ {
-                            self.fbin(DIV, one, q)
+                            self.fbin_result(DIV, one, q, lazy_all)
                         } else {
                             q
                         }
@@ -3500,7 +3527,7 @@ impl Emitter<'_, '_> {
                     let b = self.fetch(&s[1], c, pc)?;
                     let t = self.mul_unflushed(a, b);
                     d = if c + 1 == n && extra.is_none() {
-                        self.add(t, d)
+                        self.fbin_result(ADD, t, d, lazy_all)
                     } else {
                         V {
                             v: self.fbin_unflushed(ADD, t, d),
@@ -3509,7 +3536,7 @@ impl Emitter<'_, '_> {
                     };
                 }
                 if let Some(x) = extra {
-                    d = self.add(d, x);
+                    d = self.fbin_result(ADD, d, x, lazy_all);
                 }
                 broadcast!(d)
             }
@@ -3662,9 +3689,10 @@ impl Emitter<'_, '_> {
 /// Which channels of the local registers (TEMP, ADDR) can never hold a denormal: a register
 /// channel qualifies when every instruction writing it produces a denormal-free value (a float
 /// operation's flushed result, a comparison mask, a saturated value, or a copy of qualifying
-/// operands). Registers start as zero, which qualifies. Reads of such channels skip the
-/// input flush. Computed as a fixpoint, since copies depend on other registers.
-fn flushed_locals(d: &Decoded) -> Vec<[bool; 4]> {
+/// operands; not a result [`super::lazy`] leaves unflushed). Registers start as zero, which
+/// qualifies. Reads of such channels skip the input flush. Computed as a fixpoint, since copies
+/// depend on other registers.
+fn flushed_locals(d: &Decoded, lazy: &[u8]) -> Vec<[bool; 4]> {
     use crate::interp::decode::IndirectFile;
     use Opcode::*;
     let mut state = vec![[true; 4]; d.num_locals];
@@ -3682,37 +3710,39 @@ fn flushed_locals(d: &Decoded) -> Vec<[bool; 4]> {
     };
     loop {
         let mut changed = false;
-        for inst in &d.insts {
+        for (pc, inst) in d.insts.iter().enumerate() {
             match inst.dst {
                 DstLoc::Local(i) => {
                     for c in 0..4 {
                         if inst.write_mask & (1 << c) == 0 || !state[i as usize][c] {
                             continue;
                         }
-                        let ok = inst.saturate
-                            || match inst.op {
-                                ADD | SUB | MUL | DIV | MAD | LRP | DP2 | DP3 | DP4 | DPH
-                                | DP2A | FRC | FLR | CEIL | TRUNC | ROUND | RCP | RSQ | SQRT
-                                | SSG | SLT | SGE | SGT | SLE | SEQ | SNE | FSLT | FSGE | FSEQ
-                                | FSNE | DDX | DDY | DDX_FINE | DDY_FINE | I2F | U2F | EX2
-                                | LG2 | POW | COS | FMA | LDEXP | ISGE | ISLT | USEQ | USNE
-                                | USGE | USLT => true,
-                                MOV | ABS => src_ok(&state, &inst.src[0], c),
-                                MIN | MAX => {
-                                    src_ok(&state, &inst.src[0], c)
-                                        && src_ok(&state, &inst.src[1], c)
-                                }
-                                CLAMP => (0..3).all(|k| src_ok(&state, &inst.src[k], c)),
-                                CMP | UCMP => {
-                                    src_ok(&state, &inst.src[1], c)
-                                        && src_ok(&state, &inst.src[2], c)
-                                }
-                                CND => {
-                                    src_ok(&state, &inst.src[0], c)
-                                        && src_ok(&state, &inst.src[1], c)
-                                }
-                                _ => false,
-                            };
+                        let unflushed = lazy.get(pc).is_some_and(|&l| l & (1 << c) != 0);
+                        let ok = !unflushed
+                            && (inst.saturate
+                                || match inst.op {
+                                    ADD | SUB | MUL | DIV | MAD | LRP | DP2 | DP3 | DP4 | DPH
+                                    | DP2A | FRC | FLR | CEIL | TRUNC | ROUND | RCP | RSQ
+                                    | SQRT | SSG | SLT | SGE | SGT | SLE | SEQ | SNE | FSLT
+                                    | FSGE | FSEQ | FSNE | DDX | DDY | DDX_FINE | DDY_FINE
+                                    | I2F | U2F | EX2 | LG2 | POW | COS | FMA | LDEXP | ISGE
+                                    | ISLT | USEQ | USNE | USGE | USLT => true,
+                                    MOV | ABS => src_ok(&state, &inst.src[0], c),
+                                    MIN | MAX => {
+                                        src_ok(&state, &inst.src[0], c)
+                                            && src_ok(&state, &inst.src[1], c)
+                                    }
+                                    CLAMP => (0..3).all(|k| src_ok(&state, &inst.src[k], c)),
+                                    CMP | UCMP => {
+                                        src_ok(&state, &inst.src[1], c)
+                                            && src_ok(&state, &inst.src[2], c)
+                                    }
+                                    CND => {
+                                        src_ok(&state, &inst.src[0], c)
+                                            && src_ok(&state, &inst.src[1], c)
+                                    }
+                                    _ => false,
+                                });
                         if !ok {
                             state[i as usize][c] = false;
                             changed = true;

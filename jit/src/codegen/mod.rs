@@ -51,6 +51,7 @@
 //! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive.
 
 mod emit;
+mod lazy;
 
 use std::cell::RefCell;
 use std::collections::HashMap;

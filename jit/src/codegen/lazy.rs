@@ -1,0 +1,233 @@
+//! Which arithmetic results may skip their denormal flush.
+//!
+//! The interpreter flushes every arithmetic result (`ops::flush`); the JIT does it with one
+//! `addps r, -0.0` per result channel, which also lengthens every dependency chain by an
+//! addition. Kernels run with MXCSR.DAZ, so an unflushed denormal `r` read by an SSE float
+//! instruction is read as the zero of its sign — exactly the flushed value. A result may
+//! therefore stay unflushed when every instruction that can read it reads it only that way:
+//! through float arithmetic or comparisons, or through a select taken only for NaN (where `r`
+//! and its flush are the same bits). Moves, selects, integer and bit operations, stores to
+//! outputs, the interpreter step and the sampler see the bits and need the flushed value.
+//!
+//! The analysis is a backward liveness over the program's control-flow graph of "channels whose
+//! current value may reach such a bit-exact read": a result is written unflushed when its
+//! channel is not live after the instruction. Liveness per lane is liveness on the graph (each
+//! lane follows one path; masked SIMD execution only interleaves them), so the answer holds for
+//! every lane. Programs with subroutines or SWITCH keep every flush (their flow is not modelled).
+
+use crate::interp::decode::{Decoded, DstLoc, IndexReg, Inst, Loc, Slot};
+use crate::ir::{Opcode, OpcodeClass};
+
+/// Opcodes whose result channels the emitter can leave unflushed: their last step is a float
+/// addition, subtraction, multiplication or division.
+pub(super) fn lazy_capable(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        ADD | SUB
+            | MUL
+            | DIV
+            | MAD
+            | LRP
+            | DP2
+            | DP3
+            | DP4
+            | DPH
+            | DP2A
+            | FRC
+            | DDX
+            | DDY
+            | DDX_FINE
+            | DDY_FINE
+            | RCP
+            | RSQ
+    )
+}
+
+/// True when source `k` of `op` is read by the emitter only through DAZ float instructions (or
+/// selects taken for NaN operands only), so a denormal in it acts as the zero of its sign.
+fn reads_as_float(op: Opcode, k: usize) -> bool {
+    use Opcode::*;
+    match op {
+        ADD | SUB | MUL | DIV | MAD | LRP | DP2 | DP3 | DP4 | DPH | DP2A | FMA | SLT | SGE
+        | SGT | SLE | SEQ | SNE | FSLT | FSGE | FSEQ | FSNE | FLR | CEIL | TRUNC | ROUND | FRC
+        | SSG | DDX | DDY | DDX_FINE | DDY_FINE | RCP | RSQ | SQRT => true,
+        // The comparison operand only; the selected ones are copied.
+        CMP => k == 0,
+        CND => k == 2,
+        _ => false,
+    }
+}
+
+/// Per instruction, the destination channels (write-mask bits) whose result the emitter may
+/// leave unflushed. `memory` marks local registers kept in memory (never left unflushed).
+pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
+    let n = d.insts.len();
+    let mut lazy = vec![0u8; n];
+    let Some(succ) = successors(d) else {
+        return lazy;
+    };
+    let words = (d.num_locals * 4).div_ceil(64).max(1);
+    let mut gen = vec![0u64; n * words];
+    let mut kill = vec![0u64; n * words];
+    for (pc, inst) in d.insts.iter().enumerate() {
+        let g = &mut gen[pc * words..(pc + 1) * words];
+        bit_reads(d, inst, g);
+        if let DstLoc::Local(i) = inst.dst {
+            let k = &mut kill[pc * words..(pc + 1) * words];
+            for c in 0..4 {
+                if inst.write_mask & (1 << c) != 0 {
+                    set(k, i as usize * 4 + c);
+                }
+            }
+        }
+    }
+    // Backward fixpoint; reverse program order converges in a few passes (one more per loop
+    // nesting level).
+    let mut live_in = vec![0u64; n * words];
+    let mut out = vec![0u64; words];
+    loop {
+        let mut changed = false;
+        for pc in (0..n).rev() {
+            live_out(&succ[pc], &live_in, words, &mut out);
+            let base = pc * words;
+            for w in 0..words {
+                let v = (out[w] & !kill[base + w]) | gen[base + w];
+                if v != live_in[base + w] {
+                    live_in[base + w] = v;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (pc, inst) in d.insts.iter().enumerate() {
+        let DstLoc::Local(i) = inst.dst else { continue };
+        if inst.saturate || !lazy_capable(inst.op) || memory[i as usize] {
+            continue;
+        }
+        live_out(&succ[pc], &live_in, words, &mut out);
+        for c in 0..4 {
+            if inst.write_mask & (1 << c) != 0 && !get(&out, i as usize * 4 + c) {
+                lazy[pc] |= 1 << c;
+            }
+        }
+    }
+    lazy
+}
+
+fn live_out(succ: &[u32], live_in: &[u64], words: usize, out: &mut [u64]) {
+    out.fill(0);
+    for &s in succ {
+        let s = s as usize * words;
+        for (o, &x) in out.iter_mut().zip(&live_in[s..s + words]) {
+            *o |= x;
+        }
+    }
+}
+
+fn set(bits: &mut [u64], i: usize) {
+    bits[i / 64] |= 1 << (i % 64);
+}
+
+fn get(bits: &[u64], i: usize) -> bool {
+    bits[i / 64] & (1 << (i % 64)) != 0
+}
+
+/// Marks in `bits` every local channel `inst` reads bit for bit (see [`reads_as_float`]):
+/// sources, index registers, texture units and offsets. Registers an indirect operand reaches
+/// live in memory and are never left unflushed, so only the index registers count there.
+fn bit_reads(d: &Decoded, inst: &Inst, bits: &mut [u64]) {
+    for (k, s) in inst.src.iter().enumerate() {
+        match s.loc {
+            Loc::Direct(Slot::Local(i)) if !reads_as_float(inst.op, k) => {
+                for &comp in &s.swizzle {
+                    set(bits, i as usize * 4 + (comp as usize & 3));
+                }
+            }
+            Loc::Indirect(k) => index_reads(d, k, bits),
+            Loc::Direct(_) => {}
+        }
+    }
+    if let DstLoc::Indirect(k) = inst.dst {
+        index_reads(d, k, bits);
+    }
+    if inst.op.class() == OpcodeClass::Texture {
+        if let Some(t) = d.textures.get(inst.aux as usize) {
+            for r in [t.view.index_reg, t.sampler.index_reg]
+                .into_iter()
+                .flatten()
+            {
+                index_read(r, bits);
+            }
+            if let Some(off) = t.offset {
+                match off.loc {
+                    Loc::Direct(Slot::Local(i)) => {
+                        for &comp in &off.swizzle {
+                            set(bits, i as usize * 4 + (comp as usize & 3));
+                        }
+                    }
+                    Loc::Indirect(k) => index_reads(d, k, bits),
+                    Loc::Direct(_) => {}
+                }
+            }
+        }
+    }
+}
+
+fn index_reads(d: &Decoded, k: u32, bits: &mut [u64]) {
+    let ind = d.indirects[k as usize];
+    for r in [ind.index_reg, ind.dim_reg].into_iter().flatten() {
+        index_read(r, bits);
+    }
+}
+
+fn index_read(r: IndexReg, bits: &mut [u64]) {
+    if let Slot::Local(i) = r.slot {
+        set(bits, i as usize * 4 + (r.component as usize & 3));
+    }
+}
+
+/// Successors of each instruction in the control-flow graph, or None for programs with
+/// subroutines or SWITCH.
+fn successors(d: &Decoded) -> Option<Vec<Vec<u32>>> {
+    use Opcode::*;
+    let n = d.insts.len();
+    let mut loops: Vec<usize> = Vec::new();
+    let mut succ = Vec::with_capacity(n);
+    for (pc, inst) in d.insts.iter().enumerate() {
+        let next = pc as u32 + 1;
+        let t = inst.target as usize;
+        let exit_of =
+            |loops: &Vec<usize>| -> Option<u32> { loops.last().map(|&b| d.insts[b].target + 1) };
+        let s = match inst.op {
+            BGNSUB | ENDSUB | CAL | CALLNZ | SWITCH | CASE | DEFAULT | ENDSWITCH => return None,
+            IF | UIF => {
+                let f = if d.insts.get(t).is_some_and(|i| i.op == ELSE) {
+                    t as u32 + 1
+                } else {
+                    t as u32
+                };
+                vec![next, f]
+            }
+            ELSE => vec![t as u32],
+            BGNLOOP => {
+                loops.push(pc);
+                vec![next]
+            }
+            ENDLOOP => {
+                loops.pop();
+                vec![t as u32 + 1]
+            }
+            BRK => vec![exit_of(&loops)?],
+            BREAKC => vec![next, exit_of(&loops)?],
+            CONT => vec![d.insts[*loops.last()?].target],
+            RET | END => vec![],
+            _ => vec![next],
+        };
+        succ.push(s.into_iter().filter(|&x| (x as usize) < n).collect());
+    }
+    Some(succ)
+}
