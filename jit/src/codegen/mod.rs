@@ -13,7 +13,8 @@
 //! RCP/RSQ/SQRT, conversions (F2I/F2U with `cvttps2dq` semantics, ARL/ARR) and the integer and
 //! logic ops — with the interpreter's denormal flushing (inputs by the hardware: kernels run with
 //! MXCSR.DAZ, see `fpenv`; results in software, since hardware FTZ detects tininess after rounding
-//! to 24 bits where `ops::flush` looks at the denormal result), its MIN/MAX NaN rules and its NaN
+//! to 24 bits where `ops::flush` looks at the denormal result — except results only float
+//! arithmetic reads, which DAZ flushes on the way in, see `lazy`), its MIN/MAX NaN rules and its NaN
 //! choice for ADD/SUB/MUL/DIV (`ops::pick_nan`: operand order is chosen so that x86 picks the same
 //! NaN).
 //! Per-lane calls of the very [`crate::interp::ops`] functions through `lane_op`: EX2, LG2, SIN,
