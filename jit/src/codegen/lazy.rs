@@ -6,8 +6,10 @@
 //! instruction is read as the zero of its sign — exactly the flushed value. A result may
 //! therefore stay unflushed when every instruction that can read it reads it only that way:
 //! through float arithmetic or comparisons, or through a select taken only for NaN (where `r`
-//! and its flush are the same bits). Moves, selects, integer and bit operations, stores to
-//! outputs, the interpreter step and the sampler see the bits and need the flushed value.
+//! and its flush are the same bits). Moves, selects and MIN/MAX pass it on: their result is then
+//! the unflushed denormal of the interpreter's, which is as good as long as that result, too,
+//! only reaches such reads. Integer and bit operations, stores to outputs, the interpreter step,
+//! transcendentals and the sampler see the bits and need the flushed value.
 //!
 //! The analysis is a backward liveness over the program's control-flow graph of "channels whose
 //! current value may reach such a bit-exact read": a result is written unflushed when its
@@ -15,7 +17,7 @@
 //! lane follows one path; masked SIMD execution only interleaves them), so the answer holds for
 //! every lane. Programs with subroutines or SWITCH keep every flush (their flow is not modelled).
 
-use crate::interp::decode::{Decoded, DstLoc, IndexReg, Inst, Loc, Slot};
+use crate::interp::decode::{Decoded, DstLoc, IndexReg, Inst, Loc, Modifier, Slot};
 use crate::ir::{Opcode, OpcodeClass};
 
 /// Opcodes whose result channels the emitter can leave unflushed: their last step is a float
@@ -59,6 +61,23 @@ fn reads_as_float(op: Opcode, k: usize) -> bool {
     }
 }
 
+/// Sources of `op` whose bits the emitter copies into the result, channel `c` from the
+/// source's `swizzle[c]`: a move, the selected operands of a select, and MIN/MAX operands (a NaN
+/// operand yields the other one as it is; otherwise `maxps`/`minps` under DAZ return the flushed
+/// value). An unflushed denormal there leaves the result the unflushed denormal of what the
+/// interpreter computes, so the read is safe exactly when the result itself may stay unflushed.
+fn forwards(op: Opcode, k: usize) -> bool {
+    use Opcode::*;
+    match op {
+        MOV | ABS => k == 0,
+        MIN | MAX => k < 2,
+        CLAMP => k < 3,
+        CMP | UCMP => k == 1 || k == 2,
+        CND => k < 2,
+        _ => false,
+    }
+}
+
 /// Per instruction, the destination channels (write-mask bits) whose result the emitter may
 /// leave unflushed. `memory` marks local registers kept in memory (never left unflushed).
 pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
@@ -70,9 +89,12 @@ pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
     let words = (d.num_locals * 4).div_ceil(64).max(1);
     let mut gen = vec![0u64; n * words];
     let mut kill = vec![0u64; n * words];
+    // Per instruction, (destination channel, source channel) pairs of forwarded operands: the
+    // source channel is live before the instruction when the destination channel is after it.
+    let mut fwd: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
     for (pc, inst) in d.insts.iter().enumerate() {
         let g = &mut gen[pc * words..(pc + 1) * words];
-        bit_reads(d, inst, g);
+        bit_reads(d, inst, g, memory, &mut fwd[pc]);
         if let DstLoc::Local(i) = inst.dst {
             let k = &mut kill[pc * words..(pc + 1) * words];
             for c in 0..4 {
@@ -86,17 +108,23 @@ pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
     // nesting level).
     let mut live_in = vec![0u64; n * words];
     let mut out = vec![0u64; words];
+    let mut next = vec![0u64; words];
     loop {
         let mut changed = false;
         for pc in (0..n).rev() {
             live_out(&succ[pc], &live_in, words, &mut out);
             let base = pc * words;
             for w in 0..words {
-                let v = (out[w] & !kill[base + w]) | gen[base + w];
-                if v != live_in[base + w] {
-                    live_in[base + w] = v;
-                    changed = true;
+                next[w] = (out[w] & !kill[base + w]) | gen[base + w];
+            }
+            for &(dst, src) in &fwd[pc] {
+                if get(&out, dst as usize) {
+                    set(&mut next, src as usize);
                 }
+            }
+            if next[..] != live_in[base..base + words] {
+                live_in[base..base + words].copy_from_slice(&next);
+                changed = true;
             }
         }
         if !changed {
@@ -139,16 +167,41 @@ fn get(bits: &[u64], i: usize) -> bool {
 /// Marks in `bits` every local channel `inst` reads bit for bit (see [`reads_as_float`]):
 /// sources, index registers, texture units and offsets. Registers an indirect operand reaches
 /// live in memory and are never left unflushed, so only the index registers count there.
-fn bit_reads(d: &Decoded, inst: &Inst, bits: &mut [u64]) {
+fn bit_reads(
+    d: &Decoded,
+    inst: &Inst,
+    bits: &mut [u64],
+    memory: &[bool],
+    fwd: &mut Vec<(u32, u32)>,
+) {
+    // A forwarded operand may stay unflushed when it lands in an SSA register (see `forwards`);
+    // copied to an output or to memory, its bits are read.
+    let forward_to = match inst.dst {
+        DstLoc::Local(i) if !memory[i as usize] => Some(i),
+        _ => None,
+    };
     for (k, s) in inst.src.iter().enumerate() {
-        match s.loc {
-            Loc::Direct(Slot::Local(i)) if !reads_as_float(inst.op, k) => {
+        // Float modifiers keep "a denormal or its flushed zero" as it is; integer ones do not.
+        let forwarded =
+            forwards(inst.op, k) && !matches!(s.modifier, Modifier::INeg | Modifier::INegAbs);
+        match (s.loc, forward_to) {
+            // `saturate` reads the result through DAZ compares.
+            (Loc::Direct(Slot::Local(_)), _) if forwarded && inst.saturate => {}
+            (Loc::Direct(Slot::Local(i)), Some(dst)) if forwarded => {
+                for c in 0..4 {
+                    if inst.write_mask & (1 << c) != 0 {
+                        let src = i * 4 + (s.swizzle[c] as u32 & 3);
+                        fwd.push((dst * 4 + c as u32, src));
+                    }
+                }
+            }
+            (Loc::Direct(Slot::Local(i)), _) if !reads_as_float(inst.op, k) => {
                 for &comp in &s.swizzle {
                     set(bits, i as usize * 4 + (comp as usize & 3));
                 }
             }
-            Loc::Indirect(k) => index_reads(d, k, bits),
-            Loc::Direct(_) => {}
+            (Loc::Indirect(k), _) => index_reads(d, k, bits),
+            (Loc::Direct(_), _) => {}
         }
     }
     if let DstLoc::Indirect(k) = inst.dst {
