@@ -58,6 +58,7 @@ const CONSUMERS: &[&str] = &[
     "EX2", "LG2", "SIN", "COS", "POW", "DP2", "DP3", "DP4", "DPH", "I2F", "U2F", "F2I", "F2U",
     "NOT", "AND", "OR", "XOR", "SHL", "USHR", "UADD", "UMUL", "IMAX", "UMIN", "INEG", "IABS",
     "ISSG", "ISGE", "USEQ", "USLT", "LDEXP", "IBFE", "POPC", "UMSB", "PK2H", "LIT", "NRM",
+    "KILL_IF", "IF", "UIF",
 ];
 
 /// splitmix64.
@@ -135,7 +136,17 @@ fn program_text(producer: &str, forwarder: &str, consumer: &str) -> String {
     if !fwd.is_empty() {
         lines.push(fwd);
     }
-    lines.push(format!("{consumer} OUT[0], {}", srcs.join(", ")));
+    match consumer {
+        "KILL_IF" => lines.push(format!("KILL_IF {value}")),
+        "IF" | "UIF" => {
+            for c in ["x", "y", "z", "w"] {
+                lines.push(format!("{consumer} {value}.{c}{c}{c}{c}"));
+                lines.push(format!("MOV OUT[0].{c}, IN[1]"));
+                lines.push("ENDIF".into());
+            }
+        }
+        _ => lines.push(format!("{consumer} OUT[0], {}", srcs.join(", "))),
+    }
     lines.push("END".into());
     let mut text = String::from(
         "FRAG\nDCL IN[0..3], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL TEMP[0..1]\n",

@@ -8,8 +8,8 @@
 //! through float arithmetic or comparisons, or through a select taken only for NaN (where `r`
 //! and its flush are the same bits). Moves, selects and MIN/MAX pass it on: their result is then
 //! the unflushed denormal of the interpreter's, which is as good as long as that result, too,
-//! only reaches such reads. Integer and bit operations, stores to outputs, the interpreter step,
-//! transcendentals and the sampler see the bits and need the flushed value.
+//! only reaches such reads. Integer and bit operations, stores to outputs, the interpreter step
+//! and the sampler see the bits and need the flushed value.
 //!
 //! The analysis is a backward liveness over the program's control-flow graph of "channels whose
 //! current value may reach such a bit-exact read": a result is written unflushed when its
@@ -46,14 +46,18 @@ pub(super) fn lazy_capable(op: Opcode) -> bool {
     )
 }
 
-/// True when source `k` of `op` is read by the emitter only through DAZ float instructions (or
-/// selects taken for NaN operands only), so a denormal in it acts as the zero of its sign.
+/// True when source `k` of `op` reads a denormal as the zero of its sign. For arithmetic and
+/// comparisons the emitter reads it only through DAZ float instructions (or selects taken for
+/// NaN operands only). EX2, LG2, POW, COS, F2I/F2U, KILL_IF and IF flush their input in the
+/// interpreter (`ops`), so `op(d)` = `op(flush(d))` there — and the JIT, bit-exact with the
+/// interpreter on denormal inputs too (`jit_diff`), computes the same for both.
 fn reads_as_float(op: Opcode, k: usize) -> bool {
     use Opcode::*;
     match op {
         ADD | SUB | MUL | DIV | MAD | LRP | DP2 | DP3 | DP4 | DPH | DP2A | FMA | SLT | SGE
         | SGT | SLE | SEQ | SNE | FSLT | FSGE | FSEQ | FSNE | FLR | CEIL | TRUNC | ROUND | FRC
-        | SSG | DDX | DDY | DDX_FINE | DDY_FINE | RCP | RSQ | SQRT => true,
+        | SSG | DDX | DDY | DDX_FINE | DDY_FINE | RCP | RSQ | SQRT | EX2 | LG2 | POW | COS
+        | F2I | F2U | KILL_IF | IF => true,
         // The comparison operand only; the selected ones are copied.
         CMP => k == 0,
         CND => k == 2,
@@ -69,7 +73,8 @@ fn reads_as_float(op: Opcode, k: usize) -> bool {
 fn forwards(op: Opcode, k: usize) -> bool {
     use Opcode::*;
     match op {
-        MOV | ABS => k == 0,
+        // SIN returns a denormal argument as it is (`ops::sin`), and ±0 for its flush.
+        MOV | ABS | SIN => k == 0,
         MIN | MAX => k < 2,
         CLAMP => k < 3,
         CMP | UCMP => k == 1 || k == 2,
