@@ -5,8 +5,9 @@
 use super::setup::{Coef, InputSource, Interp, Plan, Prepared, SvSource, Triangle};
 use super::{DrawState, RasterError, RenderTarget};
 use crate::exec::{QuadBatch, QuadVec4};
-use crate::texture::Format;
+use crate::texture::{linear_float_to_srgb8, Format};
 use rayon::prelude::*;
+use std::sync::OnceLock;
 
 /// Tile edge in pixels (even, so quads never straddle tiles).
 pub(crate) const TILE: u32 = 64;
@@ -177,7 +178,7 @@ pub(crate) fn shade(
         plan,
         prepared,
         inputs: &inputs,
-        format,
+        texels: Texels::new(format),
         bpp,
         width,
         height,
@@ -187,12 +188,39 @@ pub(crate) fn shade(
         .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))
 }
 
+/// How shaded colours become texels of the target. The usual formats of draws and filter-chain
+/// passes get their own arm (no per-pixel format dispatch); the rest go through `Format::encode`.
+#[derive(Clone, Copy)]
+enum Texels {
+    /// R8G8B8A8 or B8G8R8A8 UNORM; `red` is the shader channel stored in byte 0.
+    Rgba8Unorm {
+        red: usize,
+    },
+    Rgba8Srgb,
+    Rgba32Float,
+    Rgba16Float,
+    Other(Format),
+}
+
+impl Texels {
+    fn new(format: Format) -> Texels {
+        match format {
+            Format::R8G8B8A8Unorm => Texels::Rgba8Unorm { red: 0 },
+            Format::B8G8R8A8Unorm => Texels::Rgba8Unorm { red: 2 },
+            Format::R8G8B8A8Srgb => Texels::Rgba8Srgb,
+            Format::R32G32B32A32Sfloat => Texels::Rgba32Float,
+            Format::R16G16B16A16Sfloat => Texels::Rgba16Float,
+            other => Texels::Other(other),
+        }
+    }
+}
+
 struct Context<'a> {
     state: &'a DrawState<'a>,
     plan: &'a Plan,
     prepared: &'a Prepared,
     inputs: &'a Inputs,
-    format: Format,
+    texels: Texels,
     bpp: usize,
     width: u32,
     height: u32,
@@ -206,12 +234,15 @@ struct Context<'a> {
 fn unorm8x4(v: [u32; 4]) -> [u32; 4] {
     let mut r = [0u32; 4];
     for l in 0..4 {
-        let f = f32::from_bits(v[l]);
+        // Scaling before clamping gives the same sum (rounding is monotonic and 255/256 is
+        // exact) and lets LLVM emit plain `maxps`/`minps`: with the clamp first it moved the
+        // multiply-add into both arms of a select (checked over all 2^32 inputs).
+        let s = f32::from_bits(v[l]) * (255.0 / 256.0);
         // `maxps`/`minps` order: NaN compares false and takes the constant.
-        let c = if f > 0.0 { f } else { 0.0 };
-        let c = if c < 1.0 { c } else { 1.0 };
-        // 32768 has an ulp of 2^-8, so the sum's low mantissa bits are round(c * 255).
-        r[l] = (c * (255.0 / 256.0) + 32768.0).to_bits() & 0xFF;
+        let s = if s > 0.0 { s } else { 0.0 };
+        let s = if s < 255.0 / 256.0 { s } else { 255.0 / 256.0 };
+        // 32768 has an ulp of 2^-8, so the sum's low mantissa bits are round(clamp(f) * 255).
+        r[l] = (s + 32768.0).to_bits() & 0xFF;
     }
     r
 }
@@ -219,7 +250,13 @@ fn unorm8x4(v: [u32; 4]) -> [u32; 4] {
 /// `tgsi_exec`'s plane evaluation over a quad whose top-left pixel is `(x, y)`.
 #[inline(always)]
 fn plane(k: Coef, x: f32, y: f32) -> [f32; 4] {
-    let a = k.a0 + k.dadx * x + k.dady * y;
+    plane_row(k, x, k.dady * y)
+}
+
+/// [`plane`] with the row's `dady * y` already multiplied (the same operations in the same order).
+#[inline(always)]
+fn plane_row(k: Coef, x: f32, ky: f32) -> [f32; 4] {
+    let a = k.a0 + k.dadx * x + ky;
     [a, a + k.dadx, a + k.dady, a + k.dadx + k.dady]
 }
 
@@ -317,21 +354,25 @@ impl Context<'_> {
                 if x0 + 2 * (n_quads as u32 - 1) + 1 > tile_x1 {
                     masks[n_quads - 1] &= 0b0101;
                 }
-                let mut first = regs.count;
-                for (i, &mask) in masks[..n_quads].iter().enumerate() {
-                    if mask == 0 {
-                        continue;
+                let mut next = 0;
+                while next < n_quads {
+                    let first = regs.count;
+                    let take = (BATCH - first).min(n_quads - next);
+                    // Branch-free: every quad is written at `count`, which only moves past live
+                    // ones (and stays below BATCH, as at most `take` quads are pushed).
+                    let mut count = first;
+                    for (i, &mask) in (next..).zip(&masks[next..next + take]) {
+                        regs.live[count] = mask;
+                        regs.pos[count] = (x0 + 2 * i as u32, qy);
+                        count += usize::from(mask != 0);
                     }
-                    regs.live[regs.count] = mask;
-                    regs.pos[regs.count] = (x0 + 2 * i as u32, qy);
-                    regs.count += 1;
-                    if regs.count == BATCH {
-                        self.fill(tri, qy, first, &mut regs);
+                    regs.count = count;
+                    next += take;
+                    self.fill(tri, qy, first, &mut regs);
+                    if count == BATCH {
                         self.flush(job, &mut regs, &mut counts)?;
-                        first = 0;
                     }
                 }
-                self.fill(tri, qy, first, &mut regs);
             }
             // Triangles are shaded in order: the batch never spans two.
             self.flush(job, &mut regs, &mut counts)?;
@@ -371,31 +412,26 @@ impl Context<'_> {
             Ok(()) => n,
             Err(e) => e.quad.min(n),
         };
-        let colors = regs.outputs[plan.color_register..]
-            .iter()
-            .step_by(plan.fs_num_outputs)
-            .take(done);
-        if let Some(red) = self.rgba8_red_channel() {
-            // The usual 8-bit targets: convert the whole batch first (straight SIMD code), then
-            // store each quad's two rows.
-            let mut packed = [[0u32; 4]; BATCH];
-            for (px, color) in packed.iter_mut().zip(colors) {
-                *px = pack_rgba8(color, red);
-            }
-            for (slot, px) in packed[..done].iter().enumerate() {
-                let written = regs.live[slot] & !regs.killed[slot];
-                let (qx, qy) = regs.pos[slot];
-                write_rgba8(job, qx, qy, written, px);
-                counts.1 += written.count_ones() as u64;
-            }
-        } else {
-            for (slot, color) in colors.enumerate() {
-                let written = regs.live[slot] & !regs.killed[slot];
-                let (qx, qy) = regs.pos[slot];
-                self.write(job, qx, qy, written, color);
-                counts.1 += written.count_ones() as u64;
-            }
-        }
+        let colors = Colors {
+            outputs: &regs.outputs,
+            stride: plan.fs_num_outputs,
+            register: plan.color_register,
+        };
+        let shaded = &*regs;
+        counts.1 += match self.texels {
+            Texels::Rgba8Unorm { red } => store(job, shaded, done, colors, Rgba8Unorm { red }),
+            Texels::Rgba8Srgb => store(job, shaded, done, colors, Rgba8Srgb(srgb8_table())),
+            Texels::Rgba32Float => store(job, shaded, done, colors, Rgba32Float),
+            Texels::Rgba16Float => store(job, shaded, done, colors, Rgba16Float),
+            Texels::Other(format) => match self.bpp {
+                1 => store(job, shaded, done, colors, Encode::<1>(format)),
+                2 => store(job, shaded, done, colors, Encode::<2>(format)),
+                4 => store(job, shaded, done, colors, Encode::<4>(format)),
+                8 => store(job, shaded, done, colors, Encode::<8>(format)),
+                16 => store(job, shaded, done, colors, Encode::<16>(format)),
+                n => unreachable!("Format::bytes_per_texel gave {n}"),
+            },
+        };
         counts.0 += done as u64;
         if let Err(e) = result {
             let (x, y) = regs.pos[..n].get(e.quad).copied().unwrap_or(regs.pos[0]);
@@ -466,7 +502,8 @@ impl Context<'_> {
         let y = qy as f32;
         let mut xs = [0f32; BATCH];
         for (x, &(qx, _)) in xs[first..end].iter_mut().zip(&regs.pos[first..end]) {
-            *x = qx as f32;
+            // Through i32 (coordinates are below 2^21): SSE2 has no u32 -> f32 conversion.
+            *x = qx as i32 as f32;
         }
         let xs = &xs[first..end];
         let w = coefs[1];
@@ -502,15 +539,17 @@ impl Context<'_> {
                     let divide = !unit_w && matches!(input, PerQuad::Perspective { .. });
                     for c in (0..4).filter(|c| mask & (1 << c) != 0) {
                         let k = coefs[coef + c];
+                        let quads = regs.inputs[first * ni..end * ni].chunks_exact_mut(ni);
+                        // `dady * y` is the same product for the whole row.
+                        let ky = k.dady * y;
                         if !divide {
-                            for (slot, &x) in (first..end).zip(xs) {
-                                regs.inputs[slot * ni + register][c] = bits(plane(k, x, y));
+                            for (quad, &x) in quads.zip(xs) {
+                                quad[register][c] = bits(plane_row(k, x, ky));
                             }
                         } else {
-                            for ((slot, &x), iw) in (first..end).zip(xs).zip(inv_w) {
-                                let a = plane(k, x, y);
-                                regs.inputs[slot * ni + register][c] =
-                                    bits(std::array::from_fn(|l| a[l] / iw[l]));
+                            for ((quad, &x), iw) in quads.zip(xs).zip(inv_w) {
+                                let a = plane_row(k, x, ky);
+                                quad[register][c] = bits(std::array::from_fn(|l| a[l] / iw[l]));
                             }
                         }
                     }
@@ -557,38 +596,6 @@ impl Context<'_> {
             }
         }
     }
-
-    /// For R8G8B8A8 and B8G8R8A8 targets, the shader output channel stored in byte 0.
-    fn rgba8_red_channel(&self) -> Option<usize> {
-        match self.format {
-            Format::R8G8B8A8Unorm => Some(0),
-            Format::B8G8R8A8Unorm => Some(2),
-            _ => None,
-        }
-    }
-
-    /// Writes the `lanes` of a quad to a target of any format through `Format::encode`.
-    fn write(&self, job: &mut Job<'_>, qx: u32, qy: u32, lanes: u8, color: &QuadVec4) {
-        for lane in 0..4 {
-            if lanes & (1 << lane) == 0 {
-                continue;
-            }
-            let x = (qx + (lane & 1) - job.x0) as usize;
-            let y = (qy + (lane >> 1) - job.y0) as usize;
-            let lane = lane as usize;
-            let off = x * self.bpp;
-            let out = &mut job.rows[y][off..off + self.bpp];
-            self.format.encode(
-                [
-                    color[0][lane],
-                    color[1][lane],
-                    color[2][lane],
-                    color[3][lane],
-                ],
-                out,
-            );
-        }
-    }
 }
 
 /// A quad's four pixels as little-endian 8-bit RGBA (or BGRA when `red` is 2) words, with
@@ -604,30 +611,356 @@ fn pack_rgba8(color: &QuadVec4, red: usize) -> [u32; 4] {
     std::array::from_fn(|l| cr[l] | cg[l] << 8 | cb[l] << 16 | ca[l] << 24)
 }
 
-/// Stores the `lanes` of a packed quad into a 4-byte-per-pixel target.
+/// The colour output of each batch slot.
+#[derive(Clone, Copy)]
+struct Colors<'a> {
+    outputs: &'a [QuadVec4],
+    stride: usize,
+    register: usize,
+}
+
+impl Colors<'_> {
+    #[inline(always)]
+    fn get(&self, slot: usize) -> &QuadVec4 {
+        &self.outputs[slot * self.stride + self.register]
+    }
+}
+
+/// Converts a quad's shaded colour to its four `N`-byte texels, as `Format::encode` would.
+trait QuadTexels<const N: usize>: Copy {
+    fn texels(self, color: &QuadVec4) -> [[u8; N]; 4];
+}
+
+/// R8G8B8A8 or B8G8R8A8 UNORM; `red` is the shader channel stored in byte 0.
+#[derive(Clone, Copy)]
+struct Rgba8Unorm {
+    red: usize,
+}
+
+impl QuadTexels<4> for Rgba8Unorm {
+    #[inline(always)]
+    fn texels(self, color: &QuadVec4) -> [[u8; 4]; 4] {
+        pack_rgba8(color, self.red).map(u32::to_le_bytes)
+    }
+}
+
+/// R8G8B8A8 sRGB (alpha stays linear), through [`srgb8_table`].
+#[derive(Clone, Copy)]
+struct Rgba8Srgb(&'static [u8; SRGB8_ENTRIES]);
+
+impl QuadTexels<4> for Rgba8Srgb {
+    #[inline(always)]
+    fn texels(self, color: &QuadVec4) -> [[u8; 4]; 4] {
+        let (r, g, b) = (
+            srgb8_index(color[0]),
+            srgb8_index(color[1]),
+            srgb8_index(color[2]),
+        );
+        let alpha = unorm8x4(color[3]);
+        std::array::from_fn(|l| [self.0[r[l]], self.0[g[l]], self.0[b[l]], alpha[l] as u8])
+    }
+}
+
+/// Bits of the smallest input `linear_float_to_srgb8` distinguishes (2^-13; smaller and NaN
+/// clamp to it).
+const SRGB8_MIN: u32 = (127 - 13) << 23;
+/// Bits of its largest (the float just below 1.0; larger clamp to it).
+const SRGB8_MAX: u32 = 0x3f7f_ffff;
+/// Entries of [`srgb8_table`]: the clamped range in steps of 2^12 bits.
+const SRGB8_ENTRIES: usize = ((SRGB8_MAX - SRGB8_MIN) >> 12) as usize + 1;
+
+/// `linear_float_to_srgb8` of every input, indexed by [`srgb8_index`]. Mesa's function reads only
+/// bits 12 and up of the clamped input (its table index and its interpolation factor), so one
+/// entry per 2^12 bits is exact; built from the function itself once per process (26 KiB).
+fn srgb8_table() -> &'static [u8; SRGB8_ENTRIES] {
+    static TABLE: OnceLock<Box<[u8; SRGB8_ENTRIES]>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = Box::new([0u8; SRGB8_ENTRIES]);
+        for (i, entry) in table.iter_mut().enumerate() {
+            *entry = linear_float_to_srgb8(f32::from_bits(SRGB8_MIN + ((i as u32) << 12)));
+        }
+        table
+    })
+}
+
+/// The [`srgb8_table`] indices of four lanes of float bits: the clamp is branch-free float code
+/// (`maxps`/`minps`; NaN takes the minimum, as in Mesa), so only the loads are per lane.
 #[inline(always)]
-fn write_rgba8(job: &mut Job<'_>, qx: u32, qy: u32, lanes: u8, px: &[u32; 4]) {
-    let x = (qx - job.x0) as usize * 4;
-    let y = (qy - job.y0) as usize;
-    if lanes == 0xF {
-        for (row, pair) in [(y, [px[0], px[1]]), (y + 1, [px[2], px[3]])] {
-            let both = u64::from(pair[0]) | u64::from(pair[1]) << 32;
-            job.rows[row][x..x + 8].copy_from_slice(&both.to_le_bytes());
-        }
-        return;
+#[allow(clippy::needless_range_loop)] // a plain indexed loop is what the vectorizer recognises
+fn srgb8_index(v: [u32; 4]) -> [usize; 4] {
+    let (min, max) = (f32::from_bits(SRGB8_MIN), f32::from_bits(SRGB8_MAX));
+    let mut r = [0usize; 4];
+    for l in 0..4 {
+        let f = f32::from_bits(v[l]);
+        let c = if f > min { f } else { min };
+        let c = if c < max { c } else { max };
+        r[l] = ((c.to_bits() - SRGB8_MIN) >> 12) as usize;
     }
-    for (lane, word) in px.iter().enumerate() {
-        if lanes & (1 << lane) != 0 {
-            let off = x + (lane & 1) * 4;
-            job.rows[y + (lane >> 1)][off..off + 4].copy_from_slice(&word.to_le_bytes());
-        }
+    r
+}
+
+/// R32G32B32A32 float: the shader's bits.
+#[derive(Clone, Copy)]
+struct Rgba32Float;
+
+impl QuadTexels<16> for Rgba32Float {
+    #[inline(always)]
+    fn texels(self, color: &QuadVec4) -> [[u8; 16]; 4] {
+        std::array::from_fn(|l| {
+            let mut texel = [0u8; 16];
+            for (dst, channel) in texel.chunks_exact_mut(4).zip(color) {
+                dst.copy_from_slice(&channel[l].to_le_bytes());
+            }
+            texel
+        })
     }
+}
+
+/// R16G16B16A16 float.
+#[derive(Clone, Copy)]
+struct Rgba16Float;
+
+impl QuadTexels<8> for Rgba16Float {
+    #[inline(always)]
+    fn texels(self, color: &QuadVec4) -> [[u8; 8]; 4] {
+        let [r, g, b, a] = [
+            f16x4(color[0]),
+            f16x4(color[1]),
+            f16x4(color[2]),
+            f16x4(color[3]),
+        ];
+        std::array::from_fn(|l| {
+            let low = r[l] | g[l] << 16;
+            let high = b[l] | a[l] << 16;
+            (u64::from(low) | u64::from(high) << 32).to_le_bytes()
+        })
+    }
+}
+
+/// [`crate::texture::f32_to_f16_rtz`] of four lanes of float bits without branches, so it
+/// compiles to SIMD (checked equal over all 2^32 inputs). Written as one small loop per step:
+/// as one loop body LLVM's SLP vectoriser gave up and emitted scalar code. Not inlined: inside
+/// the batch loop LLVM split it into two-lane halves (twice the instructions of the call).
+#[inline(never)]
+fn f16x4(v: [u32; 4]) -> [u32; 4] {
+    // Signed compares of the magnitude: SSE2 has no unsigned ones.
+    let abs: [i32; 4] = std::array::from_fn(|l| (v[l] & 0x7fff_ffff) as i32);
+    // Below 2^-14 the half is denormal: |f| * 2^24 truncated (the scale is exact). Adding 2^23
+    // rounds to nearest; one less when that rounded up is the truncation.
+    let scaled: [f32; 4] = std::array::from_fn(|l| {
+        let small = if abs[l] < 0x3880_0000 {
+            abs[l]
+        } else {
+            0x3880_0000
+        };
+        f32::from_bits(small as u32) * 16_777_216.0
+    });
+    let rounded: [f32; 4] = std::array::from_fn(|l| scaled[l] + 8_388_608.0);
+    let down: [i32; 4] = std::array::from_fn(|l| {
+        if rounded[l] - 8_388_608.0 > scaled[l] {
+            1
+        } else {
+            0
+        }
+    });
+    std::array::from_fn(|l| {
+        let a = abs[l];
+        // Normal halves: the exponent rebiased by 127 - 15, the mantissa truncated.
+        let mut h = (a >> 13) - (112 << 10);
+        h = if a < 0x3880_0000 {
+            rounded[l].to_bits() as i32 - 0x4b00_0000 - down[l]
+        } else {
+            h
+        };
+        // 65536 and up: the largest finite half (rounding toward zero).
+        h = if a >= 0x4780_0000 { 0x7bff } else { h };
+        h = if a == 0x7f80_0000 { 0x7c00 } else { h };
+        h = if a > 0x7f80_0000 { 0x7e00 } else { h };
+        ((v[l] >> 16) & 0x8000) | h as u32
+    })
+}
+
+/// Any other format, texel by texel through `Format::encode`.
+#[derive(Clone, Copy)]
+struct Encode<const N: usize>(Format);
+
+impl<const N: usize> QuadTexels<N> for Encode<N> {
+    #[inline(always)]
+    fn texels(self, color: &QuadVec4) -> [[u8; N]; 4] {
+        std::array::from_fn(|l| {
+            let mut texel = [0u8; N];
+            let bits = [color[0][l], color[1][l], color[2][l], color[3][l]];
+            self.0.encode(bits, &mut texel);
+            texel
+        })
+    }
+}
+
+/// Stores the written lanes of batch slots `..done` and returns the
+/// number of pixels written. Slots come in runs of adjacent quads of one quad row (a whole tile
+/// row when a triangle covers it), and each run is stored through one slice per pixel row, so
+/// the per-quad work is the conversion and two fixed-size copies.
+#[inline(always)]
+fn store<const N: usize>(
+    job: &mut Job<'_>,
+    regs: &Regs,
+    done: usize,
+    colors: Colors<'_>,
+    texels: impl QuadTexels<N>,
+) -> u64 {
+    // Converting the whole batch first keeps the conversion a straight loop LLVM vectorises.
+    let mut converted = [[[0u8; N]; 4]; BATCH];
+    for (px, slot) in converted[..done].iter_mut().zip(0..) {
+        *px = texels.texels(colors.get(slot));
+    }
+    let mut pixels = 0;
+    // Every row of a tile's share has the same width.
+    let width = job.rows[0].len() / N;
+    let mut start = 0;
+    while start < done {
+        let (qx, qy) = regs.pos[start];
+        let x = (qx - job.x0) as usize;
+        let y = (qy - job.y0) as usize;
+        if x + 2 > width || y + 2 > job.rows.len() {
+            // A quad on an odd-sized target's last column or row: only its lanes inside the
+            // target can be live, and they are stored one by one.
+            let written = regs.live[start] & !regs.killed[start];
+            pixels += u64::from(written.count_ones());
+            for (lane, texel) in converted[start].iter().enumerate() {
+                if written & (1 << lane) != 0 {
+                    let off = (x + (lane & 1)) * N;
+                    job.rows[y + (lane >> 1)][off..off + N].copy_from_slice(texel);
+                }
+            }
+            start += 1;
+            continue;
+        }
+        let mut end = start + 1;
+        while end < done
+            && regs.pos[end] == (qx + 2 * (end - start) as u32, qy)
+            && x + 2 * (end - start) + 2 <= width
+        {
+            end += 1;
+        }
+        let bytes = (x * N)..(x + 2 * (end - start)) * N;
+        let (upper, lower) = job.rows.split_at_mut(y + 1);
+        let top = upper[y][bytes.clone()].chunks_exact_mut(2 * N);
+        let bottom = lower[0][bytes].chunks_exact_mut(2 * N);
+        for ((top, bottom), slot) in top.zip(bottom).zip(start..end) {
+            let written = regs.live[slot] & !regs.killed[slot];
+            pixels += u64::from(written.count_ones());
+            let px = &converted[slot];
+            if written == 0xF {
+                top[..N].copy_from_slice(&px[0]);
+                top[N..].copy_from_slice(&px[1]);
+                bottom[..N].copy_from_slice(&px[2]);
+                bottom[N..].copy_from_slice(&px[3]);
+                continue;
+            }
+            for (lane, texel) in px.iter().enumerate() {
+                if written & (1 << lane) != 0 {
+                    let row = if lane < 2 { &mut *top } else { &mut *bottom };
+                    let off = (lane & 1) * N;
+                    row[off..off + N].copy_from_slice(texel);
+                }
+            }
+        }
+        start = end;
+    }
+    pixels
 }
 
 #[cfg(test)]
 mod tests {
-    use super::unorm8x4;
-    use crate::texture::float_to_ubyte;
+    use super::{
+        srgb8_table, unorm8x4, Encode, QuadTexels, Rgba16Float, Rgba32Float, Rgba8Srgb, Rgba8Unorm,
+    };
+    use crate::exec::QuadVec4;
+    use crate::texture::{float_to_ubyte, Format};
+
+    /// Float bits that exercise every branch of the format conversions: signed zeros, the
+    /// clamp limits, half-float denormals and overflow, infinities, NaNs.
+    const SPECIAL: [u32; 24] = [
+        0x0000_0000,
+        0x8000_0000,
+        0x3f80_0000,
+        0x3f7f_ffff,
+        0x3f00_0000,
+        0x3900_0000,
+        0x38ff_ffff,
+        0x3880_0000,
+        0x387f_ffff,
+        0x3380_0000,
+        0x337f_ffff,
+        0x0000_0001,
+        0x4780_0000,
+        0x477f_efff,
+        0x477f_f000,
+        0x7f7f_ffff,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0xffc0_0001,
+        0x7f80_0001,
+        0xbf80_0000,
+        0x4000_0000,
+        0xb880_0001,
+    ];
+
+    /// Checks a quad converter against `Format::encode` over special values and a pseudo-random
+    /// spread of bit patterns (most of them in [-2, 2], where colours live).
+    fn check<const N: usize>(format: Format, texels: impl QuadTexels<N>) {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let r = (state >> 16) as u32;
+            if r & 3 == 0 {
+                r
+            } else {
+                (f32::from_bits(0x3f80_0000 | (r >> 9)) * 4.0 - 6.0).to_bits()
+            }
+        };
+        let mut values: Vec<u32> = SPECIAL.to_vec();
+        values.extend((0..40_000).map(|_| next()));
+        for chunk in values.chunks_exact(16) {
+            let color: QuadVec4 =
+                std::array::from_fn(|c| std::array::from_fn(|l| chunk[c * 4 + l]));
+            let got = texels.texels(&color);
+            for (lane, texel) in got.iter().enumerate() {
+                let mut want = [0u8; N];
+                let bits = std::array::from_fn(|c| color[c][lane]);
+                format.encode(bits, &mut want);
+                assert_eq!(*texel, want, "{format:?} {bits:#x?}");
+            }
+        }
+    }
+
+    #[test]
+    fn quad_texels_are_format_encode() {
+        check(Format::R8G8B8A8Unorm, Rgba8Unorm { red: 0 });
+        check(Format::B8G8R8A8Unorm, Rgba8Unorm { red: 2 });
+        check(Format::R8G8B8A8Srgb, Rgba8Srgb(srgb8_table()));
+        check(Format::R32G32B32A32Sfloat, Rgba32Float);
+        check(Format::R16G16B16A16Sfloat, Rgba16Float);
+        check(
+            Format::R8G8B8A8SrgbLlvmpipe,
+            Encode::<4>(Format::R8G8B8A8SrgbLlvmpipe),
+        );
+        check(Format::R16G16Sfloat, Encode::<4>(Format::R16G16Sfloat));
+    }
+
+    #[test]
+    fn srgb8_table_is_linear_float_to_srgb8() {
+        // Every input the table distinguishes, at the low and high end of its 2^12-bit step.
+        let table = srgb8_table();
+        for bits in (0..=u32::MAX).step_by(4096).flat_map(|b| [b, b | 0xfff]) {
+            let got = Rgba8Srgb(table).texels(&[[bits; 4], [0; 4], [0; 4], [0; 4]])[0][0];
+            let want = crate::texture::linear_float_to_srgb8(f32::from_bits(bits));
+            assert_eq!(got, want, "{bits:#x}");
+        }
+    }
 
     #[test]
     fn unorm8x4_is_float_to_ubyte() {
