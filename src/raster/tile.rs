@@ -2,7 +2,7 @@
 //! of every row it covers, so tiles write the target without locking, and walks its triangles
 //! in API order, so overlapping triangles resolve as the API orders them.
 
-use super::setup::{Coef, InputSource, Interp, Plan, Prepared, SvSource, Triangle};
+use super::setup::{Coef, Edge, InputSource, Interp, Plan, Prepared, SvSource, Triangle};
 use super::{DrawState, RasterError, RenderTarget};
 use crate::exec::{QuadBatch, QuadVec4};
 use crate::texture::{linear_float_to_srgb8, Format};
@@ -247,6 +247,28 @@ fn unorm8x4(v: [u32; 4]) -> [u32; 4] {
     r
 }
 
+/// The columns `x0 + t` of row `y` inside all three edges (`a * x + b * y + c > 0`), as an
+/// inclusive range of `t` clamped to `0..=TILE` (empty when the start passes the end). Exact
+/// integer division solves each edge's inequality, so the span holds exactly the pixels the
+/// per-pixel test accepts, and the quads of a row are then two compares per pixel row.
+fn row_span(edges: &[Edge; 3], x0: i64, y: i64) -> (i32, i32) {
+    let (mut lo, mut hi) = (0i64, i64::from(TILE));
+    for k in edges {
+        // The edge at column x0 + t is a * t + r.
+        let r = k.a * x0 + k.b * y + k.c;
+        if k.a > 0 {
+            // a * t > -r: t > -r / a.
+            lo = lo.max((-r).div_euclid(k.a) + 1);
+        } else if k.a < 0 {
+            // |a| * t < r: t < r / |a|, i.e. t <= ceil(r / |a|) - 1.
+            hi = hi.min(-(-r).div_euclid(-k.a) - 1);
+        } else if r <= 0 {
+            return (1, 0);
+        }
+    }
+    (lo.min(i64::from(TILE) + 1) as i32, hi.max(-1) as i32)
+}
+
 /// `tgsi_exec`'s plane evaluation over a quad whose top-left pixel is `(x, y)`.
 #[inline(always)]
 fn plane(k: Coef, x: f32, y: f32) -> [f32; 4] {
@@ -337,18 +359,16 @@ impl Context<'_> {
                 if full {
                     masks[..n_quads].fill(row_mask);
                 } else {
-                    let mut e = edges.map(|k| k.a * x0 as i64 + k.b * qy as i64 + k.c);
-                    for mask in &mut masks[..n_quads] {
-                        let mut m = row_mask;
-                        for (v, k) in e.iter_mut().zip(&edges) {
-                            let e0 = *v;
-                            m &= (e0 > 0) as u8
-                                | (((e0 + k.a) > 0) as u8) << 1
-                                | (((e0 + k.b) > 0) as u8) << 2
-                                | (((e0 + k.a + k.b) > 0) as u8) << 3;
-                            *v = e0 + 2 * k.a;
-                        }
-                        *mask = m;
+                    let (x, y) = (i64::from(x0), i64::from(qy));
+                    let (l0, h0) = row_span(&edges, x, y);
+                    let (l1, h1) = row_span(&edges, x, y + 1);
+                    let inside = |l: i32, h: i32, t: i32| u8::from(l <= t && t <= h);
+                    for (t, mask) in (0..).step_by(2).zip(&mut masks[..n_quads]) {
+                        *mask = row_mask
+                            & (inside(l0, h0, t)
+                                | inside(l0, h0, t + 1) << 1
+                                | inside(l1, h1, t) << 2
+                                | inside(l1, h1, t + 1) << 3);
                     }
                 }
                 if x0 + 2 * (n_quads as u32 - 1) + 1 > tile_x1 {
@@ -796,6 +816,9 @@ impl<const N: usize> QuadTexels<N> for Encode<N> {
     }
 }
 
+/// Set bits of a 4-bit lane mask (baseline x86-64 has no `popcnt`).
+const LANES: [u64; 16] = [0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4];
+
 /// Stores the written lanes of batch slots `..done` and returns the
 /// number of pixels written. Slots come in runs of adjacent quads of one quad row (a whole tile
 /// row when a triangle covers it), and each run is stored through one slice per pixel row, so
@@ -813,6 +836,10 @@ fn store<const N: usize>(
     for (px, slot) in converted[..done].iter_mut().zip(0..) {
         *px = texels.texels(colors.get(slot));
     }
+    let mut written = [0u8; BATCH];
+    for ((w, &live), &killed) in written[..done].iter_mut().zip(&regs.live).zip(&regs.killed) {
+        *w = live & !killed;
+    }
     let mut pixels = 0;
     // Every row of a tile's share has the same width.
     let width = job.rows[0].len() / N;
@@ -824,10 +851,9 @@ fn store<const N: usize>(
         if x + 2 > width || y + 2 > job.rows.len() {
             // A quad on an odd-sized target's last column or row: only its lanes inside the
             // target can be live, and they are stored one by one.
-            let written = regs.live[start] & !regs.killed[start];
-            pixels += u64::from(written.count_ones());
+            pixels += LANES[usize::from(written[start])];
             for (lane, texel) in converted[start].iter().enumerate() {
-                if written & (1 << lane) != 0 {
+                if written[start] & (1 << lane) != 0 {
                     let off = (x + (lane & 1)) * N;
                     job.rows[y + (lane >> 1)][off..off + N].copy_from_slice(texel);
                 }
@@ -846,22 +872,25 @@ fn store<const N: usize>(
         let (upper, lower) = job.rows.split_at_mut(y + 1);
         let top = upper[y][bytes.clone()].chunks_exact_mut(2 * N);
         let bottom = lower[0][bytes].chunks_exact_mut(2 * N);
-        for ((top, bottom), slot) in top.zip(bottom).zip(start..end) {
-            let written = regs.live[slot] & !regs.killed[slot];
-            pixels += u64::from(written.count_ones());
-            let px = &converted[slot];
-            if written == 0xF {
+        let quads = top.zip(bottom).zip(&converted[start..end]);
+        if written[start..end].iter().all(|&w| w == 0xF) {
+            // The whole run is covered (the usual case): no per-quad decisions.
+            pixels += 4 * (end - start) as u64;
+            for ((top, bottom), px) in quads {
                 top[..N].copy_from_slice(&px[0]);
                 top[N..].copy_from_slice(&px[1]);
                 bottom[..N].copy_from_slice(&px[2]);
                 bottom[N..].copy_from_slice(&px[3]);
-                continue;
             }
-            for (lane, texel) in px.iter().enumerate() {
-                if written & (1 << lane) != 0 {
-                    let row = if lane < 2 { &mut *top } else { &mut *bottom };
-                    let off = (lane & 1) * N;
-                    row[off..off + N].copy_from_slice(texel);
+        } else {
+            for (((top, bottom), px), &written) in quads.zip(&written[start..end]) {
+                pixels += LANES[usize::from(written)];
+                for (lane, texel) in px.iter().enumerate() {
+                    if written & (1 << lane) != 0 {
+                        let row = if lane < 2 { &mut *top } else { &mut *bottom };
+                        let off = (lane & 1) * N;
+                        row[off..off + N].copy_from_slice(texel);
+                    }
                 }
             }
         }
@@ -873,7 +902,8 @@ fn store<const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::{
-        srgb8_table, unorm8x4, Encode, QuadTexels, Rgba16Float, Rgba32Float, Rgba8Srgb, Rgba8Unorm,
+        row_span, srgb8_table, unorm8x4, Edge, Encode, QuadTexels, Rgba16Float, Rgba32Float,
+        Rgba8Srgb, Rgba8Unorm, TILE,
     };
     use crate::exec::QuadVec4;
     use crate::texture::{float_to_ubyte, Format};
@@ -933,6 +963,34 @@ mod tests {
                 let bits = std::array::from_fn(|c| color[c][lane]);
                 format.encode(bits, &mut want);
                 assert_eq!(*texel, want, "{format:?} {bits:#x?}");
+            }
+        }
+    }
+
+    #[test]
+    fn row_span_is_the_edge_test() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |range: i64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % (2 * range as u64 + 1)) as i64 - range
+        };
+        for round in 0..20_000 {
+            // Small coefficients hit exact divisions and zero slopes; large ones are 8-bit
+            // sub-pixel edges of big triangles.
+            let scale = if round % 2 == 0 { 4 } else { 1 << 24 };
+            let edges: [Edge; 3] = std::array::from_fn(|_| Edge {
+                a: next(scale),
+                b: next(scale),
+                c: next(scale * 64),
+            });
+            let (x0, y) = (next(100), next(100));
+            let (lo, hi) = row_span(&edges, x0, y);
+            for t in 0..i64::from(TILE) {
+                let inside = edges.iter().all(|k| k.a * (x0 + t) + k.b * y + k.c > 0);
+                let span = i64::from(lo) <= t && t <= i64::from(hi);
+                assert_eq!(span, inside, "{edges:?} x0 {x0} y {y} t {t}");
             }
         }
     }
