@@ -6,10 +6,13 @@
 //! shows as a different output.
 
 use softgpu_jit::codegen::JitShader;
-use softgpu_jit::exec::{ExecError, NoTextures, QuadIo, QuadShader, QuadVec4, ShaderResources};
+use softgpu_jit::exec::{
+    ExecError, NoTextures, QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources,
+    TextureAccess,
+};
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
-use softgpu_jit::ir::Opcode;
+use softgpu_jit::ir::{Opcode, TextureTarget};
 
 /// Producers: arithmetic whose result the JIT may leave unflushed.
 const PRODUCERS: &[&str] = &[
@@ -186,4 +189,98 @@ fn unflushed_results_reach_every_reader_as_the_interpreter_computes_them() {
         }
     }
     assert_eq!(programs, CONSUMERS.len() * FORWARDERS.len());
+}
+
+/// A texture unit whose texels hash every coordinate bit of the request, inactive lanes' too
+/// (their coordinates feed the level of detail).
+struct CoordHash;
+
+impl CoordHash {
+    fn texels(h: u64) -> QuadVec4 {
+        std::array::from_fn(|c| std::array::from_fn(|l| (h >> ((c * 4 + l) % 48)) as u32))
+    }
+}
+
+impl TextureAccess for CoordHash {
+    fn sample(&self, r: &SampleRequest) -> QuadVec4 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for x in r.coords.iter().flatten() {
+            h = (h ^ x.to_bits() as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        Self::texels(h)
+    }
+    fn gather(&self, r: &SampleRequest, _: u32) -> QuadVec4 {
+        self.sample(r)
+    }
+    fn fetch(
+        &self,
+        _: u32,
+        _: TextureTarget,
+        c: [[i32; 4]; 4],
+        _: [i32; 4],
+        _: [i32; 3],
+    ) -> QuadVec4 {
+        Self::texels(
+            c.iter()
+                .flatten()
+                .fold(7u64, |h, &x| h.wrapping_mul(31) ^ x as u64),
+        )
+    }
+    fn size(&self, _: u32, _: TextureTarget, _: i32) -> [u32; 4] {
+        [16, 16, 1, 1]
+    }
+    fn query_lod(&self, r: &SampleRequest) -> [[f32; 4]; 2] {
+        let t = self.sample(r);
+        [t[0].map(f32::from_bits), t[1].map(f32::from_bits)]
+    }
+}
+
+/// A texture instruction reads the coordinates of the lanes that do not run it too (for the
+/// level of detail): a result left unflushed on one lane's path must not reach another lane's
+/// texture request.
+#[test]
+fn texture_coordinates_of_inactive_lanes_are_the_interpreters() {
+    let head = "FRAG\nDCL IN[0..3], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\n\
+                DCL SVIEW[0], 2D, FLOAT\nDCL TEMP[0..1]\n";
+    // Directly, and through a copy into the coordinate register.
+    let bodies = [
+        "0: UIF IN[2].xxxx\n1: MUL TEMP[0], IN[0], IN[1]\n2: ELSE\n\
+         3: TEX OUT[0], TEMP[0], SAMP[0], 2D\n4: ENDIF\n5: END\n",
+        "0: UIF IN[2].xxxx\n1: MUL TEMP[1], IN[0], IN[1]\n2: MOV TEMP[0], TEMP[1]\n3: ELSE\n\
+         4: TEX OUT[0], TEMP[0], SAMP[0], 2D\n5: ENDIF\n6: END\n",
+    ];
+    for body in bodies {
+        check_inactive_lane_coordinates(&format!("{head}{body}"));
+    }
+}
+
+fn check_inactive_lane_coordinates(text: &str) {
+    let program = parse_program(text).expect("parses");
+    let interp = Interpreter::new(&program).expect("runs");
+    let tiers = [
+        JitShader::compile_optimized(&program).expect("compiles"),
+        JitShader::compile_fast_tier(&program).expect("compiles"),
+    ];
+    // Lane 0 takes the multiply (a denormal product), lanes 1-3 sample.
+    let tiny = 0x1e00_0000u32; // 2^-67
+    let mut inputs = vec![[[tiny; 4]; 4]; 4];
+    inputs[2][0] = [1, 0, 0, 0];
+    let res = ShaderResources {
+        constants: &[],
+        textures: &CoordHash,
+    };
+    let run = |shader: &dyn QuadShader| {
+        let mut outs = vec![[[0u32; 4]; 4]];
+        let mut io = QuadIo {
+            inputs: &inputs,
+            system_values: &[],
+            outputs: &mut outs,
+            live: 0b1111,
+        };
+        (shader.shade_quad(&res, &mut io), outs[0])
+    };
+    let want = run(&interp);
+    for (t, jit) in tiers.iter().enumerate() {
+        assert_eq!(run(jit), want, "tier {t}\n{text}");
+    }
 }

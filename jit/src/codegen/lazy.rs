@@ -15,7 +15,10 @@
 //! current value may reach such a bit-exact read": a result is written unflushed when its
 //! channel is not live after the instruction. Liveness per lane is liveness on the graph (each
 //! lane follows one path; masked SIMD execution only interleaves them), so the answer holds for
-//! every lane. Programs with subroutines or SWITCH keep every flush (their flow is not modelled).
+//! every lane — except where an instruction reads lanes that do not run it: texture
+//! instructions (the level of detail uses the whole quad's coordinates), so channels they read
+//! never hold unflushed values. (Derivatives read other lanes too, but as float arithmetic.)
+//! Programs with subroutines or SWITCH keep every flush (their flow is not modelled).
 
 use crate::interp::decode::{Decoded, DstLoc, IndexReg, Inst, Loc, Modifier, Slot};
 use crate::ir::{Opcode, OpcodeClass};
@@ -97,9 +100,24 @@ pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
     // Per instruction, (destination channel, source channel) pairs of forwarded operands: the
     // source channel is live before the instruction when the destination channel is after it.
     let mut fwd: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+    // Channels a texture instruction reads: it reads them on every lane of the quad, also on
+    // lanes that do not run it (their coordinates feed the level of detail), whose own path the
+    // liveness does not follow. These channels only ever hold the interpreter's bits.
+    let mut texture_read = vec![0u64; words];
+    for inst in d.insts.iter() {
+        if inst.op.class() == OpcodeClass::Texture {
+            for s in &inst.src {
+                if let Loc::Direct(Slot::Local(i)) = s.loc {
+                    for &comp in &s.swizzle {
+                        set(&mut texture_read, i as usize * 4 + (comp as usize & 3));
+                    }
+                }
+            }
+        }
+    }
     for (pc, inst) in d.insts.iter().enumerate() {
         let g = &mut gen[pc * words..(pc + 1) * words];
-        bit_reads(d, inst, g, memory, &mut fwd[pc]);
+        bit_reads(d, inst, g, memory, &texture_read, &mut fwd[pc]);
         if let DstLoc::Local(i) = inst.dst {
             let k = &mut kill[pc * words..(pc + 1) * words];
             for c in 0..4 {
@@ -143,7 +161,8 @@ pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
         }
         live_out(&succ[pc], &live_in, words, &mut out);
         for c in 0..4 {
-            if inst.write_mask & (1 << c) != 0 && !get(&out, i as usize * 4 + c) {
+            let bit = i as usize * 4 + c;
+            if inst.write_mask & (1 << c) != 0 && !get(&out, bit) && !get(&texture_read, bit) {
                 lazy[pc] |= 1 << c;
             }
         }
@@ -177,6 +196,7 @@ fn bit_reads(
     inst: &Inst,
     bits: &mut [u64],
     memory: &[bool],
+    texture_read: &[u64],
     fwd: &mut Vec<(u32, u32)>,
 ) {
     // A forwarded operand may stay unflushed when it lands in an SSA register (see `forwards`);
@@ -196,7 +216,12 @@ fn bit_reads(
                 for c in 0..4 {
                     if inst.write_mask & (1 << c) != 0 {
                         let src = i * 4 + (s.swizzle[c] as u32 & 3);
-                        fwd.push((dst * 4 + c as u32, src));
+                        let to = dst * 4 + c as u32;
+                        if get(texture_read, to as usize) {
+                            set(bits, src as usize);
+                        } else {
+                            fwd.push((to, src));
+                        }
                     }
                 }
             }
