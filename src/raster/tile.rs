@@ -861,11 +861,10 @@ fn store<const N: usize>(
             start += 1;
             continue;
         }
+        // The run stops at the end of the row's share (where a half quad may follow).
+        let limit = done.min(start + (width - x) / 2);
         let mut end = start + 1;
-        while end < done
-            && regs.pos[end] == (qx + 2 * (end - start) as u32, qy)
-            && x + 2 * (end - start) + 2 <= width
-        {
+        while end < limit && regs.pos[end] == (qx + 2 * (end - start) as u32, qy) {
             end += 1;
         }
         let bytes = (x * N)..(x + 2 * (end - start)) * N;
