@@ -263,6 +263,12 @@ fn decoded_levels_of_large_textures_match_texel_reads() {
     t.generate_mipmaps();
     let decoded = t.decoded_levels();
     let (texels, levels) = decoded.expect("finite texels decode");
+    // After the levels, one all-zero texel (what inline sampling reads outside a border).
+    let end = levels
+        .last()
+        .map_or(0, |l| (l.offset + l.width * l.height) as usize);
+    assert_eq!(texels.len(), (end + 1) * 16);
+    assert!(texels[end * 16..].iter().all(|&b| b == 0));
     for (level, l) in levels.iter().enumerate() {
         assert_eq!((l.width, l.height), t.level_size(level as u32));
         for y in 0..l.height {

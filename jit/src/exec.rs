@@ -129,7 +129,9 @@ pub struct TexelLevel {
 /// no denormal among them.
 #[derive(Clone, Copy, Debug)]
 pub struct TexelView<'a> {
-    /// The texels of all levels.
+    /// The texels of all levels (RGBA `f32`, 16 bytes each), then one all-zero texel that
+    /// inline sampling reads for corners outside a border-clamped texture (without it, the
+    /// view is not sampled inline).
     pub texels: &'a [u8],
     /// The levels, base level first (at least one).
     pub levels: &'a [TexelLevel],

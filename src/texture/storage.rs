@@ -284,7 +284,10 @@ impl Texture {
 
     /// Every level as RGBA `f32` texels, 16 little-endian bytes each, row-major, levels one after
     /// the other, and where each level starts: exactly the values [`Format::decode`] gives,
-    /// which the sampler filters. Computed once and kept until the texture changes. `None` for
+    /// which the sampler filters; after the last level one all-zero texel, which inline
+    /// sampling reads for corners outside a border-clamped texture (a
+    /// [`TexelView`](softgpu_jit::exec::TexelView)'s contract). Computed once and kept until
+    /// the texture changes. `None` for
     /// integer formats (the sampler returns their bits), textures over
     /// [`Texture::MAX_DECODED_TEXELS`] (level 0), and when a texel decodes to a NaN or a
     /// denormal: code that reads these texels runs with denormals read as zero and may pick
@@ -316,7 +319,8 @@ impl Texture {
             });
             total += w as usize * h as usize;
         }
-        let mut out = vec![0u8; total * 16].into_boxed_slice();
+        // One more texel, left zero: the border texel.
+        let mut out = vec![0u8; (total + 1) * 16].into_boxed_slice();
         let bpt = self.format.bytes_per_texel();
         let decode = super::sampler::texel_decoder(self.format);
         for (level, l) in levels.iter().enumerate() {

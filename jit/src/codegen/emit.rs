@@ -210,9 +210,9 @@ struct FastSite {
     linear_flag: Value,
     linear: Value,
     clamp: Value,
-    /// `border` as a scalar, for branching.
-    border_flag: Value,
     border: Value,
+    /// Index of the all-zero texel, which corners outside a border-clamped texture read.
+    zero: Value,
     width: Value,
     wmax: Value,
     hmax: Value,
@@ -2482,9 +2482,9 @@ impl Emitter<'_, '_> {
         let hm = self.b.ins().iadd_imm_s(h, -1);
         let half = self.b.ins().iconst(I32, 0x3f00_0000);
         let off = self.b.ins().band(lin, half);
-        let border_flag = border;
-        let [linear, clamp, border, width, wmax, hmax, off] =
-            [lin, clamp, border, w, wm, hm, off].map(|x| self.b.ins().splat(I32X4, x));
+        let zero = ld32(&mut self.b, offset_of!(FastTex, zero));
+        let [linear, clamp, border, width, wmax, hmax, off, zero] =
+            [lin, clamp, border, w, wm, hm, off, zero].map(|x| self.b.ins().splat(I32X4, x));
         let [fwidth, fheight, lo, hi_w, hi_h] =
             [fw, fh, lo, hw, hh].map(|x| self.b.ins().splat(F32X4, x));
         FastSite {
@@ -2493,8 +2493,8 @@ impl Emitter<'_, '_> {
             linear_flag: lin,
             linear,
             clamp,
-            border_flag,
             border,
+            zero,
             width,
             wmax,
             hmax,
@@ -2569,8 +2569,9 @@ impl Emitter<'_, '_> {
     }
 
     /// The decoded texels at `row + x` of the four lanes as four channel vectors (`[r, g, b, a]`
-    /// of lanes 0-3), zero where `yin & xin` is clear (the border). Each lane loads its texel's
-    /// 16 bytes; a 4x4 transpose turns texels into channels.
+    /// of lanes 0-3), zero where `yin & xin` is clear (the border: those lanes read the view's
+    /// all-zero texel). Each lane loads its texel's 16 bytes; a 4x4 transpose turns texels
+    /// into channels.
     fn texel_channels(
         &mut self,
         site: FastSite,
@@ -2579,10 +2580,22 @@ impl Emitter<'_, '_> {
         yin: Value,
         xin: Value,
     ) -> [Value; 4] {
+        let i = self.texel_index(site, row, x, yin, xin);
+        self.gather_rows(site.data, i)
+    }
+
+    /// The texel index `row + x` per lane, or the zero texel's where `yin & xin` is clear.
+    fn texel_index(
+        &mut self,
+        site: FastSite,
+        row: Value,
+        x: Value,
+        yin: Value,
+        xin: Value,
+    ) -> Value {
         let i = self.b.ins().iadd(row, x);
-        let channels = self.gather_rows(site.data, i);
         let inside = self.b.ins().band(yin, xin);
-        channels.map(|c| self.b.ins().band(c, inside))
+        self.b.ins().bitselect(inside, i, site.zero)
     }
 
     /// Inline sampling of decoded texels (see [`TextureAccess::texel_view`]) with the sampler's exact
@@ -2641,26 +2654,13 @@ impl Emitter<'_, '_> {
 
         self.enter(linear_block);
         let row1 = self.b.ins().imul(y1, site.width);
-        let border_block = self.b.create_block();
-        let edge_block = self.b.create_block();
-        self.b
-            .ins()
-            .brif(site.border_flag, border_block, &[], edge_block, &[]);
-
-        // Without a border every corner is inside: each lane filters its own four texels.
-        self.enter(edge_block);
-        let out = self.bilerp_lanes(site.data, [row0, row1], [x0, x1], xw, yw);
-        let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
-
-        self.enter(border_block);
         let corners = [
-            self.texel_channels(site, row0, x0, yin0, xin0),
-            self.texel_channels(site, row0, x1, yin0, xin1),
-            self.texel_channels(site, row1, x0, yin1, xin0),
-            self.texel_channels(site, row1, x1, yin1, xin1),
+            self.texel_index(site, row0, x0, yin0, xin0),
+            self.texel_index(site, row0, x1, yin0, xin1),
+            self.texel_index(site, row1, x0, yin1, xin0),
+            self.texel_index(site, row1, x1, yin1, xin1),
         ];
-        let out = self.bilerp(xw, yw, &corners);
+        let out = self.bilerp_lanes(site.data, corners, xw, yw);
         let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
         self.enter(join);
@@ -2752,25 +2752,12 @@ impl Emitter<'_, '_> {
         self.transpose(rows)
     }
 
-    /// [`Self::bilerp`] of the corners at rows `rows` (texel offsets) and columns `xs`, lane by
-    /// lane: each lane lerps its own four texels as whole `[r, g, b, a]` vectors with its
-    /// weights broadcast, and one transpose makes channels of the four results. The same
-    /// operations on the same values as the channel-wise `bilerp` (so the same bits), with a
-    /// quarter of the transposes and four live texels instead of sixteen.
-    fn bilerp_lanes(
-        &mut self,
-        base: Value,
-        rows: [Value; 2],
-        xs: [Value; 2],
-        xw: Value,
-        yw: Value,
-    ) -> [Value; 4] {
-        let idx = [
-            self.b.ins().iadd(rows[0], xs[0]),
-            self.b.ins().iadd(rows[0], xs[1]),
-            self.b.ins().iadd(rows[1], xs[0]),
-            self.b.ins().iadd(rows[1], xs[1]),
-        ];
+    /// [`Self::bilerp`] of the texels at indices `idx` (top-left, top-right, bottom-left,
+    /// bottom-right), lane by lane: each lane lerps its own four texels as whole `[r, g, b, a]`
+    /// vectors with its weights broadcast, and one transpose makes channels of the four results.
+    /// The same operations on the same values as the channel-wise `bilerp` (so the same bits),
+    /// with a quarter of the transposes and four live texels instead of sixteen.
+    fn bilerp_lanes(&mut self, base: Value, idx: [Value; 4], xw: Value, yw: Value) -> [Value; 4] {
         let (xw, yw) = (self.f(xw), self.f(yw));
         let texels: [Value; 4] = std::array::from_fn(|l| {
             let l = l as u8;
@@ -2883,6 +2870,8 @@ impl Emitter<'_, '_> {
         let data = ldp(&mut self.b, ptr, offset_of!(FastTex, data));
         let levels = ldp(&mut self.b, ptr, offset_of!(FastTex, levels));
         let log2 = ldp(&mut self.b, ptr, offset_of!(FastTex, log2));
+        let zero_texel = ld32(&mut self.b, offset_of!(FastTex, zero));
+        let zero_texel = self.b.ins().splat(I32X4, zero_texel);
         let [kind, mag_lin, min_lin, clamp_s, border_s, clamp_t, border_t, last] = [
             offset_of!(FastTex, mip_kind),
             offset_of!(FastTex, mag_linear),
@@ -3067,9 +3056,8 @@ impl Emitter<'_, '_> {
                 linear_flag: zero,
                 linear: lin,
                 clamp,
-                // Not branched on: the mip path keeps its per-lane border masks.
-                border_flag: zero,
                 border,
+                zero: zero_texel,
                 width,
                 wmax,
                 hmax,

@@ -135,6 +135,8 @@ struct FastTex {
     lod_bias: f32,
     min_lod: f32,
     max_lod: f32,
+    /// Index of the all-zero texel after the levels, which border corners read.
+    zero: u32,
 }
 
 impl FastTex {
@@ -168,6 +170,7 @@ impl FastTex {
         lod_bias: 0.0,
         min_lod: 0.0,
         max_lod: 0.0,
+        zero: 0,
     };
 
     fn of(view: Option<crate::exec::TexelView<'_>>) -> FastTex {
@@ -175,9 +178,18 @@ impl FastTex {
         let Some(v) = view else {
             return FastTex::NONE;
         };
-        // Every level must lie inside the texels, with sizes whose texel indices fit in i32
-        // (byte offsets are computed in 64 bits) and the level-0 size the view states.
-        let total = v.texels.len() / 16;
+        // Every level must lie inside the texels before the last, which must be zero (the
+        // border texel), with sizes whose texel indices fit in i32 (byte offsets are computed
+        // in 64 bits) and the level-0 size the view states.
+        let Some(total) = (v.texels.len() / 16).checked_sub(1) else {
+            return FastTex::NONE;
+        };
+        if v.texels[total * 16..total * 16 + 16]
+            .iter()
+            .any(|&b| b != 0)
+        {
+            return FastTex::NONE;
+        }
         let level_ok = |l: &crate::exec::TexelLevel| {
             l.width > 0
                 && l.height > 0
@@ -187,7 +199,8 @@ impl FastTex {
                     .checked_add(l.offset as usize)
                     .is_some_and(|end| end <= total && end <= i32::MAX as usize)
         };
-        let fits = v.levels.len() <= 32
+        let fits = total <= i32::MAX as usize
+            && v.levels.len() <= 32
             && v.levels
                 .first()
                 .is_some_and(|l| l.offset == 0 && l.width == v.width && l.height == v.height)
@@ -258,6 +271,7 @@ impl FastTex {
             lod_bias: v.lod_bias,
             min_lod: v.min_lod,
             max_lod: v.max_lod,
+            zero: total as u32,
         }
     }
 }
