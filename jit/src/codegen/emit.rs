@@ -2660,7 +2660,7 @@ impl Emitter<'_, '_> {
             self.texel_index(site, row1, x0, yin1, xin0),
             self.texel_index(site, row1, x1, yin1, xin1),
         ];
-        let out = self.bilerp_lanes(site.data, corners, xw, yw);
+        let out = self.bilerp_lanes(site.data, corners, xw, yw, None);
         let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
         self.enter(join);
@@ -2690,17 +2690,6 @@ impl Emitter<'_, '_> {
         let m = self.b.ins().fmul(a, d);
         let r = self.b.ins().fadd(v0, m);
         self.i(r)
-    }
-
-    /// softpipe's `lerp_2d` of four corners' channels (top-left, top-right, bottom-left,
-    /// bottom-right): along x on both rows, then along y; weights as bits.
-    fn bilerp(&mut self, xw: Value, yw: Value, corners: &[[Value; 4]; 4]) -> [Value; 4] {
-        let (xw, yw) = (self.f(xw), self.f(yw));
-        std::array::from_fn(|c| {
-            let t0 = self.lerp(xw, corners[0][c], corners[1][c]);
-            let t1 = self.lerp(xw, corners[2][c], corners[3][c]);
-            self.lerp(yw, t0, t1)
-        })
     }
 
     /// Lanes of `x` (bits) that are denormal, as a mask.
@@ -2752,12 +2741,21 @@ impl Emitter<'_, '_> {
         self.transpose(rows)
     }
 
-    /// [`Self::bilerp`] of the texels at indices `idx` (top-left, top-right, bottom-left,
-    /// bottom-right), lane by lane: each lane lerps its own four texels as whole `[r, g, b, a]`
-    /// vectors with its weights broadcast, and one transpose makes channels of the four results.
-    /// The same operations on the same values as the channel-wise `bilerp` (so the same bits),
-    /// with a quarter of the transposes and four live texels instead of sixteen.
-    fn bilerp_lanes(&mut self, base: Value, idx: [Value; 4], xw: Value, yw: Value) -> [Value; 4] {
+    /// softpipe's `lerp_2d` of the texels at indices `idx` (top-left, top-right, bottom-left,
+    /// bottom-right; along x on both rows, then along y), lane by lane: each lane lerps its own
+    /// four texels as whole `[r, g, b, a]` vectors with its weights broadcast, and one transpose
+    /// makes channels of the four results — the same operations on the same values as lerping
+    /// channel by channel after four transposes (so the same bits), with four live texels
+    /// instead of sixteen. `linear`: a lane mask; other lanes take the top-left texel itself
+    /// (nearest filtering).
+    fn bilerp_lanes(
+        &mut self,
+        base: Value,
+        idx: [Value; 4],
+        xw: Value,
+        yw: Value,
+        linear: Option<Value>,
+    ) -> [Value; 4] {
         let (xw, yw) = (self.f(xw), self.f(yw));
         let texels: [Value; 4] = std::array::from_fn(|l| {
             let l = l as u8;
@@ -2766,7 +2764,18 @@ impl Emitter<'_, '_> {
             let wy = self.broadcast_lane(yw, l);
             let t0 = self.lerp(wx, c00, c10);
             let t1 = self.lerp(wx, c01, c11);
-            self.lerp(wy, t0, t1)
+            let r = self.lerp(wy, t0, t1);
+            match linear {
+                // A lerp with weight 0 would turn -0.0 into +0.0: the texel itself.
+                Some(lin) => {
+                    let lin = self.f(lin);
+                    let m = self.broadcast_lane(lin, l);
+                    let m = self.i(m);
+                    let c00 = self.i(c00);
+                    self.b.ins().bitselect(m, r, c00)
+                }
+                None => r,
+            }
         });
         self.transpose(texels)
     }
@@ -3267,7 +3276,8 @@ impl Emitter<'_, '_> {
     }
 
     /// One level of [`Self::tex_mip`]: the four corners (per-lane level offset and size), the
-    /// bilinear lerp in linear lanes and the first corner itself in nearest ones.
+    /// bilinear lerp in linear lanes and the first corner itself in nearest ones
+    /// ([`Self::bilerp_lanes`]).
     fn tex_level(
         &mut self,
         (xi, yi, offset, width, site_s): ([Value; 5], [Value; 5], Value, Value, FastSite),
@@ -3280,14 +3290,12 @@ impl Emitter<'_, '_> {
         let r1 = self.b.ins().imul(y1, width);
         let row1 = self.b.ins().iadd(offset, r1);
         let corners = [
-            self.texel_channels(site_s, row0, x0, yin0, xin0),
-            self.texel_channels(site_s, row0, x1, yin0, xin1),
-            self.texel_channels(site_s, row1, x0, yin1, xin0),
-            self.texel_channels(site_s, row1, x1, yin1, xin1),
+            self.texel_index(site_s, row0, x0, yin0, xin0),
+            self.texel_index(site_s, row0, x1, yin0, xin1),
+            self.texel_index(site_s, row1, x0, yin1, xin0),
+            self.texel_index(site_s, row1, x1, yin1, xin1),
         ];
-        let r = self.bilerp(xw, yw, &corners);
-        // Nearest lanes: the texel itself (a lerp with weight 0 would turn -0.0 into +0.0).
-        std::array::from_fn(|c| self.b.ins().bitselect(lin, r[c], corners[0][c]))
+        self.bilerp_lanes(site_s.data, corners, xw, yw, Some(lin))
     }
 
     /// Emits an arithmetic instruction natively; false when it must go through the interpreter.
