@@ -994,6 +994,107 @@ mod tests {
         }
     }
 
+    /// Two triangles with a killed band, on odd-sized targets: the RGBA32F draw's pixels sit
+    /// where their fragment x says and are as many as the pixels written, and every other
+    /// format's stores (whole runs, partial quads, the odd last column and row) leave exactly
+    /// those pixels, each the `Format::encode` of the float draw's bits.
+    #[test]
+    fn stores_of_every_format_match_the_float_draw() {
+        use crate::interp::Interpreter;
+        use crate::ir::text::parse_program;
+        use crate::raster::{draw_triangles, ClipConvention, DrawState, Vertices};
+        use crate::texture::Texture;
+        let vs = parse_program(
+            "VERT\nDCL IN[0]\nDCL IN[1]\nDCL OUT[0], POSITION\nDCL OUT[1], GENERIC[0]\n\
+             0: MOV OUT[0], IN[0]\n1: MOV OUT[1], IN[1]\n2: END\n",
+        )
+        .unwrap();
+        // The pixel centre's x (to check where each pixel lands), then values across UNORM
+        // clamps, half-float overflow and denormals; a killed band in u.
+        let fs = parse_program(
+            "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL IN[1], POSITION, LINEAR\n\
+             DCL OUT[0], COLOR\nDCL TEMP[0]\n\
+             IMM[0] FLT32 {3.0, -1.0, 70000.0, 0.00001}\n\
+             IMM[1] FLT32 {-0.45, 0.55, -1.0, 0.0}\n\
+             0: MOV OUT[0].x, IN[1].xxxx\n\
+             1: MUL OUT[0].y, IN[0].yyyy, IMM[0].zzzz\n\
+             2: MUL OUT[0].z, IN[0].xxxx, IMM[0].wwww\n\
+             3: MAD OUT[0].w, IN[0].xxxx, IMM[0].xxxx, IMM[0].yyyy\n\
+             4: ADD TEMP[0].x, IN[0].xxxx, IMM[1].xxxx\n\
+             5: ADD TEMP[0].y, IMM[1].yyyy, -IN[0].xxxx\n\
+             6: MUL TEMP[0].x, TEMP[0].xxxx, TEMP[0].yyyy\n\
+             7: MUL TEMP[0].x, TEMP[0].xxxx, IMM[1].zzzz\n\
+             8: KILL_IF TEMP[0].xxxx\n\
+             9: END\n",
+        )
+        .unwrap();
+        let (vs, fs) = (
+            Interpreter::new(&vs).unwrap(),
+            Interpreter::new(&fs).unwrap(),
+        );
+        let state = DrawState::new(&vs, &fs, ClipConvention::OpenGl);
+        let corner = |x: f32, y: f32, w: f32, u: f32, v: f32| {
+            [[x * w, y * w, 0.0, w], [u, v, 0.0, 1.0]].map(|c| c.map(f32::to_bits))
+        };
+        let data: Vec<[u32; 4]> = [
+            corner(-0.93, -1.2, 1.0, -0.2, 0.0),
+            corner(1.3, -0.8, 2.0, 1.1, 0.3),
+            corner(-0.6, 1.4, 1.5, 0.4, 1.2),
+            // Apart from the first (writes are counted per write), over the top-right corner.
+            corner(0.5, 1.3, 1.0, 0.3, 1.0),
+            corner(1.3, 1.3, 1.2, 0.9, 0.6),
+            corner(1.3, 0.3, 1.0, 0.5, 0.05),
+        ]
+        .concat();
+        let vertices = Vertices::new(&data, 2);
+        let formats = [
+            Format::R8G8B8A8Unorm,
+            Format::B8G8R8A8Unorm,
+            Format::R8G8B8A8Srgb,
+            Format::R8G8B8A8SrgbLlvmpipe,
+            Format::R16G16B16A16Sfloat,
+            Format::R8Unorm,
+            Format::R16G16Sfloat,
+            Format::R32G32Sfloat,
+        ];
+        for (w, h) in [(67, 45), (130, 67), (64, 64), (1, 1), (3, 130)] {
+            let untouched = 0xA5u8;
+            let draw = |format: Format| {
+                let mut target = Texture::new(format, w, h, 1).unwrap();
+                target.level_data_mut(0).fill(untouched);
+                let stats = draw_triangles(&state, vertices, &mut target).unwrap();
+                (target, stats.pixels_written)
+            };
+            let (mut float, written) = draw(Format::R32G32B32A32Sfloat);
+            let float = float.level_data_mut(0).to_vec();
+            let mut drawn = 0;
+            for (i, texel) in float.chunks(16).enumerate() {
+                if texel.iter().any(|&b| b != untouched) {
+                    drawn += 1;
+                    let x = f32::from_le_bytes(texel[..4].try_into().unwrap());
+                    assert_eq!(x, (i % w as usize) as f32 + 0.5, "{w}x{h} pixel {i}");
+                }
+            }
+            assert_eq!(drawn, written, "{w}x{h}");
+            assert!(w * h < 9 || drawn < u64::from(w * h), "{w}x{h}: {drawn}");
+            for format in formats {
+                let (mut target, _) = draw(format);
+                let bpp = format.bytes_per_texel();
+                let data = target.level_data_mut(0);
+                for (i, (texel, bits)) in data.chunks(bpp).zip(float.chunks(16)).enumerate() {
+                    let mut want = vec![untouched; bpp];
+                    if bits.iter().any(|&b| b != untouched) {
+                        let bits = std::array::from_fn(|c| {
+                            u32::from_le_bytes(bits[c * 4..c * 4 + 4].try_into().unwrap())
+                        });
+                        format.encode(bits, &mut want);
+                    }
+                    assert_eq!(texel, &want[..], "{format:?} {w}x{h} pixel {i}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn quad_texels_are_format_encode() {
         check(Format::R8G8B8A8Unorm, Rgba8Unorm { red: 0 });
