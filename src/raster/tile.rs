@@ -149,7 +149,8 @@ pub(crate) fn shade(
         .map(|i| Job {
             x0: (i % tiles_x) as u32 * TILE,
             y0: (i / tiles_x) as u32 * TILE,
-            rows: Vec::new(),
+            // One slice per pixel row of the tile: no regrowth while the rows are dealt out.
+            rows: Vec::with_capacity(TILE as usize),
             bin: Vec::new(),
         })
         .collect();
