@@ -49,7 +49,8 @@
 //! `SOFTGPU_PERF_MAP` writes `/tmp/perf-PID.map` so that `perf report` names the kernels.
 //!
 //! **Caching.** [`JitShader::compile`] hashes the program and returns the already compiled
-//! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive.
+//! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive
+//! — in use, or among the [`RECENT_KERNELS`] last compiled or looked up.
 
 mod emit;
 mod lazy;
@@ -478,6 +479,22 @@ fn isa(optimize: bool) -> Result<OwnedTargetIsa, String> {
 
 type Cache = Mutex<HashMap<u64, Vec<Weak<Kernel>>>>;
 
+/// How many of the most recently compiled or looked-up kernels stay alive after their last
+/// shader is dropped, so that drawing the same program again (a golden suite, a frame loop
+/// through `draw::run_with`) finds it compiled, as a driver's shader cache would.
+const RECENT_KERNELS: usize = 16;
+
+fn keep_recent(kernel: &Arc<Kernel>) {
+    static RECENT: Mutex<std::collections::VecDeque<Arc<Kernel>>> =
+        Mutex::new(std::collections::VecDeque::new());
+    let mut recent = RECENT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = recent.iter().position(|k| Arc::ptr_eq(k, kernel)) {
+        recent.remove(i);
+    }
+    recent.push_front(kernel.clone());
+    recent.truncate(RECENT_KERNELS);
+}
+
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
@@ -498,6 +515,7 @@ impl JitShader {
     pub fn compile(program: &Program) -> Result<JitShader, ExecError> {
         let hash = program_hash(program);
         if let Some(kernel) = Self::lookup(hash, program) {
+            keep_recent(&kernel);
             return Ok(JitShader {
                 kernel,
                 budget: DEFAULT_INSTRUCTION_BUDGET,
@@ -519,7 +537,18 @@ impl JitShader {
         if !kernel.first_optimized && kernel.decoded.insts.len() <= BACKGROUND_MAX_INSTRUCTIONS {
             optimize_in_background(Arc::downgrade(&kernel));
         }
+        keep_recent(&kernel);
         Ok(JitShader {
+            kernel,
+            budget: DEFAULT_INSTRUCTION_BUDGET,
+        })
+    }
+
+    /// The shader for `program` if the kernel cache holds its kernel (nothing is compiled).
+    pub fn cached(program: &Program) -> Option<JitShader> {
+        let kernel = Self::lookup(program_hash(program), program)?;
+        keep_recent(&kernel);
+        Some(JitShader {
             kernel,
             budget: DEFAULT_INSTRUCTION_BUDGET,
         })
