@@ -86,6 +86,75 @@ fn forwards(op: Opcode, k: usize) -> bool {
     }
 }
 
+/// True when `op` writes every channel of its write mask (for the lanes it runs on), so the
+/// old value is gone. Not, for example, LODQ (x and y only) or the other texture queries and
+/// legacy opcodes: those let the old value through, and it must stay live.
+fn writes_every_channel(op: Opcode) -> bool {
+    use Opcode::*;
+    lazy_capable(op)
+        || matches!(
+            op,
+            MOV | ABS
+                | MIN
+                | MAX
+                | CLAMP
+                | CMP
+                | UCMP
+                | CND
+                | FMA
+                | SLT
+                | SGE
+                | SGT
+                | SLE
+                | SEQ
+                | SNE
+                | FSLT
+                | FSGE
+                | FSEQ
+                | FSNE
+                | FLR
+                | CEIL
+                | TRUNC
+                | ROUND
+                | SSG
+                | SQRT
+                | EX2
+                | LG2
+                | POW
+                | SIN
+                | COS
+                | I2F
+                | U2F
+                | F2I
+                | F2U
+                | NOT
+                | AND
+                | OR
+                | XOR
+                | SHL
+                | USHR
+                | ISHR
+                | UADD
+                | UMUL
+                | UMAD
+                | IMAX
+                | IMIN
+                | UMAX
+                | UMIN
+                | INEG
+                | IABS
+                | ISSG
+                | ISGE
+                | ISLT
+                | USEQ
+                | USNE
+                | USGE
+                | USLT
+                | UARL
+                | ARL
+        )
+}
+
 /// Per instruction, the destination channels (write-mask bits) whose result the emitter may
 /// leave unflushed. `memory` marks local registers kept in memory (never left unflushed).
 pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
@@ -118,7 +187,7 @@ pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
     for (pc, inst) in d.insts.iter().enumerate() {
         let g = &mut gen[pc * words..(pc + 1) * words];
         bit_reads(d, inst, g, memory, &texture_read, &mut fwd[pc]);
-        if let DstLoc::Local(i) = inst.dst {
+        if let (DstLoc::Local(i), true) = (inst.dst, writes_every_channel(inst.op)) {
             let k = &mut kill[pc * words..(pc + 1) * words];
             for c in 0..4 {
                 if inst.write_mask & (1 << c) != 0 {
