@@ -13,27 +13,8 @@ use softgpu_jit::ir::text::parse_program;
 use softgpu_jit::ir::{Program, TextureTarget};
 use std::path::Path;
 
-/// splitmix64: small, deterministic, good enough to drive a generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-}
+mod splitmix;
+use splitmix::Rng;
 
 const SPECIAL: &[u32] = &[
     0x0000_0000, // +0

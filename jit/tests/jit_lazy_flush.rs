@@ -64,18 +64,8 @@ const CONSUMERS: &[&str] = &[
     "KILL_IF", "IF", "UIF",
 ];
 
-/// splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+mod splitmix;
+use splitmix::Rng;
 
 /// Inputs that make the producers' results denormal often: tiny normals (2^-70..2^-61, whose
 /// products underflow) in IN[0] and IN[1], nearly equal small normals in IN[2] and IN[3]
