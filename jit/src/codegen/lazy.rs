@@ -20,7 +20,7 @@
 //! never hold unflushed values. (Derivatives read other lanes too, but as float arithmetic.)
 //! Programs with subroutines or SWITCH keep every flush (their flow is not modelled).
 
-use crate::interp::decode::{Decoded, DstLoc, IndexReg, Inst, Loc, Modifier, Slot};
+use crate::interp::decode::{Decoded, DstLoc, IndexReg, Inst, Loc, Modifier, Slot, Src};
 use crate::ir::{Opcode, OpcodeClass};
 
 /// Opcodes whose result channels the emitter can leave unflushed: their last step is a float
@@ -160,6 +160,11 @@ fn writes_every_channel(op: Opcode) -> bool {
 pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
     let n = d.insts.len();
     let mut lazy = vec![0u8; n];
+    // Results in memory registers stay flushed: with every register there (large programs),
+    // nothing is left to decide.
+    if memory.iter().all(|&m| m) {
+        return lazy;
+    }
     let Some(succ) = successors(d) else {
         return lazy;
     };
@@ -177,9 +182,7 @@ pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
         if inst.op.class() == OpcodeClass::Texture {
             for s in &inst.src {
                 if let Loc::Direct(Slot::Local(i)) = s.loc {
-                    for &comp in &s.swizzle {
-                        set(&mut texture_read, i as usize * 4 + (comp as usize & 3));
-                    }
+                    set_swizzled(&mut texture_read, i, &s.swizzle);
                 }
             }
         }
@@ -257,6 +260,23 @@ fn get(bits: &[u64], i: usize) -> bool {
     bits[i / 64] & (1 << (i % 64)) != 0
 }
 
+/// Marks the channels of local register `i` that `swizzle` selects.
+fn set_swizzled(bits: &mut [u64], i: u32, swizzle: &[u8; 4]) {
+    for &comp in swizzle {
+        set(bits, i as usize * 4 + (comp as usize & 3));
+    }
+}
+
+/// Marks what reading `s` bit for bit reads: a direct local's swizzled channels, or an
+/// indirect operand's index registers.
+fn src_bit_reads(d: &Decoded, s: &Src, bits: &mut [u64]) {
+    match s.loc {
+        Loc::Direct(Slot::Local(i)) => set_swizzled(bits, i, &s.swizzle),
+        Loc::Indirect(k) => index_reads(d, k, bits),
+        Loc::Direct(_) => {}
+    }
+}
+
 /// Marks in `bits` every local channel `inst` reads bit for bit (see [`reads_as_float`]):
 /// sources, index registers, texture units and offsets. Registers an indirect operand reaches
 /// live in memory and are never left unflushed, so only the index registers count there.
@@ -294,13 +314,8 @@ fn bit_reads(
                     }
                 }
             }
-            (Loc::Direct(Slot::Local(i)), _) if !reads_as_float(inst.op, k) => {
-                for &comp in &s.swizzle {
-                    set(bits, i as usize * 4 + (comp as usize & 3));
-                }
-            }
-            (Loc::Indirect(k), _) => index_reads(d, k, bits),
-            (Loc::Direct(_), _) => {}
+            (Loc::Direct(Slot::Local(_)), _) if reads_as_float(inst.op, k) => {}
+            _ => src_bit_reads(d, s, bits),
         }
     }
     if let DstLoc::Indirect(k) = inst.dst {
@@ -315,15 +330,7 @@ fn bit_reads(
                 index_read(r, bits);
             }
             if let Some(off) = t.offset {
-                match off.loc {
-                    Loc::Direct(Slot::Local(i)) => {
-                        for &comp in &off.swizzle {
-                            set(bits, i as usize * 4 + (comp as usize & 3));
-                        }
-                    }
-                    Loc::Indirect(k) => index_reads(d, k, bits),
-                    Loc::Direct(_) => {}
-                }
+                src_bit_reads(d, &off, bits);
             }
         }
     }
