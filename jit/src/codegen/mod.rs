@@ -513,14 +513,10 @@ impl JitShader {
     /// trees, more than 1,024 directly addressed IN, OUT or SV registers); callers then use the
     /// interpreter.
     pub fn compile(program: &Program) -> Result<JitShader, ExecError> {
-        let hash = program_hash(program);
-        if let Some(kernel) = Self::lookup(hash, program) {
-            keep_recent(&kernel);
-            return Ok(JitShader {
-                kernel,
-                budget: DEFAULT_INSTRUCTION_BUDGET,
-            });
+        if let Some(shader) = Self::cached(program) {
+            return Ok(shader);
         }
+        let hash = program_hash(program);
         let kernel = Arc::new(compile_kernel(program, None)?);
         {
             let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
@@ -538,47 +534,40 @@ impl JitShader {
             optimize_in_background(Arc::downgrade(&kernel));
         }
         keep_recent(&kernel);
-        Ok(JitShader {
-            kernel,
-            budget: DEFAULT_INSTRUCTION_BUDGET,
-        })
+        Ok(Self::of(kernel))
     }
 
     /// The shader for `program` if the kernel cache holds its kernel (nothing is compiled).
     pub fn cached(program: &Program) -> Option<JitShader> {
         let kernel = Self::lookup(program_hash(program), program)?;
         keep_recent(&kernel);
-        Some(JitShader {
-            kernel,
-            budget: DEFAULT_INSTRUCTION_BUDGET,
-        })
+        Some(Self::of(kernel))
     }
 
     /// Compiles `program` without consulting or filling the kernel cache and without the
     /// background recompilation (for compile-time measurements).
     pub fn compile_uncached(program: &Program) -> Result<JitShader, ExecError> {
-        Ok(JitShader {
-            kernel: Arc::new(compile_kernel(program, None)?),
-            budget: DEFAULT_INSTRUCTION_BUDGET,
-        })
+        Ok(Self::of(Arc::new(compile_kernel(program, None)?)))
     }
 
     /// Compiles `program` for speed whatever its size, before returning (uncached): what a large
     /// program runs once its background recompilation is done.
     pub fn compile_optimized(program: &Program) -> Result<JitShader, ExecError> {
-        Ok(JitShader {
-            kernel: Arc::new(compile_kernel(program, Some(true))?),
-            budget: DEFAULT_INSTRUCTION_BUDGET,
-        })
+        Ok(Self::of(Arc::new(compile_kernel(program, Some(true))?)))
     }
 
     /// Compiles `program` for compile time whatever its size (uncached, never recompiled): the
     /// kernel a large program starts with, for tests and measurements of that tier.
     pub fn compile_fast_tier(program: &Program) -> Result<JitShader, ExecError> {
-        Ok(JitShader {
-            kernel: Arc::new(compile_kernel(program, Some(false))?),
+        Ok(Self::of(Arc::new(compile_kernel(program, Some(false))?)))
+    }
+
+    /// A shader running `kernel` with the default instruction budget.
+    fn of(kernel: Arc<Kernel>) -> JitShader {
+        JitShader {
+            kernel,
             budget: DEFAULT_INSTRUCTION_BUDGET,
-        })
+        }
     }
 
     /// True once this shader runs a kernel compiled for speed (small programs from the start,
