@@ -94,11 +94,15 @@ fn inputs(rng: &mut Rng) -> Vec<QuadVec4> {
     v
 }
 
-fn run(shader: &dyn QuadShader, inputs: &[QuadVec4]) -> (Result<u8, ExecError>, QuadVec4) {
+fn run(
+    shader: &dyn QuadShader,
+    inputs: &[QuadVec4],
+    textures: &dyn TextureAccess,
+) -> (Result<u8, ExecError>, QuadVec4) {
     let mut outs = vec![[[0x5555_5555u32; 4]; 4]];
     let res = ShaderResources {
         constants: &[],
-        textures: &NoTextures,
+        textures,
     };
     let mut io = QuadIo {
         inputs,
@@ -150,6 +154,27 @@ fn program_text(producer: &str, forwarder: &str, consumer: &str) -> String {
     text
 }
 
+/// Runs `text` through the interpreter and both JIT tiers on every input set of `quads`; panics
+/// on a difference.
+fn assert_tiers_match(text: &str, quads: &[Vec<QuadVec4>], textures: &dyn TextureAccess) {
+    let program = parse_program(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let interp = Interpreter::new(&program).expect("the interpreter runs it");
+    let tiers = [
+        JitShader::compile_optimized(&program).expect("compiles"),
+        JitShader::compile_fast_tier(&program).expect("compiles"),
+    ];
+    for inp in quads {
+        let want = run(&interp, inp, textures);
+        for (t, jit) in tiers.iter().enumerate() {
+            let got = run(jit, inp, textures);
+            assert_eq!(
+                got, want,
+                "tier {t} differs from the interpreter\ninputs {inp:x?}\n{text}"
+            );
+        }
+    }
+}
+
 #[test]
 fn unflushed_results_reach_every_reader_as_the_interpreter_computes_them() {
     let mut rng = Rng(77);
@@ -159,22 +184,7 @@ fn unflushed_results_reach_every_reader_as_the_interpreter_computes_them() {
         for (f, forwarder) in FORWARDERS.iter().enumerate() {
             let producer = PRODUCERS[(c + f) % PRODUCERS.len()];
             let text = program_text(producer, forwarder, consumer);
-            let program = parse_program(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-            let interp = Interpreter::new(&program).expect("the interpreter runs it");
-            let tiers = [
-                JitShader::compile_optimized(&program).expect("compiles"),
-                JitShader::compile_fast_tier(&program).expect("compiles"),
-            ];
-            for inp in &quads {
-                let want = run(&interp, inp);
-                for (t, jit) in tiers.iter().enumerate() {
-                    let got = run(jit, inp);
-                    assert_eq!(
-                        got, want,
-                        "tier {t} differs from the interpreter\ninputs {inp:x?}\n{text}"
-                    );
-                }
-            }
+            assert_tiers_match(&text, &quads, &NoTextures);
             programs += 1;
         }
     }
@@ -244,35 +254,13 @@ fn texture_coordinates_of_inactive_lanes_are_the_interpreters() {
     }
 }
 
+/// [`assert_tiers_match`] on denormal products in every lane, lane 0 alone taking `UIF IN[2].x`,
+/// with a sampler that hashes every coordinate bit.
 fn check_against_interpreter(text: &str) {
-    let program = parse_program(text).expect("parses");
-    let interp = Interpreter::new(&program).expect("runs");
-    let tiers = [
-        JitShader::compile_optimized(&program).expect("compiles"),
-        JitShader::compile_fast_tier(&program).expect("compiles"),
-    ];
-    // Lane 0 takes the multiply (a denormal product), lanes 1-3 sample.
     let tiny = 0x1e00_0000u32; // 2^-67
     let mut inputs = vec![[[tiny; 4]; 4]; 4];
     inputs[2][0] = [1, 0, 0, 0];
-    let res = ShaderResources {
-        constants: &[],
-        textures: &CoordHash,
-    };
-    let run = |shader: &dyn QuadShader| {
-        let mut outs = vec![[[0u32; 4]; 4]];
-        let mut io = QuadIo {
-            inputs: &inputs,
-            system_values: &[],
-            outputs: &mut outs,
-            live: 0b1111,
-        };
-        (shader.shade_quad(&res, &mut io), outs[0])
-    };
-    let want = run(&interp);
-    for (t, jit) in tiers.iter().enumerate() {
-        assert_eq!(run(jit), want, "tier {t}\n{text}");
-    }
+    assert_tiers_match(text, &[inputs], &CoordHash);
 }
 
 /// LODQ writes x and y only: the rest of its destination keeps the value before it, which a
