@@ -24,6 +24,7 @@ const PRODUCERS: &[&str] = &[
     "DP3 TEMP[0], IN[0], IN[1].yzxw",
     "LRP TEMP[0], IN[2], IN[3], IN[0]",
     "MUL TEMP[0].xz, IN[1], IN[0].wzyx",
+    "FMA TEMP[0], IN[0], IN[1], IN[2].yxwz",
 ];
 
 /// How the produced value reaches the consumer: directly, or through an operation that may
@@ -273,4 +274,50 @@ fn partially_written_destinations_keep_the_old_value_live() {
                 1: LODQ TEMP[0], IN[2], SAMP[0], 2D\n\
                 2: MOV OUT[0], TEMP[0]\n3: END\n";
     check_against_interpreter(text);
+}
+
+/// FMA's NaN lanes: every combination of NaN (quiet and signalling, either sign) and ordinary
+/// operands — including `inf * 0` plus a NaN — gives the interpreter's `ops::fma` result on both
+/// tiers, the fused instruction's own NaN choice being replaced lane by lane.
+#[test]
+fn fma_nan_operands_match_the_interpreter() {
+    const VALUES: [u32; 8] = [
+        0x7fc0_0001,
+        0xffc1_2345,
+        0x7f80_0003,
+        0xff81_2345,
+        0x3f80_0000,
+        0x0000_0000,
+        0x7f80_0000,
+        0x0000_0001,
+    ];
+    // Every (a, b, c) triple, four per quad (one per lane) and the same in each channel.
+    let triples: Vec<[u32; 3]> = (0..VALUES.len().pow(3))
+        .map(|i| [i % 8, i / 8 % 8, i / 64].map(|k| VALUES[k]))
+        .collect();
+    let quads: Vec<Vec<QuadVec4>> = triples
+        .chunks(4)
+        .map(|lanes| {
+            (0..3)
+                .map(|reg| [std::array::from_fn(|l| lanes[l][reg]); 4])
+                .chain(std::iter::once([[0x3f80_0000; 4]; 4]))
+                .collect()
+        })
+        .collect();
+    for body in [
+        &["FMA OUT[0], IN[0], IN[1], IN[2]"][..],
+        &[
+            "FMA TEMP[0], IN[0], IN[1], IN[2]",
+            "ADD OUT[0], TEMP[0], IN[3]",
+        ],
+        &["FMA OUT[0], IN[0], IN[3], IN[2]"],
+    ] {
+        let mut text = String::from(
+            "FRAG\nDCL IN[0..3], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL TEMP[0..1]\n",
+        );
+        for (i, l) in body.iter().chain(&["END"]).enumerate() {
+            text.push_str(&format!("{i:3}: {l}\n"));
+        }
+        assert_tiers_match(&text, &quads, &NoTextures);
+    }
 }

@@ -1019,28 +1019,38 @@ impl Emitter<'_, '_> {
         r
     }
 
-    /// `ops::fma`: with the CPU's FMA (`vector_libm`) one fused vector multiply-add, flushed,
-    /// when no lane of an operand is NaN (which NaN a fused instruction returns depends on the
-    /// operand order Cranelift picks; such quads take the per-lane `ops::fma`).
-    fn fma(&mut self, a: V, b: V, c: V) -> V {
+    /// `ops::fma`: with the CPU's FMA (`vector_libm`) one fused vector multiply-add, flushed
+    /// unless `lazy`; lanes with a NaN operand then take that operand quieted, in `ops::fma`'s
+    /// order (which NaN the instruction itself returns depends on the operand order Cranelift
+    /// picks).
+    fn fma(&mut self, a: V, b: V, c: V, lazy: bool) -> V {
         if !self.vector_libm {
             return V {
                 v: self.lane_call(LaneOp::Fma, &[a.v, b.v, c.v]),
                 flushed: false,
             };
         }
-        let nan = [a.v, b.v, c.v].map(|v| self.is_nan(v));
-        let any = self.b.ins().bor(nan[0], nan[1]);
-        let any = self.b.ins().bor(any, nan[2]);
-        let ok = self.b.ins().bnot(any);
-        let args = [a.v, b.v, c.v].map(|v| self.i(v));
-        self.fast_or_lanes(ok, LaneOp::Fma, &args, |e| {
-            let (x, y, z) = (e.f(a.v), e.f(b.v), e.f(c.v));
-            // Under DAZ the hardware reads denormal operands as zero, as `ops::fma` flushes
-            // them; the fused result is then flushed like every arithmetic result.
-            let r = e.b.ins().fma(x, y, z);
-            e.b.ins().fadd(r, e.neg_zero)
-        })
+        let (x, y, z) = (self.f(a.v), self.f(b.v), self.f(c.v));
+        // Under DAZ the hardware reads denormal operands as zero, as `ops::fma` flushes them.
+        let mut r = self.b.ins().fma(x, y, z);
+        if !lazy {
+            r = self.b.ins().fadd(r, self.neg_zero);
+        }
+        let mut r = self.i(r);
+        // Applied last to first, so that the first NaN of `b`, `a`, `c` wins.
+        for v in [c.v, a.v, b.v] {
+            if !self.never_nan(v) {
+                let n = self.is_nan(v);
+                let quiet = self.splat(0x0040_0000);
+                let vi = self.i(v);
+                let q = self.b.ins().bor(vi, quiet);
+                r = self.sel(n, q, r);
+            }
+        }
+        V {
+            v: r,
+            flushed: !lazy,
+        }
     }
 
     /// The bits of channel `chan` of `s` when it is an immediate without modifiers.
@@ -3574,7 +3584,7 @@ impl Emitter<'_, '_> {
                     flushed: false,
                 }
             }),
-            FMA => each!(|a, b, c3| self.fma(a, b, c3)),
+            FMA => each!(|lz; a, b, c3| self.fma(a, b, c3, lz)),
             DP2 | DP3 | DP4 | DPH | DP2A => {
                 let n = match op {
                     DP2 | DP2A => 2,

@@ -143,9 +143,17 @@ pub fn mad(a: f32, b: f32, c: f32) -> f32 {
     add(mul(a, b), c)
 }
 
-/// FMA: fused multiply-add (not in softpipe; what GPUs do for `fma()`).
+/// FMA: fused multiply-add (not in softpipe; what GPUs do for `fma()`). A NaN operand
+/// propagates quieted, the first of `b`, `a`, `c` that is NaN (as MUL, then ADD: what x86's
+/// `vfmadd` returns from Rust's `mul_add` here) — pinned down rather than left to whichever
+/// `fmaf` gets linked, so that the JIT can fix NaN lanes up without a branch.
 #[inline]
 pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    for v in [b, a, c] {
+        if v.is_nan() {
+            return f32::from_bits(v.to_bits() | 0x0040_0000);
+        }
+    }
     flush(flush(a).mul_add(flush(b), flush(c)))
 }
 
