@@ -9,6 +9,7 @@ mod support;
 
 use criterion::{criterion_group, Criterion, Throughput};
 use softgpu::draw::{self, DrawJob, Executor};
+use softgpu::ir::lpmath::MathMode;
 use softgpu::ir::Processor;
 use softgpu::raster::ClipConvention;
 use softgpu::texture::{Filter, Texture, Wrap};
@@ -43,6 +44,7 @@ fn load_job(name: &str) -> DrawJob {
         sampler: draw::sampler_state(Filter::Linear, Wrap::Repeat),
         size: (WIDTH, HEIGHT),
         convention: ClipConvention::OpenGl,
+        math: MathMode::Exact,
     }
 }
 

@@ -11,6 +11,7 @@
 
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
 use crate::interp::Interpreter;
+use crate::ir::lpmath::MathMode;
 use crate::ir::{text, validate, Processor, Program};
 use crate::jit::codegen::JitShader;
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
@@ -47,20 +48,26 @@ pub fn jit_compiling() -> bool {
     JIT_COMPILING.with(|c| c.get())
 }
 
-/// Builds the quad shader for `program` with the chosen executor. A program the JIT refuses — or
-/// one that trips a bug in the code generator (Cranelift asserts; caught here) — runs on the
-/// interpreter, which is the specification the JIT must match anyway.
-pub fn build_shader(program: &Program, executor: Executor) -> Result<Box<dyn QuadShader>> {
+/// Builds the quad shader for `program` with the chosen executor, computing EX2, LG2, POW, SIN
+/// and COS as `math` says (what the interpreter computes for `math.apply(program)`). A program
+/// the JIT refuses — or one that trips a bug in the code generator (Cranelift asserts; caught
+/// here) — runs on the interpreter, which is the specification the JIT must match anyway.
+pub fn build_shader(
+    program: &Program,
+    executor: Executor,
+    math: MathMode,
+) -> Result<Box<dyn QuadShader>> {
     if executor == Executor::Jit {
         JIT_COMPILING.with(|c| c.set(true));
-        let compiled =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| JitShader::compile(program)));
+        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            JitShader::compile_math(program, math)
+        }));
         JIT_COMPILING.with(|c| c.set(false));
         if let Ok(Ok(shader)) = compiled {
             return Ok(Box::new(shader));
         }
     }
-    Ok(Box::new(Interpreter::new(program)?))
+    Ok(Box::new(Interpreter::new(&math.applied(program))?))
 }
 
 /// Everything one `draw` invocation needs, already read from disk.
@@ -81,6 +88,8 @@ pub struct DrawJob {
     pub size: (u32, u32),
     /// Clip-space convention.
     pub convention: ClipConvention,
+    /// How EX2, LG2, POW, SIN and COS are computed.
+    pub math: MathMode,
 }
 
 /// Vertex attributes read from a vertex file.
@@ -359,10 +368,10 @@ pub fn run_with_constants(
             Cow::Borrowed(&job.fragment_program),
         ),
     };
-    let vertex_shader =
-        build_shader(&vertex_program, executor).map_err(|e| anyhow!("vertex shader: {e}"))?;
-    let fragment_shader =
-        build_shader(&fragment_program, executor).map_err(|e| anyhow!("fragment shader: {e}"))?;
+    let vertex_shader = build_shader(&vertex_program, executor, job.math)
+        .map_err(|e| anyhow!("vertex shader: {e}"))?;
+    let fragment_shader = build_shader(&fragment_program, executor, job.math)
+        .map_err(|e| anyhow!("fragment shader: {e}"))?;
     check_bindings(job, vertex_shader.signature())?;
 
     let mut units = TextureUnits::new();

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use softgpu::draw::{run, sampler_state, DrawJob, VertexData};
 use softgpu::frontend::cg::compile_cg;
+use softgpu::ir::lpmath::MathMode;
 use softgpu::raster::ClipConvention;
 use softgpu::texture::{Filter, Texture, Wrap};
 
@@ -112,6 +113,7 @@ fn render(shader: &Path, dir: &Path, strict: bool) -> Result<Vec<u8>, String> {
         sampler: sampler_state(Filter::Linear, Wrap::ClampToEdge),
         size: (64, 64),
         convention: ClipConvention::OpenGl,
+        math: MathMode::Exact,
     };
     Ok(run(&job).map_err(|e| e.to_string())?.to_rgba8())
 }

@@ -509,8 +509,9 @@ fn run_draw(args: DrawArgs) -> Result<()> {
         &args.uniform,
     )?;
     let job = DrawJob {
-        vertex_program: args.math.mode().apply(vs.program),
-        fragment_program: args.math.mode().apply(fs.program),
+        vertex_program: vs.program,
+        fragment_program: fs.program,
+        math: args.math.mode(),
         vertices,
         constants,
         textures,

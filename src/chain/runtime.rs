@@ -429,16 +429,10 @@ impl FilterChain {
                 (Format::R8G8B8A8Srgb, SrgbCurve::Llvmpipe) => Format::R8G8B8A8SrgbLlvmpipe,
                 (format, _) => format,
             };
-            let vertex = build_shader(
-                &options.math.applied(&shader.vertex.0.program),
-                options.executor,
-            )
-            .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;
-            let fragment = build_shader(
-                &options.math.applied(&shader.fragment.0.program),
-                options.executor,
-            )
-            .map_err(|e| ChainError::new(format!("{label}, fragment: {e}")))?;
+            let vertex = build_shader(&shader.vertex.0.program, options.executor, options.math)
+                .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;
+            let fragment = build_shader(&shader.fragment.0.program, options.executor, options.math)
+                .map_err(|e| ChainError::new(format!("{label}, fragment: {e}")))?;
             let vertex_attributes = ShaderSignature::from_program(&shader.vertex.0.program)
                 .num_inputs
                 .max(2);

@@ -7,6 +7,7 @@ use super::{
 };
 use crate::chain;
 use crate::draw::{self, DrawJob};
+use crate::ir::lpmath::MathMode;
 use crate::ir::Processor;
 use crate::raster::ClipConvention;
 use crate::texture::Texture;
@@ -90,6 +91,7 @@ fn render_draw(case: &DrawCase) -> anyhow::Result<RgbaImage> {
                 draw::Language::SlangGlsl => ClipConvention::Vulkan,
                 draw::Language::Tgsi => ClipConvention::OpenGl,
             }),
+        math: MathMode::Exact,
     };
     Ok(texture_to_image(&draw::run(&job)?))
 }

@@ -32,6 +32,7 @@ use super::{STATUS_BUDGET, STATUS_CALL_OVERFLOW, STATUS_ERROR};
 use crate::exec::ExecError;
 use crate::interp::decode::{Decoded, DstLoc, Inst, Loc, Modifier, Slot, Src};
 use crate::interp::libm;
+use crate::ir::lpmath;
 use crate::ir::{Opcode, OpcodeClass};
 
 /// Most instructions emitted after inlining subroutines before compilation is refused.
@@ -166,6 +167,7 @@ pub(super) fn compile_mip_fns(
                 cast_block: None,
                 neg_zero: dummy,
                 vector_libm: false,
+                lp_math: false,
                 optimize: true,
                 op_stats: None,
                 tex_io: Some((io, pc)),
@@ -250,6 +252,7 @@ pub(super) fn compile(
     offsets: CtxOffsets,
     shims: Shims,
     optimize: bool,
+    lp_math: bool,
 ) -> Result<Compiled, ExecError> {
     // Taken out while in use (a nested compilation gets fresh memory), returned only after a
     // success: a failure may leave the builder's state half-built.
@@ -259,7 +262,7 @@ pub(super) fn compile(
             fctx: FunctionBuilderContext::new(),
         })
     });
-    let r = compile_in(module, d, offsets, shims, optimize, &mut ws);
+    let r = compile_in(module, d, offsets, shims, optimize, lp_math, &mut ws);
     if r.is_ok() {
         WORKSPACE.set(Some(ws));
     }
@@ -272,6 +275,7 @@ fn compile_in(
     offsets: CtxOffsets,
     shims: Shims,
     optimize: bool,
+    lp_math: bool,
     ws: &mut Workspace,
 ) -> Result<Compiled, ExecError> {
     let cl = |e: &dyn std::fmt::Display| unsupported(0, format!("cranelift: {e}"));
@@ -473,6 +477,7 @@ fn compile_in(
             cast_block: None,
             neg_zero: zero_addr,
             vector_libm: cpu_has_fma(),
+            lp_math: lp_math && cpu_has_fma(),
             optimize,
             op_stats: std::env::var_os("SOFTGPU_JIT_STATS").map(|_| HashMap::default()),
             tex_io: None,
@@ -748,6 +753,9 @@ struct Emitter<'a, 'f> {
     /// POW, EX2 and LG2 inline (`pow_inline`, `lg2_inline`): needs the CPU's FMA, which
     /// Cranelift then uses for `fma` (its libcall fallback does not exist for vectors).
     vector_libm: bool,
+    /// EX2, LG2 and POW as Mesa 22.3 llvmpipe computes them (`ir::lpmath`, natively: see
+    /// [`Self::lp_exp2`]); needs `vector_libm`.
+    lp_math: bool,
     /// Whether Cranelift's optimizer runs on this function.
     optimize: bool,
     /// With `SOFTGPU_JIT_STATS`: per opcode, the instructions compiled and the Cranelift
@@ -776,7 +784,7 @@ fn print_op_stats(stats: HashMap<Opcode, (usize, usize)>, total: usize, insts: u
 }
 
 /// True when the host (whose features Cranelift's native ISA enables) has FMA3.
-fn cpu_has_fma() -> bool {
+pub(super) fn cpu_has_fma() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("fma")
@@ -1577,6 +1585,131 @@ impl Emitter<'_, '_> {
             let c = e.splat(1.442695f32.to_bits());
             e.fbin(Opcode::MUL, Self::flushed(l), Self::flushed(c)).v
         })
+    }
+
+    // ---- Mesa 22.3 llvmpipe's EX2, LG2 and POW (`ir::lpmath`) ------------------------------
+    //
+    // The same operations as `lpmath::rewrite`'s instruction sequences, in vector instructions:
+    // every intermediate is finite and non-NaN for a non-NaN argument (NaN arguments are
+    // patched by the final selects, as the sequences do), so the IR's NaN rules never apply,
+    // and intermediates only float arithmetic reads need no flush (DAZ), as in `lazy`.
+
+    /// `lp_build_polynomial`: even and odd halves in `x`², every step a fused multiply-add.
+    fn lp_polynomial(&mut self, x: Value, coeffs: &[f64]) -> Value {
+        let x2 = self.b.ins().fmul(x, x);
+        let (mut even, mut odd): (Option<Value>, Option<Value>) = (None, None);
+        for (i, &c) in coeffs.iter().enumerate().rev() {
+            let c = self.splatf(lpmath::k(c));
+            let acc = if i % 2 == 0 { &mut even } else { &mut odd };
+            *acc = Some(match *acc {
+                None => c,
+                Some(prev) => self.b.ins().fma(x2, prev, c),
+            });
+        }
+        match (odd, even) {
+            (Some(odd), Some(even)) => self.b.ins().fma(odd, x, even),
+            (None, Some(even)) => even,
+            _ => self.splatf(0),
+        }
+    }
+
+    /// `lpmath`'s EX2 of `x` (bits): never denormal.
+    fn lp_exp2(&mut self, x: Value) -> V {
+        let x = self.i(x);
+        let lo = Self::flushed(self.splatf(lpmath::EXP2_MIN.to_bits()));
+        let hi = Self::flushed(self.splatf(lpmath::EXP2_MAX.to_bits()));
+        // CLAMP: `maxps`, `minps` with constant bounds (a NaN `x` is patched below).
+        let c = self.minmax(
+            true,
+            V {
+                v: x,
+                flushed: false,
+            },
+            lo,
+        );
+        let c = self.minmax(false, c, hi);
+        let c = self.f(c.v);
+        let ipart = self.b.ins().floor(c);
+        let fpart = self.b.ins().fsub(c, ipart);
+        let i = self.b.ins().x86_cvtt2dq(I32X4, ipart);
+        let bias = self.splat(127);
+        let e = self.b.ins().iadd(i, bias);
+        let scale = self.b.ins().ishl_imm_u(e, 23);
+        let scale = self.f(scale);
+        let p = self.lp_polynomial(fpart, &lpmath::EXP2_POLY);
+        let r = self.b.ins().fmul(scale, p);
+        let nan = self.is_nan(x);
+        let quiet = self.splat(0x0040_0000);
+        let q = self.b.ins().bor(x, quiet);
+        Self::flushed(self.sel(nan, q, r))
+    }
+
+    /// `lpmath`'s LG2 of `x` (bits); `zero_case` false leaves ±0 (and denormals) to the
+    /// polynomial, as POW's does. Never denormal: the fused `y * p + e` is 0, at least 2^-24
+    /// (e = 0, y >= 2^-24), or an integer e != 0 plus a product below 1 that is a multiple of
+    /// 2^-69 (y's ulp is at least 2^-47, p's 2^-22), so 0 or at least 2^-69 away from -e.
+    fn lp_log2(&mut self, x: Value, zero_case: bool) -> Value {
+        let x = self.i(x);
+        let xf = self.f(x);
+        let exp = self.splat(EXP);
+        let exp = self.b.ins().band(x, exp);
+        let e = self.b.ins().fcvt_from_sint(F32X4, exp);
+        // (exp >> 23) - 127: exact, as the sequence's MAD is.
+        let scale = self.splatf((1.0f32 / 8_388_608.0).to_bits());
+        let minus127 = self.splatf((-127.0f32).to_bits());
+        let logexp = self.b.ins().fma(e, scale, minus127);
+        let mant = self.splat(MANT);
+        let mant = self.b.ins().band(x, mant);
+        let one = self.splat(ONE);
+        let mant = self.b.ins().bor(mant, one);
+        let (mant, one) = (self.f(mant), self.f(one));
+        let num = self.b.ins().fsub(mant, one);
+        let den = self.b.ins().fadd(mant, one);
+        let y = self.b.ins().fdiv(num, den);
+        let z = self.b.ins().fmul(y, y);
+        let p = self.lp_polynomial(z, &lpmath::LOG2_POLY);
+        let r = self.b.ins().fma(y, p, logexp);
+        let zero = self.splatf(0);
+        let inf = self.splat(f32::INFINITY.to_bits());
+        let inff = self.f(inf);
+        let nonneg = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, xf, zero);
+        let finite = self.b.ins().fcmp(FloatCC::LessThan, xf, inff);
+        let (positive, at_zero) = if zero_case {
+            let positive = self.b.ins().fcmp(FloatCC::LessThan, zero, xf);
+            let nonzero = self.b.ins().fcmp(FloatCC::NotEqual, xf, zero);
+            let ninf = self.splat(f32::NEG_INFINITY.to_bits());
+            (positive, self.sel(nonzero, inf, ninf))
+        } else {
+            (nonneg, inf)
+        };
+        let nan = self.splat(lpmath::NAN_BITS);
+        let special = self.sel(nonneg, at_zero, nan);
+        let ok = self.b.ins().band(positive, finite);
+        self.sel(ok, r, special)
+    }
+
+    /// `lpmath`'s POW of `x` (bits) and `y`: never denormal.
+    fn lp_pow(&mut self, x: Value, y: V) -> V {
+        let x = self.i(x);
+        let l = self.lp_log2(x, false);
+        // MUL(y, l) with the IR's NaN rule (y NaN, or `l` NaN for negative `x`).
+        let m = self.fbin_float(
+            Opcode::MUL,
+            y,
+            V {
+                v: l,
+                flushed: false,
+            },
+        );
+        let r = self.lp_exp2(m);
+        let abs = self.splat(!SIGN);
+        let ax = self.b.ins().band(x, abs);
+        let ax = self.f(ax);
+        let zero = self.splatf(0);
+        // Unordered `x == 0` is "not 0 < |x|": NaN, ±0 and (DAZ) denormals give 0.
+        let nonzero = self.b.ins().fcmp(FloatCC::LessThan, zero, ax);
+        let zero = self.splat(0);
+        Self::flushed(self.sel(nonzero, r.v, zero))
     }
 
     // ---- masks -------------------------------------------------------------------------------
@@ -3502,6 +3635,18 @@ impl Emitter<'_, '_> {
                         } else {
                             q
                         }
+                    }
+                };
+                broadcast!(v)
+            }
+            EX2 | LG2 | POW if self.lp_math => {
+                let a = self.fetch(&s[0], 0, pc)?;
+                let v = match op {
+                    EX2 => self.lp_exp2(a.v),
+                    LG2 => Self::flushed(self.lp_log2(a.v, true)),
+                    _ => {
+                        let b = self.fetch(&s[1], 0, pc)?;
+                        self.lp_pow(a.v, b)
                     }
                 };
                 broadcast!(v)

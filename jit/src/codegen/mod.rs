@@ -72,7 +72,8 @@ use crate::interp::decode::{self, Decoded};
 use crate::interp::run::Machine;
 pub use crate::interp::MAX_CALL_DEPTH;
 use crate::interp::{ops, Interpreter};
-use crate::ir::Program;
+use crate::ir::lpmath::{self, MathMode};
+use crate::ir::{Opcode, Program};
 
 /// Kernel status codes (bits 8.. of the kernel's return value; bits 0..4 are the kill mask).
 const STATUS_BUDGET: u32 = 1;
@@ -377,9 +378,17 @@ struct Tier {
 
 /// A compiled program, shared between all [`JitShader`]s of equal programs.
 struct Kernel {
+    /// The program as given (the cache key, with `math`).
     program: Program,
+    math: MathMode,
+    /// Compiled in `llvmpipe` math with EX2, LG2 and POW native (see [`compile_kernel`]).
+    lp_native: bool,
     decoded: Decoded,
+    /// Runs single instructions (`interp_step`) of the compiled program.
     interp: Interpreter,
+    /// Runs whole quads where the kernel cannot: `interp`, or in `llvmpipe` math with native
+    /// EX2, LG2 and POW, the interpreter of the fully rewritten program (the specification).
+    spec: Option<Interpreter>,
     signature: ShaderSignature,
     /// The first compilation: optimized for programs up to `OPTIMIZE_MAX_INSTRUCTIONS`, else
     /// compiled for compile time.
@@ -500,9 +509,10 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-fn program_hash(program: &Program) -> u64 {
+fn program_hash(program: &Program, math: MathMode) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     program.hash(&mut h);
+    math.hash(&mut h);
     h.finish()
 }
 
@@ -513,11 +523,19 @@ impl JitShader {
     /// trees, more than 1,024 directly addressed IN, OUT or SV registers); callers then use the
     /// interpreter.
     pub fn compile(program: &Program) -> Result<JitShader, ExecError> {
-        if let Some(shader) = Self::cached(program) {
-            return Ok(shader);
+        Self::compile_math(program, MathMode::Exact)
+    }
+
+    /// [`Self::compile`] with EX2, LG2, POW, SIN and COS computed as `math` says: the results of
+    /// the interpreter running `math.apply(program)`. In `llvmpipe` math the kernel computes
+    /// EX2, LG2 and POW natively (on CPUs with FMA) and runs SIN and COS as rewritten.
+    pub fn compile_math(program: &Program, math: MathMode) -> Result<JitShader, ExecError> {
+        let hash = program_hash(program, math);
+        if let Some(kernel) = Self::lookup(hash, program, math) {
+            keep_recent(&kernel);
+            return Ok(Self::of(kernel));
         }
-        let hash = program_hash(program);
-        let kernel = Arc::new(compile_kernel(program, None)?);
+        let kernel = Arc::new(compile_kernel(program, math, None)?);
         {
             let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
             let list = cache.entry(hash).or_default();
@@ -539,7 +557,8 @@ impl JitShader {
 
     /// The shader for `program` if the kernel cache holds its kernel (nothing is compiled).
     pub fn cached(program: &Program) -> Option<JitShader> {
-        let kernel = Self::lookup(program_hash(program), program)?;
+        let math = MathMode::Exact;
+        let kernel = Self::lookup(program_hash(program, math), program, math)?;
         keep_recent(&kernel);
         Some(Self::of(kernel))
     }
@@ -547,19 +566,37 @@ impl JitShader {
     /// Compiles `program` without consulting or filling the kernel cache and without the
     /// background recompilation (for compile-time measurements).
     pub fn compile_uncached(program: &Program) -> Result<JitShader, ExecError> {
-        Ok(Self::of(Arc::new(compile_kernel(program, None)?)))
+        Ok(Self::of(Arc::new(compile_kernel(
+            program,
+            MathMode::Exact,
+            None,
+        )?)))
     }
 
     /// Compiles `program` for speed whatever its size, before returning (uncached): what a large
     /// program runs once its background recompilation is done.
     pub fn compile_optimized(program: &Program) -> Result<JitShader, ExecError> {
-        Ok(Self::of(Arc::new(compile_kernel(program, Some(true))?)))
+        Self::compile_tier_math(program, MathMode::Exact, true)
     }
 
     /// Compiles `program` for compile time whatever its size (uncached, never recompiled): the
     /// kernel a large program starts with, for tests and measurements of that tier.
     pub fn compile_fast_tier(program: &Program) -> Result<JitShader, ExecError> {
-        Ok(Self::of(Arc::new(compile_kernel(program, Some(false))?)))
+        Self::compile_tier_math(program, MathMode::Exact, false)
+    }
+
+    /// Compiles `program` in `math` for speed (`optimize`) or for compile time, uncached and
+    /// never recompiled: either tier of [`Self::compile_math`], for tests.
+    pub fn compile_tier_math(
+        program: &Program,
+        math: MathMode,
+        optimize: bool,
+    ) -> Result<JitShader, ExecError> {
+        Ok(Self::of(Arc::new(compile_kernel(
+            program,
+            math,
+            Some(optimize),
+        )?)))
     }
 
     /// A shader running `kernel` with the default instruction budget.
@@ -576,13 +613,13 @@ impl JitShader {
         self.kernel.first_optimized || self.kernel.optimized.get().is_some()
     }
 
-    fn lookup(hash: u64, program: &Program) -> Option<Arc<Kernel>> {
+    fn lookup(hash: u64, program: &Program, math: MathMode) -> Option<Arc<Kernel>> {
         let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
         cache
             .get(&hash)?
             .iter()
             .filter_map(Weak::upgrade)
-            .find(|k| k.program == *program)
+            .find(|k| k.math == math && k.program == *program)
     }
 
     /// Sets how many instructions one quad may execute (see the module docs for how loops are
@@ -600,22 +637,40 @@ impl JitShader {
 
 /// Compiles the first tier of `program`: optimized or not as `optimize` says, by default
 /// (None) by size.
-fn compile_kernel(program: &Program, optimize: Option<bool>) -> Result<Kernel, ExecError> {
+fn compile_kernel(
+    program: &Program,
+    math: MathMode,
+    optimize: Option<bool>,
+) -> Result<Kernel, ExecError> {
     if !cfg!(target_arch = "x86_64") {
         return Err(ExecError::Unsupported {
             pc: 0,
             message: "the JIT generates x86-64 code only".into(),
         });
     }
-    let interp = Interpreter::new(program)?;
-    let decoded = decode::decode(program)?;
+    // llvmpipe's EX2, LG2 and POW are emitted natively (with the CPU's FMA, which its fused
+    // steps need); everything else `math` rewrites is compiled as rewritten.
+    let lp_native = math == MathMode::Llvmpipe && emit::cpu_has_fma();
+    let (compiled_program, spec) = if lp_native {
+        let partial = lpmath::rewrite_where(program, |op| {
+            !matches!(op, Opcode::EX2 | Opcode::LG2 | Opcode::POW)
+        });
+        (partial, Some(Interpreter::new(&lpmath::rewrite(program))?))
+    } else {
+        (math.apply(program.clone()), None)
+    };
+    let interp = Interpreter::new(&compiled_program)?;
+    let decoded = decode::decode(&compiled_program)?;
     let optimize = optimize.unwrap_or(decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS);
-    let (tier, module, compiled) = compile_tier(program, &decoded, optimize)?;
+    let (tier, module, compiled) = compile_tier(program, &decoded, optimize, lp_native)?;
     Ok(Kernel {
         program: program.clone(),
+        math,
+        lp_native,
         signature: ShaderSignature::from_program(program),
         decoded,
         interp,
+        spec,
         first: tier,
         first_optimized: optimize,
         optimized: OnceLock::new(),
@@ -636,7 +691,7 @@ fn optimize_in_background(weak: Weak<Kernel>) {
             return;
         };
         let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            compile_tier(&kernel.program, &kernel.decoded, true)
+            compile_tier(&kernel.program, &kernel.decoded, true, kernel.lp_native)
         }));
         // A failure keeps the first version, which works.
         if let Ok(Ok((tier, module, _))) = compiled {
@@ -656,6 +711,7 @@ fn compile_tier(
     program: &Program,
     decoded: &Decoded,
     optimize: bool,
+    lp_native: bool,
 ) -> Result<(Tier, JITModule, emit::Compiled), ExecError> {
     let isa = isa(optimize).map_err(|message| ExecError::Unsupported { pc: 0, message })?;
     let mut module = JITModule::new(JITBuilder::with_isa(
@@ -677,6 +733,7 @@ fn compile_tier(
             },
         },
         optimize,
+        lp_native,
     );
     let compiled = match compiled {
         Ok(c) => c,
@@ -732,7 +789,7 @@ fn perf_map(ptr: *const u8, size: usize, program: &Program, insts: usize) {
             "{:x} {:x} softgpu_kernel_{:016x}_{insts}insts",
             ptr as usize,
             size,
-            program_hash(program)
+            program_hash(program, MathMode::Exact)
         );
     }
     // The machine code too, for `objdump -D -b binary -m i386:x86-64 --adjust-vma=ADDR`.
@@ -1153,7 +1210,9 @@ impl QuadShader for JitShader {
             // The kernel writes OUT registers directly; with fewer outputs than the program
             // addresses, the interpreter's dropped writes are the specification.
             return k
-                .interp
+                .spec
+                .as_ref()
+                .unwrap_or(&k.interp)
                 .clone()
                 .with_budget(self.budget)
                 .shade_quad(resources, io);

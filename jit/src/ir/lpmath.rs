@@ -115,7 +115,7 @@ pub fn is_rewritten(op: Opcode) -> bool {
 }
 
 /// `lp_build_exp2_polynomial` (EXP_POLY_DEGREE 5), rounded to f32 as `lp_build_const_vec` does.
-const EXP2_POLY: [f64; 6] = [
+pub(crate) const EXP2_POLY: [f64; 6] = [
     1.0,
     0.693153073200168932794,
     0.240153617044375388211,
@@ -125,7 +125,7 @@ const EXP2_POLY: [f64; 6] = [
 ];
 
 /// `lp_build_log2_polynomial` (LOG_POLY_DEGREE 4).
-const LOG2_POLY: [f64; 5] = [
+pub(crate) const LOG2_POLY: [f64; 5] = [
     2.88539009343309178325,
     0.961791550404184197881,
     0.577440339438736392009,
@@ -133,8 +133,8 @@ const LOG2_POLY: [f64; 5] = [
     0.406718052498846252698,
 ];
 
-const EXP2_MAX: f32 = 128.0;
-const EXP2_MIN: f32 = -126.99999;
+pub(crate) const EXP2_MAX: f32 = 128.0;
+pub(crate) const EXP2_MIN: f32 = -126.99999;
 const FOPI: f64 = 1.27323954473516;
 const DP1: f64 = -0.78515625;
 const DP2: f64 = -2.4187564849853515625e-4;
@@ -146,9 +146,10 @@ const COSCOF: [f64; 3] = [
 ];
 const SINCOF: [f64; 3] = [-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1];
 /// C's `NAN` on x86-64.
-const NAN_BITS: u32 = 0x7fc0_0000;
+pub(crate) const NAN_BITS: u32 = 0x7fc0_0000;
 
-fn k(v: f64) -> u32 {
+/// A gallivm constant as the f32 bits `lp_build_const_vec` makes of it.
+pub(crate) fn k(v: f64) -> u32 {
     (v as f32).to_bits()
 }
 
@@ -404,8 +405,9 @@ fn reads_written(src: &SrcOperand, dst: &DstOperand) -> bool {
 }
 
 /// A scalar instruction the rewrite can take: one destination, the opcode's sources.
-fn candidate(inst: &Instruction) -> bool {
+fn candidate(inst: &Instruction, which: &impl Fn(Opcode) -> bool) -> bool {
     is_rewritten(inst.opcode)
+        && which(inst.opcode)
         && inst.dst.len() == 1
         && inst.dst[0].write_mask != 0
         && inst.src.len() == inst.opcode.num_src()
@@ -414,10 +416,16 @@ fn candidate(inst: &Instruction) -> bool {
 /// Replaces every EX2, LG2, POW, SIN and COS of `program` by the instructions Mesa 22.3
 /// llvmpipe computes it with (see the module documentation).
 pub fn rewrite(program: &Program) -> Program {
+    rewrite_where(program, |_| true)
+}
+
+/// [`rewrite`] of the opcodes `which` accepts only (the JIT computes EX2, LG2 and POW natively
+/// and has the rest rewritten).
+pub fn rewrite_where(program: &Program, which: impl Fn(Opcode) -> bool) -> Program {
     if !program
         .instructions
         .iter()
-        .any(|inst| is_rewritten(inst.opcode))
+        .any(|inst| candidate(inst, &which))
     {
         return program.clone();
     }
@@ -439,7 +447,7 @@ pub fn rewrite(program: &Program) -> Program {
     let mut i = 0;
     while i < insts.len() {
         new_index[i] = out.len();
-        if !candidate(&insts[i]) {
+        if !candidate(&insts[i], &which) {
             out.push(insts[i].clone());
             i += 1;
             continue;
@@ -449,7 +457,7 @@ pub fn rewrite(program: &Program) -> Program {
         let mut end = i + 1;
         while end < insts.len() && end - i < 4 {
             let next = &insts[end];
-            if !candidate(next) || next.opcode != insts[i].opcode {
+            if !candidate(next, &which) || next.opcode != insts[i].opcode {
                 break;
             }
             let depends = insts[i..end]
