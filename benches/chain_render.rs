@@ -4,13 +4,16 @@
 //! `cargo bench --bench chain_render` prints criterion's per-frame times for the project's own
 //! bench presets (`tests/chain/bench/`: a crt-lottes-class single heavy pass, a crt-royale-class
 //! multi-pass chain, a two-pass NTSC chain), then a table of frames/s with the peer's, taken by
-//! `tools/chain_peer_speed.sh` as (time for N+K frames − time for K frames) / N. Set
+//! `tools/chain_peer_speed.sh` as (time for N+K frames − time for K frames) / N. Each preset runs
+//! twice: with the default glibc-exact math and with `--math llvmpipe` (the peer's own EX2, LG2,
+//! POW, SIN and COS, bit for bit: the like-for-like comparison). Set
 //! `SOFTGPU_BENCH_PEERS=0` to skip the peer (e.g. without librashader-cli or Vulkan).
 
 mod support;
 
 use criterion::{criterion_group, Criterion};
 use softgpu::chain::{ChainOptions, FilterChain, FrameOptions};
+use softgpu::ir::lpmath::MathMode;
 use softgpu::texture::Texture;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,8 +42,15 @@ fn bench_chains(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(2));
     group.measurement_time(Duration::from_secs(10));
-    for name in PRESETS {
-        let mut chain = FilterChain::load(&preset_path(name), &ChainOptions::default())
+    for (name, math) in PRESETS
+        .into_iter()
+        .flat_map(|n| MathMode::ALL.map(|m| (n, m)))
+    {
+        let chain_options = ChainOptions {
+            math,
+            ..Default::default()
+        };
+        let mut chain = FilterChain::load(&preset_path(name), &chain_options)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let options = FrameOptions::default();
         // Fill history and feedback first, so every measured frame is a steady-state frame.
@@ -49,7 +59,7 @@ fn bench_chains(c: &mut Criterion) {
             chain.frame(&input, VIEWPORT, frame, &options).unwrap();
             frame += 1;
         }
-        group.bench_function(name, |b| {
+        group.bench_function(bench_id(name, math), |b| {
             b.iter(|| {
                 let out = chain.frame(&input, VIEWPORT, frame, &options).unwrap();
                 frame += 1;
@@ -58,6 +68,14 @@ fn bench_chains(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// The criterion id of `preset` in `math`: the preset's name for the default math.
+fn bench_id(preset: &str, math: MathMode) -> String {
+    match math {
+        MathMode::Exact => preset.to_string(),
+        _ => format!("{preset}-math-{math}"),
+    }
 }
 
 /// The peer's frames/s per preset from `tools/chain_peer_speed.sh` (lines `name ms fps`).
@@ -93,11 +111,14 @@ fn report_side_by_side() {
     let peer = if with_peer { peer_fps() } else { Vec::new() };
     println!("\nsoftgpu vs librashader on lavapipe (same run, 1920x1080 from 320x240, frames/s)");
     println!(
-        "{:<18} {:>10} {:>12} {:>12}",
-        "preset", "softgpu", "librashader", "ratio"
+        "{:<18} {:>8} {:>10} {:>12} {:>12}",
+        "preset", "math", "softgpu", "librashader", "ratio"
     );
-    for name in PRESETS {
-        let ours = support::criterion_mean_seconds(GROUP, name).map(|s| 1.0 / s);
+    for (name, math) in PRESETS
+        .into_iter()
+        .flat_map(|n| MathMode::ALL.map(|m| (n, m)))
+    {
+        let ours = support::criterion_mean_seconds(GROUP, &bench_id(name, math)).map(|s| 1.0 / s);
         let theirs = peer.iter().find(|(n, _)| n == name).map(|(_, f)| *f);
         let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
         let ratio = match (ours, theirs) {
@@ -105,8 +126,9 @@ fn report_side_by_side() {
             _ => "-".to_string(),
         };
         println!(
-            "{:<18} {:>10} {:>12} {:>12}",
+            "{:<18} {:>8} {:>10} {:>12} {:>12}",
             name,
+            math.name(),
             fmt(ours),
             fmt(theirs),
             ratio

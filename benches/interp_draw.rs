@@ -25,6 +25,10 @@ const GROUPS: [(&str, Executor); 2] = [
     ("draw_1080p_jit", Executor::Jit),
     ("draw_1080p_interp", Executor::Interp),
 ];
+/// The JIT with `--math llvmpipe` (llvmpipe's own EX2/LG2/POW/SIN/COS, bit for bit) on the
+/// shaders that use them: the like-for-like comparison with llvmpipe.
+const LP_GROUP: &str = "draw_1080p_jit_math_llvmpipe";
+const LP_SHADERS: [&str; 1] = ["math_builtins"];
 
 fn shader_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -61,6 +65,21 @@ fn bench_draws(c: &mut Criterion) {
         }
         group.finish();
     }
+    let mut group = c.benchmark_group(LP_GROUP);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(8));
+    group.throughput(Throughput::Elements(u64::from(WIDTH * HEIGHT)));
+    for name in LP_SHADERS {
+        let job = DrawJob {
+            math: MathMode::Llvmpipe,
+            ..load_job(name)
+        };
+        group.bench_function(name, |b| {
+            b.iter(|| draw::run_with(&job, Executor::Jit).unwrap())
+        });
+    }
+    group.finish();
 }
 
 /// The peer's fill rate in Mpix/s from `mesa_run.py --frames`, or None when Mesa is missing.
@@ -106,6 +125,7 @@ fn report_side_by_side() {
         "jit/interp"
     );
     let mpix = |s: f64| f64::from(WIDTH * HEIGHT) / s / 1e6;
+    let mut llvmpipe_of = Vec::new();
     for name in SHADERS {
         let jit = support::criterion_mean_seconds(GROUPS[0].0, name).map(mpix);
         let interp = support::criterion_mean_seconds(GROUPS[1].0, name).map(mpix);
@@ -117,6 +137,7 @@ fn report_side_by_side() {
         } else {
             (None, None)
         };
+        llvmpipe_of.push((name, llvmpipe));
         let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
         let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (Some(a), Some(b)) => format!("{:.2}x", a / b),
@@ -132,6 +153,28 @@ fn report_side_by_side() {
             ratio(jit, llvmpipe),
             ratio(interp, softpipe),
             ratio(jit, interp)
+        );
+    }
+    println!("\nwith --math llvmpipe (the JIT; llvmpipe's figure from the same run as above)");
+    for name in LP_SHADERS {
+        let jit = support::criterion_mean_seconds(LP_GROUP, name).map(mpix);
+        let llvmpipe = llvmpipe_of
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| *v);
+        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        let ratio = match (jit, llvmpipe) {
+            (Some(a), Some(b)) => format!("{:.2}x", a / b),
+            _ => "-".to_string(),
+        };
+        println!(
+            "{:<14} {:>9} {:>9} {:>9} {:>9} {:>11}",
+            name,
+            fmt(jit),
+            "",
+            "",
+            fmt(llvmpipe),
+            ratio
         );
     }
 }

@@ -753,8 +753,8 @@ struct Emitter<'a, 'f> {
     /// POW, EX2 and LG2 inline (`pow_inline`, `lg2_inline`): needs the CPU's FMA, which
     /// Cranelift then uses for `fma` (its libcall fallback does not exist for vectors).
     vector_libm: bool,
-    /// EX2, LG2 and POW as Mesa 22.3 llvmpipe computes them (`ir::lpmath`, natively: see
-    /// [`Self::lp_exp2`]); needs `vector_libm`.
+    /// EX2, LG2, POW, SIN and COS as Mesa 22.3 llvmpipe computes them (`ir::lpmath`, natively:
+    /// see [`Self::lp_exp2`]); needs `vector_libm`.
     lp_math: bool,
     /// Whether Cranelift's optimizer runs on this function.
     optimize: bool,
@@ -1710,6 +1710,83 @@ impl Emitter<'_, '_> {
         let nonzero = self.b.ins().fcmp(FloatCC::LessThan, zero, ax);
         let zero = self.splat(0);
         Self::flushed(self.sel(nonzero, r.v, zero))
+    }
+
+    /// `lpmath`'s SIN or COS of `a` (bits). Arguments beyond 2^128 / (4/pi) make NaN
+    /// intermediates, which the final MIN (NaN gives 1, `ops::fmin`) absorbs as the sequence's
+    /// does; infinite and NaN arguments give NaN.
+    fn lp_sin_cos(&mut self, a: Value, cos: bool) -> V {
+        let a = self.i(a);
+        let k = |e: &mut Self, v: f64| {
+            let c = e.splatf(lpmath::k(v));
+            e.f(c)
+        };
+        let abs = self.splat(!SIGN);
+        let x_abs = self.b.ins().band(a, abs);
+        let x_absf = self.f(x_abs);
+        let fopi = k(self, lpmath::FOPI);
+        let scale_y = self.b.ins().fmul(x_absf, fopi);
+        let emm2_i = self.b.ins().x86_cvtt2dq(I32X4, scale_y);
+        let one = self.splat(1);
+        let emm2_add = self.b.ins().iadd(emm2_i, one);
+        let not_one = self.splat(!1);
+        let emm2_and = self.b.ins().band(emm2_add, not_one);
+        let y_2 = self.b.ins().fcvt_from_sint(F32X4, emm2_and);
+        let (emm2_2, sign_bit) = if cos {
+            let minus_two = self.splat((-2i32) as u32);
+            let emm2_2 = self.b.ins().iadd(emm2_and, minus_two);
+            let four = self.splat(4);
+            let four = self.b.ins().band_not(four, emm2_2);
+            (emm2_2, self.b.ins().ishl_imm_u(four, 29))
+        } else {
+            let shifted = self.b.ins().ishl_imm_u(emm2_add, 29);
+            let x = self.b.ins().bxor(a, shifted);
+            let sign = self.splat(SIGN);
+            (emm2_and, self.b.ins().band(x, sign))
+        };
+        let two = self.splat(2);
+        let emm2_3 = self.b.ins().band(emm2_2, two);
+        let zero = self.splat(0);
+        let poly_mask = self.b.ins().icmp(IntCC::Equal, emm2_3, zero);
+        let [dp1, dp2, dp3] = [lpmath::DP1, lpmath::DP2, lpmath::DP3].map(|v| k(self, v));
+        let x_1 = self.b.ins().fma(y_2, dp1, x_absf);
+        let x_2 = self.b.ins().fma(y_2, dp2, x_1);
+        let x_3 = self.b.ins().fma(y_2, dp3, x_2);
+        let z = self.b.ins().fmul(x_3, x_3);
+        let [c0, c1, c2] = lpmath::COSCOF.map(|v| k(self, v));
+        let y_4 = self.b.ins().fma(z, c0, c1);
+        let y_6 = self.b.ins().fma(y_4, z, c2);
+        let y_7 = self.b.ins().fmul(y_6, z);
+        let y_8 = self.b.ins().fmul(y_7, z);
+        let half = k(self, 0.5);
+        let tmp = self.b.ins().fmul(z, half);
+        let y_9 = self.b.ins().fsub(y_8, tmp);
+        let onef = k(self, 1.0);
+        let y_10 = self.b.ins().fadd(y_9, onef);
+        let [s0, s1, s2] = lpmath::SINCOF.map(|v| k(self, v));
+        let y2_4 = self.b.ins().fma(z, s0, s1);
+        let y2_6 = self.b.ins().fma(y2_4, z, s2);
+        let y2_7 = self.b.ins().fmul(y2_6, z);
+        let y2_9 = self.b.ins().fma(y2_7, x_3, x_3);
+        let combined = self.sel(poly_mask, y2_9, y_10);
+        let combined = self.i(combined);
+        let signed = self.b.ins().bxor(combined, sign_bit);
+        let one = Self::flushed(self.splatf(ONE));
+        let minus_one = Self::flushed(self.splatf(ONE | SIGN));
+        let r = self.minmax(
+            false,
+            V {
+                v: signed,
+                flushed: false,
+            },
+            one,
+        );
+        let r = self.minmax(true, r, minus_one);
+        let exp = self.splat(EXP);
+        let e = self.b.ins().band(a, exp);
+        let finite = self.b.ins().icmp(IntCC::NotEqual, e, exp);
+        let nan = self.splat(lpmath::NAN_BITS);
+        Self::flushed(self.sel(finite, r.v, nan))
     }
 
     // ---- masks -------------------------------------------------------------------------------
@@ -3639,11 +3716,12 @@ impl Emitter<'_, '_> {
                 };
                 broadcast!(v)
             }
-            EX2 | LG2 | POW if self.lp_math => {
+            EX2 | LG2 | POW | SIN | COS if self.lp_math => {
                 let a = self.fetch(&s[0], 0, pc)?;
                 let v = match op {
                     EX2 => self.lp_exp2(a.v),
                     LG2 => Self::flushed(self.lp_log2(a.v, true)),
+                    SIN | COS => self.lp_sin_cos(a.v, op == COS),
                     _ => {
                         let b = self.fetch(&s[1], 0, pc)?;
                         self.lp_pow(a.v, b)

@@ -73,7 +73,7 @@ use crate::interp::run::Machine;
 pub use crate::interp::MAX_CALL_DEPTH;
 use crate::interp::{ops, Interpreter};
 use crate::ir::lpmath::{self, MathMode};
-use crate::ir::{Opcode, Program};
+use crate::ir::Program;
 
 /// Kernel status codes (bits 8.. of the kernel's return value; bits 0..4 are the kill mask).
 const STATUS_BUDGET: u32 = 1;
@@ -381,13 +381,14 @@ struct Kernel {
     /// The program as given (the cache key, with `math`).
     program: Program,
     math: MathMode,
-    /// Compiled in `llvmpipe` math with EX2, LG2 and POW native (see [`compile_kernel`]).
+    /// Compiled in `llvmpipe` math with EX2, LG2, POW, SIN and COS native (see
+    /// [`compile_kernel`]).
     lp_native: bool,
     decoded: Decoded,
     /// Runs single instructions (`interp_step`) of the compiled program.
     interp: Interpreter,
-    /// Runs whole quads where the kernel cannot: `interp`, or in `llvmpipe` math with native
-    /// EX2, LG2 and POW, the interpreter of the fully rewritten program (the specification).
+    /// Runs whole quads where the kernel cannot: `interp`, or with `lp_native` the interpreter
+    /// of the rewritten program (the specification).
     spec: Option<Interpreter>,
     signature: ShaderSignature,
     /// The first compilation: optimized for programs up to `OPTIMIZE_MAX_INSTRUCTIONS`, else
@@ -528,7 +529,7 @@ impl JitShader {
 
     /// [`Self::compile`] with EX2, LG2, POW, SIN and COS computed as `math` says: the results of
     /// the interpreter running `math.apply(program)`. In `llvmpipe` math the kernel computes
-    /// EX2, LG2 and POW natively (on CPUs with FMA) and runs SIN and COS as rewritten.
+    /// them natively (on CPUs with FMA; elsewhere it compiles the rewritten program).
     pub fn compile_math(program: &Program, math: MathMode) -> Result<JitShader, ExecError> {
         let hash = program_hash(program, math);
         if let Some(kernel) = Self::lookup(hash, program, math) {
@@ -648,14 +649,14 @@ fn compile_kernel(
             message: "the JIT generates x86-64 code only".into(),
         });
     }
-    // llvmpipe's EX2, LG2 and POW are emitted natively (with the CPU's FMA, which its fused
-    // steps need); everything else `math` rewrites is compiled as rewritten.
+    // llvmpipe's EX2, LG2, POW, SIN and COS are emitted natively (with the CPU's FMA, which
+    // their fused steps need); without FMA the kernel runs the rewritten program.
     let lp_native = math == MathMode::Llvmpipe && emit::cpu_has_fma();
     let (compiled_program, spec) = if lp_native {
-        let partial = lpmath::rewrite_where(program, |op| {
-            !matches!(op, Opcode::EX2 | Opcode::LG2 | Opcode::POW)
-        });
-        (partial, Some(Interpreter::new(&lpmath::rewrite(program))?))
+        (
+            program.clone(),
+            Some(Interpreter::new(&lpmath::rewrite(program))?),
+        )
     } else {
         (math.apply(program.clone()), None)
     };

@@ -135,16 +135,16 @@ pub(crate) const LOG2_POLY: [f64; 5] = [
 
 pub(crate) const EXP2_MAX: f32 = 128.0;
 pub(crate) const EXP2_MIN: f32 = -126.99999;
-const FOPI: f64 = 1.27323954473516;
-const DP1: f64 = -0.78515625;
-const DP2: f64 = -2.4187564849853515625e-4;
-const DP3: f64 = -3.77489497744594108e-8;
-const COSCOF: [f64; 3] = [
+pub(crate) const FOPI: f64 = 1.27323954473516;
+pub(crate) const DP1: f64 = -0.78515625;
+pub(crate) const DP2: f64 = -2.4187564849853515625e-4;
+pub(crate) const DP3: f64 = -3.77489497744594108e-8;
+pub(crate) const COSCOF: [f64; 3] = [
     2.443315711809948E-005,
     -1.388731625493765E-003,
     4.166664568298827E-002,
 ];
-const SINCOF: [f64; 3] = [-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1];
+pub(crate) const SINCOF: [f64; 3] = [-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1];
 /// C's `NAN` on x86-64.
 pub(crate) const NAN_BITS: u32 = 0x7fc0_0000;
 
@@ -405,9 +405,8 @@ fn reads_written(src: &SrcOperand, dst: &DstOperand) -> bool {
 }
 
 /// A scalar instruction the rewrite can take: one destination, the opcode's sources.
-fn candidate(inst: &Instruction, which: &impl Fn(Opcode) -> bool) -> bool {
+fn candidate(inst: &Instruction) -> bool {
     is_rewritten(inst.opcode)
-        && which(inst.opcode)
         && inst.dst.len() == 1
         && inst.dst[0].write_mask != 0
         && inst.src.len() == inst.opcode.num_src()
@@ -416,16 +415,10 @@ fn candidate(inst: &Instruction, which: &impl Fn(Opcode) -> bool) -> bool {
 /// Replaces every EX2, LG2, POW, SIN and COS of `program` by the instructions Mesa 22.3
 /// llvmpipe computes it with (see the module documentation).
 pub fn rewrite(program: &Program) -> Program {
-    rewrite_where(program, |_| true)
-}
-
-/// [`rewrite`] of the opcodes `which` accepts only (the JIT computes EX2, LG2 and POW natively
-/// and has the rest rewritten).
-pub fn rewrite_where(program: &Program, which: impl Fn(Opcode) -> bool) -> Program {
     if !program
         .instructions
         .iter()
-        .any(|inst| candidate(inst, &which))
+        .any(|inst| is_rewritten(inst.opcode))
     {
         return program.clone();
     }
@@ -447,7 +440,7 @@ pub fn rewrite_where(program: &Program, which: impl Fn(Opcode) -> bool) -> Progr
     let mut i = 0;
     while i < insts.len() {
         new_index[i] = out.len();
-        if !candidate(&insts[i], &which) {
+        if !candidate(&insts[i]) {
             out.push(insts[i].clone());
             i += 1;
             continue;
@@ -457,7 +450,7 @@ pub fn rewrite_where(program: &Program, which: impl Fn(Opcode) -> bool) -> Progr
         let mut end = i + 1;
         while end < insts.len() && end - i < 4 {
             let next = &insts[end];
-            if !candidate(next, &which) || next.opcode != insts[i].opcode {
+            if !candidate(next) || next.opcode != insts[i].opcode {
                 break;
             }
             let depends = insts[i..end]
