@@ -14,7 +14,7 @@ use crate::interp::Interpreter;
 use crate::ir::lpmath::MathMode;
 use crate::ir::{text, validate, Processor, Program};
 use crate::jit::codegen::JitShader;
-use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
+use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, RenderTarget, Vertices};
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use anyhow::{anyhow, bail, Context, Result};
 use std::borrow::Cow;
@@ -394,10 +394,19 @@ pub fn run_with_constants(
     };
     let mut target = Texture::new(Format::R8G8B8A8Unorm, job.size.0, job.size.1, 1)?;
     let vertices = Vertices::new(&job.vertices.registers, job.vertices.attributes);
-    raster::draw_triangles(&state, vertices, &mut target)?;
-    if job.convention == ClipConvention::OpenGl {
-        flip_rows(&mut target);
-    }
+    let (width, height) = (target.width(), target.height());
+    let rows = RenderTarget::new(
+        Format::R8G8B8A8Unorm,
+        width,
+        height,
+        target.level_data_mut(0),
+    )?;
+    // OpenGL window space has row 0 at the bottom of the picture.
+    let rows = match job.convention {
+        ClipConvention::OpenGl => rows.bottom_up(),
+        _ => rows,
+    };
+    raster::draw_triangles_into(&state, vertices, rows)?;
     Ok(target)
 }
 
@@ -408,17 +417,6 @@ fn optimized(program: &Program) -> Program {
     crate::ir::opt::optimize(&mut program);
     crate::ir::compact::compact_temps(&mut program);
     program
-}
-
-/// Mirrors level 0 vertically: OpenGL window space has row 0 at the bottom of the picture.
-fn flip_rows(texture: &mut Texture) {
-    let row_bytes = texture.width() as usize * texture.format().bytes_per_texel();
-    let height = texture.height() as usize;
-    let data = texture.level_data_mut(0);
-    for row in 0..height / 2 {
-        let (top, bottom) = data.split_at_mut((height - 1 - row) * row_bytes);
-        top[row * row_bytes..(row + 1) * row_bytes].swap_with_slice(&mut bottom[..row_bytes]);
-    }
 }
 
 /// A shader stage compiled for `draw`: the program and the uniform / push-constant blocks it

@@ -234,6 +234,8 @@ pub struct RenderTarget<'a> {
     width: u32,
     height: u32,
     data: &'a mut [u8],
+    /// Window row 0 is the last row of `data` (see [`RenderTarget::bottom_up`]).
+    bottom_up: bool,
 }
 
 impl<'a> RenderTarget<'a> {
@@ -253,6 +255,7 @@ impl<'a> RenderTarget<'a> {
                 width,
                 height,
                 data: &mut data[..n],
+                bottom_up: false,
             }),
             _ => Err(RasterError::Target(format!(
                 "a {width}x{height} {} target needs {} bytes, got {}",
@@ -260,6 +263,15 @@ impl<'a> RenderTarget<'a> {
                 needed.map_or("too many".to_string(), |n| n.to_string()),
                 data.len()
             ))),
+        }
+    }
+
+    /// Stores window row 0 in the last row of the data and so on up: an OpenGL draw (window
+    /// rows counted from the bottom) lands in a top-down image without a flip afterwards.
+    pub fn bottom_up(self) -> RenderTarget<'a> {
+        RenderTarget {
+            bottom_up: true,
+            ..self
         }
     }
 

@@ -163,7 +163,12 @@ pub(crate) fn shade(
         }
     }
     let row_bytes = width as usize * bpp;
-    for (y, row) in target.data.chunks_mut(row_bytes).enumerate() {
+    let rows = target.data.chunks_mut(row_bytes);
+    let rows: Box<dyn Iterator<Item = &mut [u8]>> = match target.bottom_up {
+        true => Box::new(rows.rev()),
+        false => Box::new(rows),
+    };
+    for (y, row) in rows.enumerate() {
         let ty = y / TILE as usize;
         for (tx, part) in row.chunks_mut(TILE as usize * bpp).enumerate() {
             let job = &mut jobs[ty * tiles_x + tx];
