@@ -510,8 +510,11 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// The kernel cache's key hash. Fx rather than SipHash: a cache hit hashes the whole program
+/// (a lookup of a 1,000-instruction program spent most of its time in SipHash), and equal
+/// hashes are confirmed by comparing programs.
 fn program_hash(program: &Program, math: MathMode) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = rustc_hash::FxHasher::default();
     program.hash(&mut h);
     math.hash(&mut h);
     h.finish()
