@@ -2945,11 +2945,17 @@ impl Emitter<'_, '_> {
         self.f(r)
     }
 
-    /// Lane `l`'s 16-byte texel at `base + index[l] * 16`.
-    fn texel_row(&mut self, base: Value, index: Value, l: u8) -> Value {
-        let o = self.b.ins().extractlane(index, l);
+    /// `index * 2` lane by lane, for [`Self::texel_row`] (texel indices are below 2^29).
+    fn twice(&mut self, index: Value) -> Value {
+        self.b.ins().ishl_imm_u(index, 1)
+    }
+
+    /// Lane `l`'s 16-byte texel at `base + index[l] * 16`, given `twice(index)`: the remaining
+    /// factor 8 is an address scale, so each texel costs an extract and a load.
+    fn texel_row(&mut self, base: Value, twice_index: Value, l: u8) -> Value {
+        let o = self.b.ins().extractlane(twice_index, l);
         let o = self.b.ins().uextend(self.ptr, o);
-        let o = self.b.ins().ishl_imm_u(o, 4);
+        let o = self.b.ins().ishl_imm_u(o, 3);
         let a = self.b.ins().iadd(base, o);
         self.b.ins().load(I32X4, self.mf, a, 0)
     }
@@ -2957,6 +2963,7 @@ impl Emitter<'_, '_> {
     /// Four 16-byte rows at `base + index * 16` (one per lane of `index`) as four column
     /// vectors (see [`Self::transpose`]).
     fn gather_rows(&mut self, base: Value, index: Value) -> [Value; 4] {
+        let index = self.twice(index);
         let rows: [Value; 4] = std::array::from_fn(|l| self.texel_row(base, index, l as u8));
         self.transpose(rows)
     }
@@ -2977,6 +2984,7 @@ impl Emitter<'_, '_> {
         linear: Option<Value>,
     ) -> [Value; 4] {
         let (xw, yw) = (self.f(xw), self.f(yw));
+        let idx = idx.map(|i| self.twice(i));
         let texels: [Value; 4] = std::array::from_fn(|l| {
             let l = l as u8;
             let [c00, c10, c01, c11] = idx.map(|i| self.texel_row(base, i, l));
@@ -2985,7 +2993,7 @@ impl Emitter<'_, '_> {
             let t0 = self.lerp(wx, c00, c10);
             let t1 = self.lerp(wx, c01, c11);
             let r = self.lerp(wy, t0, t1);
-            match linear {
+            let r = match linear {
                 // A lerp with weight 0 would turn -0.0 into +0.0: the texel itself.
                 Some(lin) => {
                     let lin = self.f(lin);
@@ -2995,7 +3003,16 @@ impl Emitter<'_, '_> {
                     self.b.ins().bitselect(m, r, c00)
                 }
                 None => r,
+            };
+            if self.optimize {
+                // The optimizer computes pure values where first used, after every side
+                // effect before that use: without a use here, all sixteen loads would come
+                // first and their texels be spilled. A store (to scratch nobody reads) is such
+                // a use.
+                let scratch = self.b.ins().stack_addr(self.ptr, self.slot, 0);
+                self.b.ins().store(self.mf, r, scratch, 0);
             }
+            r
         });
         self.transpose(texels)
     }
