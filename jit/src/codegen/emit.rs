@@ -2945,7 +2945,8 @@ impl Emitter<'_, '_> {
         self.f(r)
     }
 
-    /// `index * 2` lane by lane, for [`Self::texel_row`] (texel indices are below 2^29).
+    /// `index * 2` lane by lane, for [`Self::texel_row`]: exact as an unsigned 32-bit value,
+    /// which is how `texel_row` extends it, for every index below 2^31 (`FastTex::of`'s bound).
     fn twice(&mut self, index: Value) -> Value {
         self.b.ins().ishl_imm_u(index, 1)
     }

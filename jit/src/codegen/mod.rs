@@ -374,6 +374,8 @@ struct Tier {
     func: KernelFn,
     /// (view, sampler) units of the inline texture sites.
     fast_sites: Vec<(u32, u32)>,
+    /// Per site, the first site with the same units (whose descriptor it shares).
+    fast_first: Vec<usize>,
 }
 
 /// A compiled program, shared between all [`JitShader`]s of equal programs.
@@ -769,9 +771,18 @@ fn compile_tier(
     if std::env::var_os("SOFTGPU_PERF_MAP").is_some() {
         perf_map(ptr, compiled.code_size, program, decoded.insts.len());
     }
+    let fast_first = (compiled.fast_sites.iter().enumerate())
+        .map(|(i, site)| {
+            compiled.fast_sites[..i]
+                .iter()
+                .position(|s| s == site)
+                .unwrap_or(i)
+        })
+        .collect();
     let tier = Tier {
         func,
         fast_sites: compiled.fast_sites.clone(),
+        fast_first,
     };
     Ok((tier, module, compiled))
 }
@@ -1108,15 +1119,18 @@ impl JitShader {
         // The tier is read once: its code and its texture-site table must belong together.
         let tier = k.tier();
         scratch.fast.clear();
-        scratch
-            .fast
-            .extend(tier.fast_sites.iter().map(|&(view, sampler)| {
-                FastTex::of(resources.textures.texel_view(
+        // One descriptor per distinct (view, sampler), copied to the other sites of the pair.
+        for (&(view, sampler), &first) in tier.fast_sites.iter().zip(&tier.fast_first) {
+            let descriptor = match scratch.fast.get(first) {
+                Some(shared) => *shared,
+                None => FastTex::of(resources.textures.texel_view(
                     view,
                     sampler,
                     crate::ir::TextureTarget::Tex2D,
-                ))
-            }));
+                )),
+            };
+            scratch.fast.push(descriptor);
+        }
         let mut ctx = Ctx {
             regs: scratch.regs.as_mut_ptr(),
             inputs: f.inputs,
