@@ -47,11 +47,12 @@ pub(super) struct Compiled {
     pub num_sysvals: usize,
     pub num_outputs: usize,
     pub num_const_buffers: usize,
-    /// (view, sampler) of each inline texture site.
+    /// Distinct (view, sampler) pairs of the inline texture sites (one descriptor each).
     pub fast_sites: Vec<(u32, u32)>,
 }
 
-/// Most texture instructions of one program sampled inline (each adds ~150 instructions).
+/// Most texture instructions of one program sampled inline (each adds ~150 instructions); they
+/// share one descriptor per distinct (view, sampler).
 const MAX_INLINE_TEX: usize = 64;
 
 /// The sampling opcodes of inline texture sites, in the order of [`Shims::mip`].
@@ -402,7 +403,7 @@ fn compile_in(
         if optimize {
             for (pc, inst) in d.insts.iter().enumerate() {
                 let t = d.textures.get(inst.aux as usize);
-                if fast_sites.len() < MAX_INLINE_TEX
+                if fast_of_pc.len() < MAX_INLINE_TEX
                     && matches!(
                         inst.op,
                         Opcode::TEX | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ | Opcode::TXD
@@ -410,23 +411,33 @@ fn compile_in(
                     && super::tex_fast_path(d, inst)
                     && t.is_some_and(|t| t.target == crate::ir::TextureTarget::Tex2D)
                 {
+                    // One descriptor per distinct (view, sampler), shared by its sites.
                     let t = d.textures[inst.aux as usize];
-                    fast_of_pc.insert(pc, fast_sites.len());
-                    fast_sites.push((t.view.index, t.sampler.index));
+                    let units = (t.view.index, t.sampler.index);
+                    let site = match fast_sites.iter().position(|&s| s == units) {
+                        Some(site) => site,
+                        None => {
+                            fast_sites.push(units);
+                            fast_sites.len() - 1
+                        }
+                    };
+                    fast_of_pc.insert(pc, site);
                 }
             }
         }
         // Only each site's descriptor address is computed once per call; its fields are loaded
         // where they are used, so that no vector lives across the quad loop (which made the
         // register allocator the largest part of compiling a small textured shader).
-        let mut fast_vals = HashMap::default();
-        for (pc, &site) in &fast_of_pc {
-            let base = b.ins().iadd_imm_s(
-                fast_p,
-                (site * std::mem::size_of::<super::FastTex>()) as i64,
-            );
-            fast_vals.insert(*pc, base);
-        }
+        let bases: Vec<Value> = (0..fast_sites.len())
+            .map(|site| {
+                let offset = site * std::mem::size_of::<super::FastTex>();
+                b.ins().iadd_imm_s(fast_p, offset as i64)
+            })
+            .collect();
+        let fast_vals: HashMap<usize, Value> = fast_of_pc
+            .iter()
+            .map(|(&pc, &site)| (pc, bases[site]))
+            .collect();
         let mem_locals = memory_locals(d);
         let lazy = super::lazy::lazy_results(d, &mem_locals);
         let mut e = Emitter {

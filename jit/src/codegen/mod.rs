@@ -372,10 +372,8 @@ type KernelFn = unsafe extern "C" fn(*mut Ctx) -> u32;
 /// One compiled version of a kernel: its entry point and the inline texture sites it reads.
 struct Tier {
     func: KernelFn,
-    /// (view, sampler) units of the inline texture sites.
+    /// Distinct (view, sampler) units of the inline texture sites, one descriptor each.
     fast_sites: Vec<(u32, u32)>,
-    /// Per site, the first site with the same units (whose descriptor it shares).
-    fast_first: Vec<usize>,
 }
 
 /// A compiled program, shared between all [`JitShader`]s of equal programs.
@@ -771,18 +769,9 @@ fn compile_tier(
     if std::env::var_os("SOFTGPU_PERF_MAP").is_some() {
         perf_map(ptr, compiled.code_size, program, decoded.insts.len());
     }
-    let fast_first = (compiled.fast_sites.iter().enumerate())
-        .map(|(i, site)| {
-            compiled.fast_sites[..i]
-                .iter()
-                .position(|s| s == site)
-                .unwrap_or(i)
-        })
-        .collect();
     let tier = Tier {
         func,
         fast_sites: compiled.fast_sites.clone(),
-        fast_first,
     };
     Ok((tier, module, compiled))
 }
@@ -1119,18 +1108,15 @@ impl JitShader {
         // The tier is read once: its code and its texture-site table must belong together.
         let tier = k.tier();
         scratch.fast.clear();
-        // One descriptor per distinct (view, sampler), copied to the other sites of the pair.
-        for (&(view, sampler), &first) in tier.fast_sites.iter().zip(&tier.fast_first) {
-            let descriptor = match scratch.fast.get(first) {
-                Some(shared) => *shared,
-                None => FastTex::of(resources.textures.texel_view(
+        scratch
+            .fast
+            .extend(tier.fast_sites.iter().map(|&(view, sampler)| {
+                FastTex::of(resources.textures.texel_view(
                     view,
                     sampler,
                     crate::ir::TextureTarget::Tex2D,
-                )),
-            };
-            scratch.fast.push(descriptor);
-        }
+                ))
+            }));
         let mut ctx = Ctx {
             regs: scratch.regs.as_mut_ptr(),
             inputs: f.inputs,
