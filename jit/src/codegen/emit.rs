@@ -2689,7 +2689,9 @@ impl Emitter<'_, '_> {
     fn fast_site(&mut self, base: Value) -> FastSite {
         use super::FastTex;
         use std::mem::offset_of;
-        let mf = self.mf;
+        // Pure loads: the descriptor is valid and unchanged for the whole call, so the optimizer
+        // may merge the loads of sites sharing it and move them.
+        let mf = self.mf.with_readonly().with_can_move();
         let ld32 = |b: &mut FunctionBuilder, off: usize| b.ins().load(I32, mf, base, off as i32);
         let ldf = |b: &mut FunctionBuilder, off: usize| b.ins().load(F32, mf, base, off as i32);
         let data = self
