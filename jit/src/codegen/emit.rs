@@ -109,8 +109,9 @@ pub(super) fn compile_mip_fns(
             }
             tex.call_conv = call_conv;
             let tex_sig = b.import_signature(tex);
+            // 64 bytes: `bilerp_lanes` pins its four lane results there.
             let slot =
-                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
+                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 64, 4));
             let entry = b.create_block();
             b.append_block_params_for_function_params(entry);
             b.switch_to_block(entry);
@@ -3021,10 +3022,10 @@ impl Emitter<'_, '_> {
             if self.optimize {
                 // The optimizer computes pure values where first used, after every side
                 // effect before that use: without a use here, all sixteen loads would come
-                // first and their texels be spilled. A store (to scratch nobody reads) is such
-                // a use.
+                // first and their texels be spilled. A store (to scratch nobody reads; one place
+                // per lane, so that no store overwrites another and dies) is such a use.
                 let scratch = self.b.ins().stack_addr(self.ptr, self.slot, 0);
-                self.b.ins().store(self.mf, r, scratch, 0);
+                self.b.ins().store(self.mf, r, scratch, 16 * i32::from(l));
             }
             r
         });
