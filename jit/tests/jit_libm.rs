@@ -162,3 +162,20 @@ fn pow_with_modifiers_and_swizzles_matches() {
     );
     check(&text, [1, 2], 30_000, 3);
 }
+
+#[test]
+fn pow_with_constant_exponents_matches() {
+    // Immediate exponents: normal ones (no lane test, a double constant), and zero, a denormal,
+    // infinity and NaN, which keep the per-lane path.
+    for y in [
+        "2.4", "0.41666", "-0.5", "1.0", "-3.0", "100.0", "0.0", "-0.0", "1e-40", "inf", "-inf",
+        "nan",
+    ] {
+        let text = format!(
+            "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL IN[1], GENERIC[1], PERSPECTIVE\n\
+             DCL OUT[0], COLOR\nDCL TEMP[0]\nIMM[0] FLT32 {{{y}, {y}, {y}, {y}}}\n\
+             0: POW TEMP[0], IN[0].xxxx, IMM[0].xxxx\n1: MOV OUT[0], TEMP[0]\n2: END\n"
+        );
+        check(&text, [1, 2], 6_400, 21);
+    }
+}

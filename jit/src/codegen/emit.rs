@@ -1366,15 +1366,29 @@ impl Emitter<'_, '_> {
     /// two lanes per `f64x2`, when every lane has a positive normal `x` and a normal `y` (their
     /// results need no special case: `y * log2(x)` is finite); other quads go per lane.
     fn pow_inline(&mut self, x: Option<Value>, y: Value) -> V {
+        // A constant normal exponent (`pow(c, 2.4)`, the usual gamma) needs no lane test and
+        // is a constant in double precision.
+        let y_const = self
+            .const_bits
+            .get(&y)
+            .copied()
+            .filter(|&k| (1..=254).contains(&((k >> 23) & 0xff)));
         let x = x.map(|x| self.i(x));
         let y = self.i(y);
-        let oky = self.normal_lanes(y, false);
-        let ok = match x {
-            Some(x) => {
+        let oky = match y_const {
+            Some(_) => None,
+            None => Some(self.normal_lanes(y, false)),
+        };
+        let ok = match (x, oky) {
+            (Some(x), oky) => {
                 let okx = self.normal_lanes(x, true);
-                self.b.ins().band(okx, oky)
+                match oky {
+                    Some(oky) => self.b.ins().band(okx, oky),
+                    None => okx,
+                }
             }
-            None => oky,
+            (None, Some(oky)) => oky,
+            (None, None) => self.splat(!0),
         };
         let (op, args) = match x {
             Some(x) => (LaneOp::Pow, vec![x, y]),
@@ -1388,7 +1402,13 @@ impl Emitter<'_, '_> {
                     [c, c]
                 }
             };
-            let yd = e.promote_halves(y);
+            let yd = match y_const {
+                Some(k) => {
+                    let c = e.dconst(f64::from(f32::from_bits(k)).to_bits());
+                    [c, c]
+                }
+                None => e.promote_halves(y),
+            };
             let h = [0, 1].map(|k| {
                 let ylogx = e.b.ins().fmul(yd[k], logx[k]);
                 e.exp2_half(ylogx)
