@@ -657,11 +657,11 @@ fn compile_kernel(
     let lp_native = math == MathMode::Llvmpipe && emit::cpu_has_fma();
     let (compiled_program, spec) = if lp_native {
         (
-            program.clone(),
+            std::borrow::Cow::Borrowed(program),
             Some(Interpreter::new(&lpmath::rewrite(program))?),
         )
     } else {
-        (math.apply(program.clone()), None)
+        (math.applied(program), None)
     };
     let interp = Interpreter::new(&compiled_program)?;
     let decoded = decode::decode(&compiled_program)?;
