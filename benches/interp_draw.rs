@@ -53,33 +53,26 @@ fn load_job(name: &str) -> DrawJob {
 }
 
 fn bench_draws(c: &mut Criterion) {
-    for (group_name, executor) in GROUPS {
+    let runs: [(&str, Executor, MathMode, &[&str]); 3] = [
+        (GROUPS[0].0, GROUPS[0].1, MathMode::Exact, &SHADERS),
+        (GROUPS[1].0, GROUPS[1].1, MathMode::Exact, &SHADERS),
+        (LP_GROUP, Executor::Jit, MathMode::Llvmpipe, &LP_SHADERS),
+    ];
+    for (group_name, executor, math, shaders) in runs {
         let mut group = c.benchmark_group(group_name);
         group.sample_size(10);
         group.warm_up_time(Duration::from_secs(1));
         group.measurement_time(Duration::from_secs(8));
         group.throughput(Throughput::Elements(u64::from(WIDTH * HEIGHT)));
-        for name in SHADERS {
-            let job = load_job(name);
+        for &name in shaders {
+            let job = DrawJob {
+                math,
+                ..load_job(name)
+            };
             group.bench_function(name, |b| b.iter(|| draw::run_with(&job, executor).unwrap()));
         }
         group.finish();
     }
-    let mut group = c.benchmark_group(LP_GROUP);
-    group.sample_size(10);
-    group.warm_up_time(Duration::from_secs(1));
-    group.measurement_time(Duration::from_secs(8));
-    group.throughput(Throughput::Elements(u64::from(WIDTH * HEIGHT)));
-    for name in LP_SHADERS {
-        let job = DrawJob {
-            math: MathMode::Llvmpipe,
-            ..load_job(name)
-        };
-        group.bench_function(name, |b| {
-            b.iter(|| draw::run_with(&job, Executor::Jit).unwrap())
-        });
-    }
-    group.finish();
 }
 
 /// The peer's fill rate in Mpix/s from `mesa_run.py --frames`, or None when Mesa is missing.
