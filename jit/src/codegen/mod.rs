@@ -18,8 +18,11 @@
 //! choice for ADD/SUB/MUL/DIV (`ops::pick_nan`: operand order is chosen so that x86 picks the same
 //! NaN).
 //! Per-lane calls of the very [`crate::interp::ops`] functions through `lane_op`: EX2, LG2, SIN,
-//! COS, POW, FMA, LDEXP, integer division and remainder, IMUL_HI/UMUL_HI, bitfields and bit
-//! counts. TEX/TXP/TXB/TXL/TEX_LZ/TXD call the sampler directly (`tex_sample`, request built as
+//! COS and POW with special arguments (ordinary quads run inline vector ports of
+//! `interp::libm`), FMA without the CPU's FMA, LDEXP, integer division and remainder,
+//! IMUL_HI/UMUL_HI, bitfields and bit counts. In `llvmpipe` math ([`JitShader::compile_math`])
+//! EX2, LG2, POW, SIN and COS are vector code of `ir::lpmath`'s sequences instead, equal to the
+//! interpreter running that rewrite. TEX/TXP/TXB/TXL/TEX_LZ/TXD call the sampler directly (`tex_sample`, request built as
 //! the interpreter builds it); in optimized kernels, 2D ones (not TXP) are sampled inline when the
 //! unit offers a [`TexelView`](crate::exec::TexelView): level 0 with one filter and wrap in the
 //! kernel itself, anything else (mip levels with their per-lane level of detail, a min/mag
@@ -535,9 +538,8 @@ impl JitShader {
     /// them natively (on CPUs with FMA; elsewhere it compiles the rewritten program).
     pub fn compile_math(program: &Program, math: MathMode) -> Result<JitShader, ExecError> {
         let hash = program_hash(program, math);
-        if let Some(kernel) = Self::lookup(hash, program, math) {
-            keep_recent(&kernel);
-            return Ok(Self::of(kernel));
+        if let Some(shader) = Self::cached_with(hash, program, math) {
+            return Ok(shader);
         }
         let kernel = Arc::new(compile_kernel(program, math, None)?);
         {
@@ -562,7 +564,12 @@ impl JitShader {
     /// The shader for `program` if the kernel cache holds its kernel (nothing is compiled).
     pub fn cached(program: &Program) -> Option<JitShader> {
         let math = MathMode::Exact;
-        let kernel = Self::lookup(program_hash(program, math), program, math)?;
+        Self::cached_with(program_hash(program, math), program, math)
+    }
+
+    /// The cached shader for `program` in `math` (whose key hash is `hash`), marked recently used.
+    fn cached_with(hash: u64, program: &Program, math: MathMode) -> Option<JitShader> {
+        let kernel = Self::lookup(hash, program, math)?;
         keep_recent(&kernel);
         Some(Self::of(kernel))
     }
