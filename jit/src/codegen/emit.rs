@@ -1619,12 +1619,13 @@ impl Emitter<'_, '_> {
         })
     }
 
-    // ---- Mesa 22.3 llvmpipe's EX2, LG2 and POW (`ir::lpmath`) ------------------------------
+    // ---- Mesa 22.3 llvmpipe's EX2, LG2, POW, SIN and COS (`ir::lpmath`) --------------------
     //
     // The same operations as `lpmath::rewrite`'s instruction sequences, in vector instructions:
-    // every intermediate is finite and non-NaN for a non-NaN argument (NaN arguments are
-    // patched by the final selects, as the sequences do), so the IR's NaN rules never apply,
-    // and intermediates only float arithmetic reads need no flush (DAZ), as in `lazy`.
+    // in EX2, LG2 and POW every intermediate is finite and non-NaN for a non-NaN argument (NaN
+    // arguments are patched by the final selects, as the sequences do), so the IR's NaN rules
+    // never apply (SIN/COS: see `lp_sin_cos`), and intermediates only float arithmetic reads
+    // need no flush (DAZ), as in `lazy`.
 
     /// `lp_build_polynomial`: even and odd halves in `x`², every step a fused multiply-add.
     fn lp_polynomial(&mut self, x: Value, coeffs: &[f64]) -> Value {
