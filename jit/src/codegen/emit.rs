@@ -811,6 +811,8 @@ const SIGN: u32 = 0x8000_0000;
 const EXP: u32 = 0x7f80_0000;
 const MANT: u32 = 0x007f_ffff;
 const ONE: u32 = 0x3f80_0000;
+/// The quiet bit of a float NaN.
+const QUIET: u32 = 0x0040_0000;
 
 fn is_denormal(bits: u32) -> bool {
     bits & EXP == 0 && bits & MANT != 0
@@ -1060,11 +1062,7 @@ impl Emitter<'_, '_> {
         // Applied last to first, so that the first NaN of `b`, `a`, `c` wins.
         for v in [c.v, a.v, b.v] {
             if !self.never_nan(v) {
-                let n = self.is_nan(v);
-                let quiet = self.splat(0x0040_0000);
-                let vi = self.i(v);
-                let q = self.b.ins().bor(vi, quiet);
-                r = self.sel(n, q, r);
+                r = self.nan_quieted(v, r);
             }
         }
         V {
@@ -1081,6 +1079,15 @@ impl Emitter<'_, '_> {
             }
             _ => None,
         }
+    }
+
+    /// Lanes where `v` is NaN take `v` quieted, the others `r` (bits).
+    fn nan_quieted(&mut self, v: Value, r: Value) -> Value {
+        let n = self.is_nan(v);
+        let quiet = self.splat(QUIET);
+        let v = self.i(v);
+        let q = self.b.ins().bor(v, quiet);
+        self.sel(n, q, r)
     }
 
     fn is_nan(&mut self, a: Value) -> Value {
@@ -1627,12 +1634,17 @@ impl Emitter<'_, '_> {
     // never apply (SIN/COS: see `lp_sin_cos`), and intermediates only float arithmetic reads
     // need no flush (DAZ), as in `lazy`.
 
+    /// A gallivm constant (`lpmath::k`) in every lane, as an `f32x4`.
+    fn lp_const(&mut self, v: f64) -> Value {
+        self.splatf(lpmath::k(v))
+    }
+
     /// `lp_build_polynomial`: even and odd halves in `x`², every step a fused multiply-add.
     fn lp_polynomial(&mut self, x: Value, coeffs: &[f64]) -> Value {
         let x2 = self.b.ins().fmul(x, x);
         let (mut even, mut odd): (Option<Value>, Option<Value>) = (None, None);
         for (i, &c) in coeffs.iter().enumerate().rev() {
-            let c = self.splatf(lpmath::k(c));
+            let c = self.lp_const(c);
             let acc = if i % 2 == 0 { &mut even } else { &mut odd };
             *acc = Some(match *acc {
                 None => c,
@@ -1671,10 +1683,7 @@ impl Emitter<'_, '_> {
         let scale = self.f(scale);
         let p = self.lp_polynomial(fpart, &lpmath::EXP2_POLY);
         let r = self.b.ins().fmul(scale, p);
-        let nan = self.is_nan(x);
-        let quiet = self.splat(0x0040_0000);
-        let q = self.b.ins().bor(x, quiet);
-        Self::flushed(self.sel(nan, q, r))
+        Self::flushed(self.nan_quieted(x, r))
     }
 
     /// `lpmath`'s LG2 of `x` (bits); `zero_case` false leaves ±0 (and denormals) to the
@@ -1750,14 +1759,10 @@ impl Emitter<'_, '_> {
     /// does; infinite and NaN arguments give NaN.
     fn lp_sin_cos(&mut self, a: Value, cos: bool) -> V {
         let a = self.i(a);
-        let k = |e: &mut Self, v: f64| {
-            let c = e.splatf(lpmath::k(v));
-            e.f(c)
-        };
         let abs = self.splat(!SIGN);
         let x_abs = self.b.ins().band(a, abs);
         let x_absf = self.f(x_abs);
-        let fopi = k(self, lpmath::FOPI);
+        let fopi = self.lp_const(lpmath::FOPI);
         let scale_y = self.b.ins().fmul(x_absf, fopi);
         let emm2_i = self.b.ins().x86_cvtt2dq(I32X4, scale_y);
         let one = self.splat(1);
@@ -1781,22 +1786,22 @@ impl Emitter<'_, '_> {
         let emm2_3 = self.b.ins().band(emm2_2, two);
         let zero = self.splat(0);
         let poly_mask = self.b.ins().icmp(IntCC::Equal, emm2_3, zero);
-        let [dp1, dp2, dp3] = [lpmath::DP1, lpmath::DP2, lpmath::DP3].map(|v| k(self, v));
+        let [dp1, dp2, dp3] = [lpmath::DP1, lpmath::DP2, lpmath::DP3].map(|v| self.lp_const(v));
         let x_1 = self.b.ins().fma(y_2, dp1, x_absf);
         let x_2 = self.b.ins().fma(y_2, dp2, x_1);
         let x_3 = self.b.ins().fma(y_2, dp3, x_2);
         let z = self.b.ins().fmul(x_3, x_3);
-        let [c0, c1, c2] = lpmath::COSCOF.map(|v| k(self, v));
+        let [c0, c1, c2] = lpmath::COSCOF.map(|v| self.lp_const(v));
         let y_4 = self.b.ins().fma(z, c0, c1);
         let y_6 = self.b.ins().fma(y_4, z, c2);
         let y_7 = self.b.ins().fmul(y_6, z);
         let y_8 = self.b.ins().fmul(y_7, z);
-        let half = k(self, 0.5);
+        let half = self.lp_const(0.5);
         let tmp = self.b.ins().fmul(z, half);
         let y_9 = self.b.ins().fsub(y_8, tmp);
-        let onef = k(self, 1.0);
+        let onef = self.lp_const(1.0);
         let y_10 = self.b.ins().fadd(y_9, onef);
-        let [s0, s1, s2] = lpmath::SINCOF.map(|v| k(self, v));
+        let [s0, s1, s2] = lpmath::SINCOF.map(|v| self.lp_const(v));
         let y2_4 = self.b.ins().fma(z, s0, s1);
         let y2_6 = self.b.ins().fma(y2_4, z, s2);
         let y2_7 = self.b.ins().fmul(y2_6, z);
