@@ -394,13 +394,7 @@ pub fn run_with_constants(
     };
     let mut target = Texture::new(Format::R8G8B8A8Unorm, job.size.0, job.size.1, 1)?;
     let vertices = Vertices::new(&job.vertices.registers, job.vertices.attributes);
-    let (width, height) = (target.width(), target.height());
-    let rows = RenderTarget::new(
-        Format::R8G8B8A8Unorm,
-        width,
-        height,
-        target.level_data_mut(0),
-    )?;
+    let rows = RenderTarget::of(&mut target)?;
     // OpenGL window space has row 0 at the bottom of the picture.
     let rows = match job.convention {
         ClipConvention::OpenGl => rows.bottom_up(),

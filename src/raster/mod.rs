@@ -266,6 +266,12 @@ impl<'a> RenderTarget<'a> {
         }
     }
 
+    /// Level 0 of `texture` as a render target.
+    pub fn of(texture: &'a mut Texture) -> Result<RenderTarget<'a>, RasterError> {
+        let (format, width, height) = (texture.format(), texture.width(), texture.height());
+        RenderTarget::new(format, width, height, texture.level_data_mut(0))
+    }
+
     /// Stores window row 0 in the last row of the data and so on up: an OpenGL draw (window
     /// rows counted from the bottom) lands in a top-down image without a flip afterwards.
     pub fn bottom_up(self) -> RenderTarget<'a> {
@@ -419,13 +425,7 @@ pub fn draw_triangles(
     vertices: Vertices<'_>,
     target: &mut Texture,
 ) -> Result<DrawStats, RasterError> {
-    let (format, width, height) = (target.format(), target.width(), target.height());
-    let data = target.level_data_mut(0);
-    draw_triangles_into(
-        state,
-        vertices,
-        RenderTarget::new(format, width, height, data)?,
-    )
+    draw_triangles_into(state, vertices, RenderTarget::of(target)?)
 }
 
 /// Draws a triangle list (three vertices per triangle) into a borrowed render target.
