@@ -42,10 +42,7 @@ fn bench_chains(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(2));
     group.measurement_time(Duration::from_secs(10));
-    for (name, math) in PRESETS
-        .into_iter()
-        .flat_map(|n| MathMode::ALL.map(|m| (n, m)))
-    {
+    for (name, math) in runs() {
         let chain_options = ChainOptions {
             math,
             ..Default::default()
@@ -68,6 +65,13 @@ fn bench_chains(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// Every bench preset in every math mode.
+fn runs() -> impl Iterator<Item = (&'static str, MathMode)> {
+    PRESETS
+        .into_iter()
+        .flat_map(|n| MathMode::ALL.map(|m| (n, m)))
 }
 
 /// The criterion id of `preset` in `math`: the preset's name for the default math.
@@ -114,10 +118,7 @@ fn report_side_by_side() {
         "{:<18} {:>8} {:>10} {:>12} {:>12}",
         "preset", "math", "softgpu", "librashader", "ratio"
     );
-    for (name, math) in PRESETS
-        .into_iter()
-        .flat_map(|n| MathMode::ALL.map(|m| (n, m)))
-    {
+    for (name, math) in runs() {
         let ours = support::criterion_mean_seconds(GROUP, &bench_id(name, math)).map(|s| 1.0 / s);
         let theirs = peer.iter().find(|(n, _)| n == name).map(|(_, f)| *f);
         let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));

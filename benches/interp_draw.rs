@@ -118,6 +118,11 @@ fn report_side_by_side() {
         "jit/interp"
     );
     let mpix = |s: f64| f64::from(WIDTH * HEIGHT) / s / 1e6;
+    let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => format!("{:.2}x", a / b),
+        _ => "-".to_string(),
+    };
     let mut llvmpipe_of = Vec::new();
     for name in SHADERS {
         let jit = support::criterion_mean_seconds(GROUPS[0].0, name).map(mpix);
@@ -131,11 +136,6 @@ fn report_side_by_side() {
             (None, None)
         };
         llvmpipe_of.push((name, llvmpipe));
-        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
-        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) => format!("{:.2}x", a / b),
-            _ => "-".to_string(),
-        };
         println!(
             "{:<14} {:>9} {:>9} {:>9} {:>9} {:>11} {:>12} {:>11}",
             name,
@@ -155,11 +155,6 @@ fn report_side_by_side() {
             .iter()
             .find(|(n, _)| *n == name)
             .and_then(|(_, v)| *v);
-        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
-        let ratio = match (jit, llvmpipe) {
-            (Some(a), Some(b)) => format!("{:.2}x", a / b),
-            _ => "-".to_string(),
-        };
         println!(
             "{:<14} {:>9} {:>9} {:>9} {:>9} {:>11}",
             name,
@@ -167,7 +162,7 @@ fn report_side_by_side() {
             "",
             "",
             fmt(llvmpipe),
-            ratio
+            ratio(jit, llvmpipe)
         );
     }
 }
