@@ -145,11 +145,15 @@ fn program_text(producer: &str, forwarder: &str, consumer: &str) -> String {
         }
         _ => lines.push(format!("{consumer} OUT[0], {}", srcs.join(", "))),
     }
-    lines.push("END".into());
+    numbered(&lines)
+}
+
+/// A fragment program over IN[0..3] and TEMP[0..1] writing OUT[0]: `lines`, numbered, then END.
+fn numbered(lines: &[impl AsRef<str>]) -> String {
     let mut text = String::from(
         "FRAG\nDCL IN[0..3], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL TEMP[0..1]\n",
     );
-    for (i, l) in lines.iter().enumerate() {
+    for (i, l) in lines.iter().map(AsRef::as_ref).chain(["END"]).enumerate() {
         text.push_str(&format!("{i:3}: {l}\n"));
     }
     text
@@ -312,12 +316,6 @@ fn fma_nan_operands_match_the_interpreter() {
         ],
         &["FMA OUT[0], IN[0], IN[3], IN[2]"],
     ] {
-        let mut text = String::from(
-            "FRAG\nDCL IN[0..3], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL TEMP[0..1]\n",
-        );
-        for (i, l) in body.iter().chain(&["END"]).enumerate() {
-            text.push_str(&format!("{i:3}: {l}\n"));
-        }
-        assert_tiers_match(&text, &quads, &NoTextures);
+        assert_tiers_match(&numbered(body), &quads, &NoTextures);
     }
 }
