@@ -210,10 +210,18 @@ fn random_inputs(rng: &mut Rng, n_in: usize, n_sv: usize, n_out: usize) -> Input
 }
 
 fn run(shader: &dyn QuadShader, inp: &Inputs) -> (Result<u8, ExecError>, Vec<QuadVec4>) {
+    run_with(shader, inp, &HashTextures)
+}
+
+fn run_with(
+    shader: &dyn QuadShader,
+    inp: &Inputs,
+    textures: &dyn TextureAccess,
+) -> (Result<u8, ExecError>, Vec<QuadVec4>) {
     let consts: Vec<&[[u32; 4]]> = inp.constants.iter().map(|c| c.as_slice()).collect();
     let res = ShaderResources {
         constants: &consts,
-        textures: &HashTextures,
+        textures,
     };
     let mut outputs = inp.outputs.clone();
     let mut io = QuadIo {
@@ -451,6 +459,10 @@ struct Gen {
     /// No subroutines and no SWITCH: the flow the JIT's flush analysis models (what the
     /// frontends produce), where arithmetic results may stay unflushed.
     plain: bool,
+    /// Arithmetic and texture lines emitted so far, which `repeats` programs emit again (so
+    /// value numbering finds recomputed values).
+    emitted: Vec<String>,
+    repeats: bool,
 }
 
 impl Gen {
@@ -537,7 +549,9 @@ impl Gen {
         let sat = if self.rng.chance(12) { "_SAT" } else { "" };
         let dst = self.dst();
         let srcs: Vec<String> = (0..n).map(|_| self.src()).collect();
-        self.emit(format!("{op}{sat} {dst}, {}", srcs.join(", ")));
+        let line = format!("{op}{sat} {dst}, {}", srcs.join(", "));
+        self.emitted.push(line.clone());
+        self.emit(line);
     }
 
     fn tex(&mut self) {
@@ -562,6 +576,7 @@ impl Gen {
             9 => format!("TEX {d}, {c}, SAMP[0], SHADOW2D"),
             _ => format!("SAMPLE {d}, {c}, SVIEW[0].yxzw, SAMP[1]"),
         };
+        self.emitted.push(line.clone());
         self.emit(line);
     }
 
@@ -573,6 +588,11 @@ impl Gen {
 
     fn statement(&mut self) {
         let nested = self.depth < 3;
+        if self.repeats && !self.emitted.is_empty() && self.rng.chance(25) {
+            let line = self.emitted[self.rng.below(self.emitted.len())].clone();
+            self.emit(line);
+            return;
+        }
         match self.rng.below(100) {
             0..=54 => self.alu(),
             55..=58 => {
@@ -717,7 +737,14 @@ fn imm_line(rng: &mut Rng, k: usize, tiny: bool) -> String {
 /// A random valid fragment program of about `statements` top-level statements (`plain`: see
 /// [`Gen::plain`]).
 fn random_program(seed: u64, statements: usize, plain: bool) -> String {
+    random_program_with(seed, statements, plain, false)
+}
+
+/// [`random_program`], with earlier lines repeated now and then when `repeats` is set.
+fn random_program_with(seed: u64, statements: usize, plain: bool, repeats: bool) -> String {
     let mut g = Gen {
+        emitted: Vec::new(),
+        repeats,
         rng: Rng(seed),
         lines: Vec::new(),
         loop_depth: 0,
@@ -832,4 +859,131 @@ fn many_random_programs_match_the_interpreter() {
     random_programs(1_000_000, 40_000, 16, 16, false);
     random_programs(1_500_000, 40_000, 16, 16, true);
     random_programs(2_000_000, 200, 400, 16, false);
+}
+
+/// Texture units whose sampling is level-independent in [`LaneTextures`]: unit 0.
+const LANE_LOCAL_UNITS: u64 = 1;
+
+/// [`HashTextures`], except that sampling with view and sampler unit 0 gives each lane a texel
+/// hashed from that lane's part of the request alone — what a sampler with one filter and no
+/// mipmaps does, and what `specialize` may assume of the units it is told about.
+struct LaneTextures;
+
+impl TextureAccess for LaneTextures {
+    fn sample(&self, request: &SampleRequest) -> QuadVec4 {
+        if request.view != 0 || request.sampler != 0 {
+            return HashTextures.sample(request);
+        }
+        let mut out = [[0u32; 4]; 4];
+        for lane in 0..4 {
+            let mut lane_request = *request;
+            for c in 0..4 {
+                lane_request.coords[c] = [request.coords[c][lane]; 4];
+            }
+            lane_request.compare = request.compare.map(|v| [v[lane]; 4]);
+            lane_request.lod = match request.lod {
+                LodMode::Implicit => LodMode::Implicit,
+                LodMode::Zero => LodMode::Zero,
+                LodMode::Bias(b) => LodMode::Bias([b[lane]; 4]),
+                LodMode::Explicit(l) => LodMode::Explicit([l[lane]; 4]),
+                LodMode::Gradient { ddx, ddy } => LodMode::Gradient {
+                    ddx: ddx.map(|d| [d[lane]; 4]),
+                    ddy: ddy.map(|d| [d[lane]; 4]),
+                },
+            };
+            let texel = texel(hash_request(&lane_request));
+            for c in 0..4 {
+                out[c][lane] = texel[c][lane];
+            }
+        }
+        out
+    }
+    fn gather(&self, request: &SampleRequest, component: u32) -> QuadVec4 {
+        HashTextures.gather(request, component)
+    }
+    fn fetch(
+        &self,
+        view: u32,
+        target: TextureTarget,
+        coords: [[i32; 4]; 4],
+        lod: [i32; 4],
+        offset: [i32; 3],
+    ) -> QuadVec4 {
+        HashTextures.fetch(view, target, coords, lod, offset)
+    }
+    fn size(&self, view: u32, target: TextureTarget, lod: i32) -> [u32; 4] {
+        HashTextures.size(view, target, lod)
+    }
+    fn query_lod(&self, request: &SampleRequest) -> [[f32; 4]; 2] {
+        HashTextures.query_lod(request)
+    }
+}
+
+/// `ir::opt::specialize` (if-conversion, value numbering, unrolling, liveness-based removal,
+/// compaction) must not change a bit: random programs with repeated lines, run by the
+/// interpreter before and after on textures that keep its promise for unit 0 (and not for
+/// unit 1), and the specialized program through the JIT against the interpreter.
+#[test]
+fn specialized_random_programs_match_the_originals() {
+    let mut rng = Rng(0x5bec_1a11);
+    let mut changed = 0;
+    let mut flattened = 0;
+    for seed in 9000..9400u64 {
+        let text = random_program_with(seed, 24, true, true);
+        let original = parse_program(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let mut specialized = original.clone();
+        softgpu_jit::ir::opt::specialize(&mut specialized, LANE_LOCAL_UNITS);
+        if specialized == original {
+            continue;
+        }
+        changed += 1;
+        let uifs = |p: &Program| {
+            p.instructions
+                .iter()
+                .filter(|i| i.opcode == softgpu_jit::ir::Opcode::UIF)
+                .count()
+        };
+        if uifs(&specialized) < uifs(&original) {
+            flattened += 1;
+        }
+        let what = format!("specialized random program {seed}");
+        let Ok(before) = Interpreter::new(&original) else {
+            continue;
+        };
+        let after = Interpreter::new(&specialized)
+            .unwrap_or_else(|e| panic!("{what}: the interpreter rejects it: {e}"))
+            .with_budget(BUDGET);
+        let before = before.with_budget(BUDGET);
+        let sig = before.signature();
+        for trial in 0..8 {
+            let inp = random_inputs(
+                &mut rng,
+                sig.num_inputs.max(3),
+                sig.num_system_values,
+                sig.num_outputs.max(2),
+            );
+            let (rb, ob) = run_with(&before, &inp, &LaneTextures);
+            let (ra, oa) = run_with(&after, &inp, &LaneTextures);
+            let out_of_budget =
+                |r: &Result<u8, ExecError>| matches!(r, Err(ExecError::BudgetExceeded { .. }));
+            if out_of_budget(&rb) || out_of_budget(&ra) {
+                continue;
+            }
+            if rb != ra || ob != oa {
+                panic!(
+                    "{what}, trial {trial}: original {rb:?} vs specialized {ra:?}\n\
+                     live {:#x}\noriginal outputs    {ob:x?}\nspecialized outputs {oa:x?}\n\
+                     original:\n{text}\nspecialized:\n{}",
+                    inp.live,
+                    softgpu_jit::ir::text::print_program(&specialized)
+                );
+            }
+        }
+        assert!(
+            compare(&specialized, &what, &mut rng, 4),
+            "{what}: rejected"
+        );
+    }
+    assert!(changed > 200, "only {changed} of 400 programs changed");
+    assert!(flattened > 20, "only {flattened} programs lost a branch");
 }

@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
@@ -26,6 +26,7 @@ use crate::frontend::cg;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::slang::{self, Parameter, StageReflection};
 use crate::ir::lpmath::MathMode;
+use crate::ir::Program;
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
 use crate::texture::{FetchBounds, Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 
@@ -118,7 +119,16 @@ struct Pass {
     /// `pass N (file)`, for messages.
     label: String,
     vertex: Box<dyn QuadShader>,
+    /// The fragment shader specialized for `fragment_units` (see [`level_independent_units`]).
     fragment: Box<dyn QuadShader>,
+    /// Texture units the specialized fragment shader assumes level-independent.
+    fragment_units: u64,
+    /// The fragment program as compiled, for frames that bind a unit otherwise (built the first
+    /// time one does).
+    fragment_program: Program,
+    fragment_generic: OnceLock<Result<Box<dyn QuadShader>, String>>,
+    executor: Executor,
+    math: MathMode,
     frag_coord: FragCoordConvention,
     vertex_attributes: usize,
     format: Format,
@@ -431,7 +441,11 @@ impl FilterChain {
             };
             let vertex = build_shader(&shader.vertex.0.program, options.executor, options.math)
                 .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;
-            let fragment = build_shader(&shader.fragment.0.program, options.executor, options.math)
+            let fragment_units =
+                predicted_level_independent_units(preset, config, &fragment_bindings);
+            let mut specialized = shader.fragment.0.program.clone();
+            crate::ir::opt::specialize(&mut specialized, fragment_units);
+            let fragment = build_shader(&specialized, options.executor, options.math)
                 .map_err(|e| ChainError::new(format!("{label}, fragment: {e}")))?;
             let vertex_attributes = ShaderSignature::from_program(&shader.vertex.0.program)
                 .num_inputs
@@ -442,6 +456,11 @@ impl FilterChain {
                 frag_coord: FragCoordConvention::from_program(&shader.fragment.0.program),
                 vertex,
                 fragment,
+                fragment_units,
+                fragment_program: shader.fragment.0.program.clone(),
+                fragment_generic: OnceLock::new(),
+                executor: options.executor,
+                math: options.math,
                 vertex_attributes,
                 format,
                 vertex_bindings,
@@ -826,6 +845,51 @@ fn stage_resources(
     (constants, units)
 }
 
+/// The fragment units of `config`'s pass whose textures never have mipmaps (every sampler the
+/// chain makes has one filter for minification and magnification), so that sampling them is
+/// level-independent: pass outputs have levels only when the next pass asks for
+/// `mipmap_input`, LUTs when the preset says `NAME_mipmap`, input frames never.
+fn predicted_level_independent_units(
+    preset: &Preset,
+    config: &PassConfig,
+    bindings: &StageBindings,
+) -> u64 {
+    let output_has_levels = |n: usize| {
+        preset
+            .passes
+            .get(n + 1)
+            .is_some_and(|next| next.mipmap_input)
+    };
+    bindings
+        .textures
+        .iter()
+        .filter(|t| t.unit < 64)
+        .filter(|t| match t.semantic {
+            TextureSemantic::Original | TextureSemantic::OriginalHistory(_) => true,
+            TextureSemantic::Source => config.index == 0 || !config.mipmap_input,
+            TextureSemantic::PassOutput(n) | TextureSemantic::PassFeedback(n) => {
+                !output_has_levels(n)
+            }
+            TextureSemantic::User(n) => preset.textures.get(n).is_some_and(|l| !l.mipmap),
+        })
+        .fold(0, |units, t| units | 1 << t.unit)
+}
+
+/// The units of `units` (bound for `bindings`) whose sampling is level-independent, plus every
+/// unit nothing is bound to (which reads zero).
+fn level_independent_units(bindings: &StageBindings, units: &TextureUnits) -> u64 {
+    bindings
+        .textures
+        .iter()
+        .filter(|t| t.unit < 64)
+        .filter(|t| {
+            units
+                .get(t.unit)
+                .is_some_and(|(texture, sampler)| !sampler.is_level_independent(texture))
+        })
+        .fold(u64::MAX, |all, t| all & !(1 << t.unit))
+}
+
 /// Draws a pass's full-screen quad into `target`.
 fn draw_pass(
     pass: &Pass,
@@ -839,6 +903,20 @@ fn draw_pass(
         stage_resources(&pass.vertex_bindings, pass, frame, output_size, mvp);
     let (fs_consts, fs_units) =
         stage_resources(&pass.fragment_bindings, pass, frame, output_size, mvp);
+    // The specialized shader's promise holds unless this frame binds a unit with mipmaps that
+    // the prediction thought had none.
+    let actual = level_independent_units(&pass.fragment_bindings, &fs_units);
+    let fragment: &dyn QuadShader = if pass.fragment_units & !actual == 0 {
+        &*pass.fragment
+    } else {
+        match pass.fragment_generic.get_or_init(|| {
+            build_shader(&pass.fragment_program, pass.executor, pass.math)
+                .map_err(|e| e.to_string())
+        }) {
+            Ok(shader) => &**shader,
+            Err(e) => return Err(ChainError::new(format!("{}, fragment: {e}", pass.label))),
+        }
+    };
     let vs_refs: Vec<&[[u32; 4]]> = vs_consts.iter().map(|v| v.as_slice()).collect();
     let fs_refs: Vec<&[[u32; 4]]> = fs_consts.iter().map(|v| v.as_slice()).collect();
     let state = DrawState {
@@ -851,7 +929,7 @@ fn draw_pass(
             textures: &fs_units,
         },
         frag_coord: pass.frag_coord,
-        ..DrawState::new(&*pass.vertex, &*pass.fragment, ClipConvention::Vulkan)
+        ..DrawState::new(&*pass.vertex, fragment, ClipConvention::Vulkan)
     };
     let vertices = quad_vertices(final_quad, pass.vertex_attributes);
     raster::draw_triangles(

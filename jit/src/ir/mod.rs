@@ -5,7 +5,9 @@
 //! it reads them (see [`Opcode::src_type`]).
 
 pub mod compact;
+pub mod ifconv;
 pub mod lpmath;
+pub mod lvn;
 pub mod opt;
 pub mod text;
 mod types;

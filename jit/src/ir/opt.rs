@@ -42,6 +42,63 @@ pub fn optimize(program: &mut Program) {
     }
 }
 
+/// Instructions [`specialize`] lets a program grow to by unrolling loops again once if-conversion
+/// and value numbering have shrunk it.
+pub const MAX_SPECIALIZED_INSTRUCTIONS: usize = 12_000;
+
+/// Optimizes `program` further for the textures it will sample: `lane_local_units` has bit `n`
+/// set when sampling unit `n` gives each lane a texel that depends on its own coordinates only
+/// (one filter for minification and magnification, and one level or no mip filter). Small
+/// branches become selects ([`super::ifconv`]), recomputed values become copies
+/// ([`super::lvn`]), and loops the first unrolling left for size are unrolled while the program
+/// stays below [`MAX_SPECIALIZED_INSTRUCTIONS`]. Exact for every program whose units satisfy
+/// the promise; the temporaries are compacted afterwards.
+pub fn specialize(program: &mut Program, lane_local_units: u64) {
+    if program
+        .instructions
+        .iter()
+        .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB | Opcode::BRA))
+    {
+        return;
+    }
+    let original = program.clone();
+    for round in 0..4 {
+        if round > 0 {
+            let before = program.instructions.len();
+            if before >= MAX_SPECIALIZED_INSTRUCTIONS {
+                break;
+            }
+            let mut candidate = program.clone();
+            let room = MAX_SPECIALIZED_INSTRUCTIONS - before;
+            let unrolled = super::unroll::unroll_loops_within(&mut candidate, room, room);
+            if !unrolled || candidate.instructions.len() > MAX_SPECIALIZED_INSTRUCTIONS {
+                break;
+            }
+            *program = candidate;
+        }
+        super::ifconv::convert_blocks(program, lane_local_units);
+        super::lvn::number_values(program);
+        let arrays = array_temps(program);
+        for _ in 0..4 {
+            let forwarded = forward_copies(program, &arrays);
+            let removed = remove_dead_writes(program, &arrays);
+            let overwritten = remove_unread_writes(program, &arrays);
+            if !forwarded && !removed && !overwritten {
+                break;
+            }
+        }
+    }
+    // Running both arms of every small branch pays only where value numbering then removes
+    // work (crt-lottes-style repeated taps); elsewhere it is measured slower (crt-lottes itself,
+    // whose repeated taps sit in branches on a shader parameter, 2.3x). Both forms are exact.
+    let cost = super::ifconv::estimated_cost;
+    if cost(program) * 10 > cost(&original) * 9 {
+        *program = original;
+        return;
+    }
+    super::compact::compact_temps(program);
+}
+
 /// TEMP registers in `ARRAY` declarations or reached by indirect addressing.
 fn array_temps(program: &Program) -> HashSet<u32> {
     let mut set = HashSet::new();
@@ -75,6 +132,17 @@ fn is_copy_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
             RegisterFile::Temporary => is_tracked_temp(reg, arrays),
             _ => false,
         }
+}
+
+/// The components an instruction's destination really receives: its write mask, except for
+/// `LODQ`, which writes x and y only (the executors leave z and w as they were).
+pub(super) fn written_mask(inst: &super::Instruction) -> u8 {
+    let mask = inst.dst.first().map_or(0, |d| d.write_mask);
+    if inst.opcode == Opcode::LODQ {
+        mask & 0b11
+    } else {
+        mask
+    }
 }
 
 /// Instructions whose result depends on other lanes of the quad.
@@ -256,4 +324,142 @@ fn remove_dead_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
         live != 0
     });
     changed
+}
+
+/// Removes component writes to tracked temporaries that no later instruction reads before the
+/// component is overwritten in all four lanes; returns whether anything changed.
+///
+/// A backward scan with the set of live components. A write kills a component only outside
+/// every branch, loop and switch and before any `RET` (the places where it reaches all four lanes
+/// — derivatives and texture instructions read the others too); a loop adds everything its body
+/// reads when the scan enters it from its end, because its back edge carries values to earlier
+/// instructions.
+fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
+    let insts = &program.instructions;
+    let first_ret = insts
+        .iter()
+        .position(|i| i.opcode == Opcode::RET)
+        .unwrap_or(usize::MAX);
+    let reads_of = |inst: &super::Instruction, out: &mut Vec<(u32, u8)>| {
+        let mut note = |reg: &Register, comps: &[u8]| {
+            if reg.file == RegisterFile::Temporary && reg.index >= 0 {
+                out.extend(comps.iter().map(|&c| (reg.index as u32, c)));
+            }
+            for ind in [reg.indirect, reg.dimension.and_then(|d| d.indirect)]
+                .into_iter()
+                .flatten()
+            {
+                if ind.file == RegisterFile::Temporary {
+                    out.push((ind.index, ind.component));
+                }
+            }
+        };
+        for src in &inst.src {
+            note(&src.reg, &src.swizzle);
+        }
+        for dst in &inst.dst {
+            note(
+                &Register {
+                    file: RegisterFile::Null,
+                    ..dst.reg
+                },
+                &[],
+            );
+        }
+        if let Some(tex) = &inst.texture {
+            for off in &tex.offsets {
+                note(&off.reg, &off.swizzle);
+            }
+        }
+    };
+    // Everything each loop reads, keyed by its ENDLOOP.
+    let mut loop_reads: HashMap<usize, HashSet<(u32, u8)>> = HashMap::new();
+    let mut open: Vec<HashSet<(u32, u8)>> = Vec::new();
+    let mut scratch = Vec::new();
+    for (pc, inst) in insts.iter().enumerate() {
+        match inst.opcode {
+            Opcode::BGNLOOP => open.push(HashSet::new()),
+            Opcode::ENDLOOP => {
+                let reads = open.pop().unwrap_or_default();
+                if let Some(outer) = open.last_mut() {
+                    outer.extend(reads.iter().copied());
+                }
+                loop_reads.insert(pc, reads);
+            }
+            _ => {
+                if !open.is_empty() {
+                    scratch.clear();
+                    reads_of(inst, &mut scratch);
+                    open.last_mut()
+                        .expect("open loop")
+                        .extend(scratch.iter().copied());
+                }
+            }
+        }
+    }
+    let mut live: HashSet<(u32, u8)> = HashSet::new();
+    let mut depth = 0usize;
+    let mut masks: Vec<u8> = insts
+        .iter()
+        .map(|i| i.dst.first().map_or(0, |d| d.write_mask))
+        .collect();
+    let mut changed = false;
+    for pc in (0..insts.len()).rev() {
+        let inst = &insts[pc];
+        match inst.opcode {
+            Opcode::ENDLOOP => {
+                depth += 1;
+                live.extend(loop_reads[&pc].iter().copied());
+            }
+            Opcode::ENDIF | Opcode::ENDSWITCH => depth += 1,
+            Opcode::BGNLOOP | Opcode::IF | Opcode::UIF | Opcode::SWITCH => {
+                depth = depth.saturating_sub(1)
+            }
+            _ => {}
+        }
+        let removable = matches!(inst.opcode.class(), OpcodeClass::Alu | OpcodeClass::Texture)
+            && inst.dst.len() == 1
+            && is_tracked_temp(&inst.dst[0].reg, arrays);
+        if removable {
+            let index = inst.dst[0].reg.index as u32;
+            let written = inst.dst[0].write_mask;
+            let received = written_mask(inst);
+            let needed = (0..4u8)
+                .filter(|&c| written & (1 << c) != 0 && live.contains(&(index, c)))
+                .fold(0u8, |m, c| m | (1 << c));
+            if needed != written {
+                masks[pc] = needed;
+                changed = true;
+            }
+            if depth == 0 && pc < first_ret {
+                for c in 0..4u8 {
+                    if received & (1 << c) != 0 {
+                        live.remove(&(index, c));
+                    }
+                }
+            }
+            if needed == 0 {
+                continue;
+            }
+        }
+        scratch.clear();
+        reads_of(inst, &mut scratch);
+        live.extend(scratch.iter().copied());
+    }
+    if !changed {
+        return false;
+    }
+    let mut pc = 0;
+    program.instructions.retain_mut(|inst| {
+        let mask = masks[pc];
+        pc += 1;
+        if let Some(d) = inst.dst.first_mut() {
+            if d.write_mask != mask {
+                d.write_mask = mask;
+                return mask != 0;
+            }
+        }
+        true
+    });
+    true
 }

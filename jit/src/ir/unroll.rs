@@ -55,6 +55,12 @@ pub const MAX_GROWTH: usize = 4000;
 /// Unrolls constant loops and folds constant instructions in place (see the module
 /// documentation); returns whether the program changed.
 pub fn unroll_loops(program: &mut Program) -> bool {
+    unroll_loops_within(program, MAX_LOOP_INSTRUCTIONS, MAX_GROWTH)
+}
+
+/// [`unroll_loops`] with other limits: `loop_instructions` per unrolled loop and `growth` for the
+/// whole program.
+pub fn unroll_loops_within(program: &mut Program, loop_instructions: usize, growth: usize) -> bool {
     let insts = &program.instructions;
     if insts
         .iter()
@@ -83,7 +89,8 @@ pub fn unroll_loops(program: &mut Program) -> bool {
         immediates,
         folds: HashMap::new(),
         out: Vec::with_capacity(insts.len()),
-        limit: insts.len() + MAX_GROWTH,
+        limit: insts.len() + growth,
+        loop_instructions,
         unrolling: 0,
         changed: false,
     };
@@ -198,6 +205,8 @@ struct Unroller<'p> {
     out: Vec<Instruction>,
     /// The most instructions `out` may hold while a loop is being unrolled.
     limit: usize,
+    /// The most instructions one unrolled loop may produce.
+    loop_instructions: usize,
     /// Loops being unrolled around the code being walked.
     unrolling: usize,
     changed: bool,
@@ -315,7 +324,7 @@ impl Unroller<'_> {
                 false,
                 lanes_vary,
             );
-            if self.out.len() - mark.0 > MAX_LOOP_INSTRUCTIONS {
+            if self.out.len() - mark.0 > self.loop_instructions {
                 break;
             }
             match exit {

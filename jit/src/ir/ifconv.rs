@@ -1,0 +1,487 @@
+//! If-conversion: small `UIF … [ELSE …] ENDIF` blocks become straight code and `UCMP` selects,
+//! bit for bit what the interpreter computes for the branchy form.
+//!
+//! RetroArch shaders branch on nearly every ternary (`c <= 0.04045 ? c / 12.92 : pow(…)`), and a
+//! function's early `return` becomes a flag and an `UIF` around the rest of its body. Executed per
+//! quad, each block costs a mask test, a branch and a blend of every register it writes, and it
+//! hides what the blocks share from value numbering ([`super::lvn`]): crt-lottes fetches the same
+//! texel for its beam and its bloom, each fetch inside its own `UIF`. Mesa's llvmpipe runs both
+//! sides of every divergent branch under a mask; this pass does the same for blocks that are
+//! cheap enough.
+//!
+//! A block is converted when every instruction in it computes a value from its sources alone and
+//! writes a plain temporary: arithmetic, and texture instructions whose result in a lane depends
+//! on that lane's coordinates only. In the branchy form, lanes that skip the block keep their old
+//! values; in the converted form, each written register is first copied into a shadow temporary,
+//! the block runs on the shadows for all lanes, and one `UCMP` per register picks the shadow in
+//! the lanes whose condition holds and the old value elsewhere, so every lane ends with exactly
+//! the bits the interpreter leaves there. The computations in lanes that would have skipped the
+//! block have no effect beyond their discarded results, with these exceptions, which keep a block
+//! as it is:
+//! - derivatives (`DDX`, `DDY`, …) and `LODQ` read other lanes, which in the branchy form hold
+//!   stale values;
+//! - texture instructions with an implicit level of detail (`TEX`, `TXB`, `TXP`, `SAMPLE`, …)
+//!   compute it from the quad's four coordinates: they are converted only for the texture units
+//!   the caller names as level-independent (a sampler with one filter for minification and
+//!   magnification, on a texture with one level or without a mip filter: then each lane's texel
+//!   depends on its own coordinates only). Explicit-level and gradient sampling, fetches, size
+//!   queries and gathers are lane-local on every unit;
+//! - `KILL`, writes to outputs, to address registers, to `TEMP` arrays or through indirect
+//!   addresses, reads of temporaries through indirect addresses, and nested flow (inner blocks
+//!   are converted first, so an outer block qualifies once its inner ones did);
+//! - `IF` (float condition) blocks: the frontends emit `UIF`.
+//!
+//! Blocks heavier than [`MAX_BLOCK_COST`] stay branches, so a rarely taken large block is still
+//! skipped.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::{
+    Declaration, DstOperand, HeaderItem, Instruction, Opcode, OpcodeClass, Program, Register,
+    RegisterFile, SrcOperand,
+};
+
+/// Weighted size of the largest block converted (both arms): arithmetic counts 1, moves 0,
+/// transcendental functions and texture instructions [`HEAVY_COST`]. A lottes-style texel fetch
+/// with its guard and three per-channel sRGB curves weighs about 60.
+pub const MAX_BLOCK_COST: u32 = 96;
+
+/// The weight of EX2, LG2, POW, SIN, COS and texture instructions.
+pub const HEAVY_COST: u32 = 8;
+
+/// Converts every qualifying block of `program` (see the module documentation), innermost
+/// first; `lane_local_units` has bit `n` set when sampling unit `n` is level-independent.
+/// Returns whether the program changed.
+pub fn convert_blocks(program: &mut Program, lane_local_units: u64) -> bool {
+    if program
+        .instructions
+        .iter()
+        .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB | Opcode::BRA))
+    {
+        return false;
+    }
+    let arrays = array_temps(program);
+    let mut next_temp = program.file_size(RegisterFile::Temporary);
+    let first_new = next_temp;
+    let mut changed = false;
+    loop {
+        let blocks = innermost_blocks(&program.instructions);
+        let uniform = uniform_conditions(&program.instructions);
+        let convertible: Vec<Block> = blocks
+            .into_iter()
+            .filter(|b| !uniform.contains(&b.start))
+            .filter(|b| qualifies(&program.instructions, b, &arrays, lane_local_units))
+            .collect();
+        if convertible.is_empty() {
+            break;
+        }
+        changed = true;
+        let mut out = Vec::with_capacity(program.instructions.len());
+        let mut at = 0;
+        for b in &convertible {
+            out.extend_from_slice(&program.instructions[at..b.start]);
+            convert(&program.instructions, b, &mut next_temp, &mut out);
+            at = b.end + 1;
+        }
+        out.extend_from_slice(&program.instructions[at..]);
+        program.instructions = out;
+    }
+    if next_temp > first_new {
+        program
+            .header
+            .push(HeaderItem::Declaration(Declaration::new(
+                RegisterFile::Temporary,
+                first_new,
+                next_temp - 1,
+            )));
+    }
+    changed
+}
+
+/// An `UIF` at `start`, its `ELSE` if any, and its `ENDIF` at `end`, with no flow between.
+struct Block {
+    start: usize,
+    else_at: Option<usize>,
+    end: usize,
+}
+
+fn innermost_blocks(insts: &[Instruction]) -> Vec<Block> {
+    // Open blocks: (UIF index, ELSE index, whether flow other than its own ELSE lies inside).
+    let mut open: Vec<(usize, Option<usize>, bool)> = Vec::new();
+    let mut blocks = Vec::new();
+    for (pc, inst) in insts.iter().enumerate() {
+        if inst.opcode.class() != OpcodeClass::Flow {
+            continue;
+        }
+        match inst.opcode {
+            Opcode::UIF | Opcode::IF => {
+                if let Some(top) = open.last_mut() {
+                    top.2 = true;
+                }
+                open.push((pc, None, false));
+            }
+            Opcode::ELSE => match open.last_mut() {
+                Some(top) if top.1.is_none() => top.1 = Some(pc),
+                _ => return Vec::new(),
+            },
+            Opcode::ENDIF => {
+                let Some((start, else_at, nested)) = open.pop() else {
+                    return Vec::new();
+                };
+                if !nested {
+                    blocks.push(Block {
+                        start,
+                        else_at,
+                        end: pc,
+                    });
+                }
+            }
+            _ => {
+                for top in &mut open {
+                    top.2 = true;
+                }
+            }
+        }
+    }
+    blocks
+}
+
+/// The `UIF`s whose condition is the same in every lane of every quad: computed outside all
+/// flow from constants and immediates only (a shader parameter, say). Such a branch is either
+/// taken by all lanes or skipped by all, so it stays a branch: converting it would run the code
+/// of every setting of the parameter.
+fn uniform_conditions(insts: &[Instruction]) -> HashSet<usize> {
+    let mut uniform: HashSet<(u32, u8)> = HashSet::new();
+    let mut depth = 0usize;
+    let mut found = HashSet::new();
+    let is_uniform = |uniform: &HashSet<(u32, u8)>, s: &SrcOperand, comps: &[u8]| {
+        let direct = s.reg.indirect.is_none()
+            && s.reg
+                .dimension
+                .as_ref()
+                .is_none_or(|d| d.indirect.is_none());
+        direct
+            && match s.reg.file {
+                RegisterFile::Constant | RegisterFile::Immediate => true,
+                RegisterFile::Temporary => comps
+                    .iter()
+                    .all(|&c| uniform.contains(&(s.reg.index as u32, s.swizzle[c as usize]))),
+                _ => false,
+            }
+    };
+    for (pc, inst) in insts.iter().enumerate() {
+        match inst.opcode {
+            Opcode::UIF => {
+                if is_uniform(&uniform, &inst.src[0], &[0]) {
+                    found.insert(pc);
+                }
+                depth += 1;
+            }
+            Opcode::IF | Opcode::BGNLOOP | Opcode::SWITCH => depth += 1,
+            Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        for d in &inst.dst {
+            if d.reg.file != RegisterFile::Temporary {
+                continue;
+            }
+            if d.reg.indirect.is_some() {
+                uniform.clear();
+                continue;
+            }
+            let comps: Vec<u8> = (0..4).filter(|c| d.write_mask & (1 << c) != 0).collect();
+            // Each written component reads the same component of componentwise sources and the
+            // first of scalar ones; requiring all four keeps this exact for every opcode.
+            let from_uniform = depth == 0
+                && inst.opcode.class() == OpcodeClass::Alu
+                && inst
+                    .src
+                    .iter()
+                    .all(|s| is_uniform(&uniform, s, &[0, 1, 2, 3]));
+            for c in comps {
+                if from_uniform {
+                    uniform.insert((d.reg.index as u32, c));
+                } else {
+                    uniform.remove(&(d.reg.index as u32, c));
+                }
+            }
+        }
+    }
+    found
+}
+
+fn array_temps(program: &Program) -> HashSet<u32> {
+    program
+        .declarations()
+        .filter(|d| d.file == RegisterFile::Temporary && d.array_id.is_some())
+        .flat_map(|d| d.first..=d.last)
+        .collect()
+}
+
+fn plain_temp(reg: &Register, arrays: &HashSet<u32>) -> bool {
+    reg.file == RegisterFile::Temporary
+        && reg.indirect.is_none()
+        && reg.dimension.is_none()
+        && reg.index >= 0
+        && !arrays.contains(&(reg.index as u32))
+}
+
+/// Whether the value `reg` names can be read the same way after renaming: no temporary reached
+/// through an address, and no index held in a temporary.
+fn renameable_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
+    let index_ok = |ind: &Option<super::Indirect>| {
+        ind.as_ref()
+            .is_none_or(|i| i.file != RegisterFile::Temporary)
+    };
+    if reg.file == RegisterFile::Temporary {
+        return plain_temp(reg, arrays);
+    }
+    index_ok(&reg.indirect) && index_ok(&reg.dimension.and_then(|d| d.indirect))
+}
+
+/// Texture instructions whose result in a lane depends on the sources in that lane alone on
+/// every unit: explicit levels, gradients, fetches, size queries and gathers.
+fn lane_local_everywhere(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::TXL
+            | Opcode::TXL2
+            | Opcode::TEX_LZ
+            | Opcode::TXD
+            | Opcode::TXF
+            | Opcode::TXF_LZ
+            | Opcode::TXQ
+            | Opcode::TXQS
+            | Opcode::TG4
+            | Opcode::SAMPLE_L
+            | Opcode::SAMPLE_D
+            | Opcode::SAMPLE_C_LZ
+            | Opcode::SAMPLE_I
+            | Opcode::GATHER4
+            | Opcode::SVIEWINFO
+    )
+}
+
+/// Whether texture instruction `inst` computes each lane from that lane's sources alone.
+pub(super) fn texture_is_lane_local(inst: &Instruction, lane_local_units: u64) -> bool {
+    if inst.opcode == Opcode::LODQ {
+        return false;
+    }
+    if lane_local_everywhere(inst.opcode) {
+        return true;
+    }
+    inst.src
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.reg.file,
+                RegisterFile::Sampler | RegisterFile::SamplerView
+            )
+        })
+        .all(|s| {
+            s.reg.indirect.is_none()
+                && (0..64).contains(&s.reg.index)
+                && lane_local_units & (1 << s.reg.index) != 0
+        })
+}
+
+/// The weight of one instruction in [`MAX_BLOCK_COST`] and [`estimated_cost`].
+pub(super) fn cost(op: Opcode) -> u32 {
+    match op {
+        Opcode::MOV | Opcode::NOP => 0,
+        Opcode::EX2 | Opcode::LG2 | Opcode::POW | Opcode::SIN | Opcode::COS => HEAVY_COST,
+        _ if op.class() == OpcodeClass::Texture => HEAVY_COST,
+        _ => 1,
+    }
+}
+
+fn qualifies(insts: &[Instruction], b: &Block, arrays: &HashSet<u32>, units: u64) -> bool {
+    let cond = &insts[b.start].src[0];
+    if insts[b.start].opcode != Opcode::UIF
+        || cond.negate
+        || cond.absolute
+        || !renameable_source(&cond.reg, arrays)
+    {
+        return false;
+    }
+    let mut total = 0;
+    for inst in insts[b.start + 1..b.end]
+        .iter()
+        .filter(|i| i.opcode != Opcode::ELSE)
+    {
+        let op = inst.opcode;
+        let kind_ok = match op.class() {
+            OpcodeClass::Alu => !matches!(
+                op,
+                Opcode::DDX | Opcode::DDY | Opcode::DDX_FINE | Opcode::DDY_FINE
+            ),
+            OpcodeClass::Texture => texture_is_lane_local(inst, units),
+            _ => false,
+        };
+        let operands_ok = inst
+            .dst
+            .iter()
+            .all(|d| d.reg.file == RegisterFile::Null || plain_temp(&d.reg, arrays))
+            && inst.src.iter().all(|s| renameable_source(&s.reg, arrays))
+            && inst
+                .texture
+                .as_ref()
+                .is_none_or(|t| t.offsets.iter().all(|o| renameable_source(&o.reg, arrays)));
+        if !kind_ok || !operands_ok {
+            return false;
+        }
+        total += cost(op);
+        if total > MAX_BLOCK_COST {
+            return false;
+        }
+    }
+    true
+}
+
+/// One arm of a block rewritten onto shadow temporaries; returns register → (shadow, mask
+/// written).
+fn convert_arm(
+    arm: &[Instruction],
+    next_temp: &mut u32,
+    out: &mut Vec<Instruction>,
+) -> BTreeMap<u32, (u32, u8)> {
+    let mut shadows: BTreeMap<u32, (u32, u8)> = BTreeMap::new();
+    let rename = |reg: &mut Register, shadows: &BTreeMap<u32, (u32, u8)>| {
+        if reg.file == RegisterFile::Temporary {
+            if let Some(&(s, _)) = shadows.get(&(reg.index as u32)) {
+                reg.index = s as i32;
+            }
+        }
+    };
+    for inst in arm {
+        let mut inst = inst.clone();
+        for d in &inst.dst {
+            if d.reg.file != RegisterFile::Temporary {
+                continue;
+            }
+            let original = d.reg.index as u32;
+            if let std::collections::btree_map::Entry::Vacant(slot) = shadows.entry(original) {
+                let shadow = *next_temp;
+                *next_temp += 1;
+                // The shadow starts as a full copy, so reads of components the arm has not
+                // written yet, and the final select, see the register's value before the block.
+                out.push(Instruction::new(
+                    Opcode::MOV,
+                    vec![DstOperand {
+                        reg: Register::new(RegisterFile::Temporary, shadow as i32),
+                        write_mask: 0xF,
+                    }],
+                    vec![SrcOperand::new(Register::new(
+                        RegisterFile::Temporary,
+                        original as i32,
+                    ))],
+                ));
+                slot.insert((shadow, 0));
+            }
+        }
+        for s in &mut inst.src {
+            rename(&mut s.reg, &shadows);
+        }
+        if let Some(t) = &mut inst.texture {
+            for o in &mut t.offsets {
+                rename(&mut o.reg, &shadows);
+            }
+        }
+        for d in &mut inst.dst {
+            if d.reg.file == RegisterFile::Temporary {
+                let entry = shadows.get_mut(&(d.reg.index as u32)).expect("shadowed");
+                entry.1 |= d.write_mask;
+                d.reg.index = entry.0 as i32;
+            }
+        }
+        out.push(inst);
+    }
+    shadows
+}
+
+fn convert(insts: &[Instruction], b: &Block, next_temp: &mut u32, out: &mut Vec<Instruction>) {
+    let cond_operand = insts[b.start].src[0];
+    let then_end = b.else_at.unwrap_or(b.end);
+    let then_arm = &insts[b.start + 1..then_end];
+    let else_arm = b.else_at.map_or(&[][..], |e| &insts[e + 1..b.end]);
+    let written: HashSet<u32> = then_arm
+        .iter()
+        .chain(else_arm)
+        .flat_map(|i| &i.dst)
+        .filter(|d| d.reg.file == RegisterFile::Temporary)
+        .map(|d| d.reg.index as u32)
+        .collect();
+    let lane = cond_operand.swizzle[0];
+    // The condition as the UIF read it: copied first when the selects below would overwrite it.
+    let cond_reg = if cond_operand.reg.file == RegisterFile::Temporary
+        && written.contains(&(cond_operand.reg.index as u32))
+    {
+        let copy = *next_temp;
+        *next_temp += 1;
+        let reg = Register::new(RegisterFile::Temporary, copy as i32);
+        out.push(Instruction::new(
+            Opcode::MOV,
+            vec![DstOperand {
+                reg,
+                write_mask: 1 << lane,
+            }],
+            vec![cond_operand],
+        ));
+        reg
+    } else {
+        cond_operand.reg
+    };
+    let then_shadows = convert_arm(then_arm, next_temp, out);
+    let else_shadows = convert_arm(else_arm, next_temp, out);
+    let mut registers: Vec<u32> = written.into_iter().collect();
+    registers.sort_unstable();
+    for original in registers {
+        let side = |shadows: &BTreeMap<u32, (u32, u8)>| match shadows.get(&original) {
+            Some(&(s, mask)) => (s, mask),
+            None => (original, 0),
+        };
+        let (then_reg, then_mask) = side(&then_shadows);
+        let (else_reg, else_mask) = side(&else_shadows);
+        let mask = then_mask | else_mask;
+        if mask == 0 {
+            continue;
+        }
+        let temp = |i: u32| SrcOperand::new(Register::new(RegisterFile::Temporary, i as i32));
+        out.push(Instruction::new(
+            Opcode::UCMP,
+            vec![DstOperand {
+                reg: Register::new(RegisterFile::Temporary, original as i32),
+                write_mask: mask,
+            }],
+            vec![
+                SrcOperand {
+                    reg: cond_reg,
+                    swizzle: [lane; 4],
+                    negate: false,
+                    absolute: false,
+                },
+                temp(then_reg),
+                temp(else_reg),
+            ],
+        ));
+    }
+}
+
+/// A rough per-quad cost of running `program`: instruction weights as [`cost`], every branch
+/// taken, and loop bodies counted [`LOOP_TRIPS_GUESS`] times per level of nesting.
+pub fn estimated_cost(program: &Program) -> u64 {
+    let mut depth = 0u32;
+    let mut total = 0u64;
+    for inst in &program.instructions {
+        match inst.opcode {
+            Opcode::BGNLOOP => depth += 1,
+            Opcode::ENDLOOP => depth = depth.saturating_sub(1),
+            op if op.class() == OpcodeClass::Flow => total += LOOP_TRIPS_GUESS.pow(depth),
+            op => total += cost(op) as u64 * LOOP_TRIPS_GUESS.pow(depth.min(8)),
+        }
+    }
+    total
+}
+
+/// How many trips [`estimated_cost`] assumes a loop makes.
+pub const LOOP_TRIPS_GUESS: u64 = 8;
