@@ -36,6 +36,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use super::opt::is_tracked_temp;
 use super::{
     Declaration, DstOperand, HeaderItem, Instruction, Opcode, OpcodeClass, Program, Register,
     RegisterFile, SrcOperand,
@@ -60,7 +61,7 @@ pub fn convert_blocks(program: &mut Program, lane_local_units: u64) -> bool {
     {
         return false;
     }
-    let arrays = array_temps(program);
+    let arrays = super::opt::array_temps(program);
     let mut next_temp = program.file_size(RegisterFile::Temporary);
     let first_new = next_temp;
     let mut changed = false;
@@ -210,22 +211,6 @@ fn uniform_conditions(insts: &[Instruction]) -> HashSet<usize> {
     found
 }
 
-fn array_temps(program: &Program) -> HashSet<u32> {
-    program
-        .declarations()
-        .filter(|d| d.file == RegisterFile::Temporary && d.array_id.is_some())
-        .flat_map(|d| d.first..=d.last)
-        .collect()
-}
-
-fn plain_temp(reg: &Register, arrays: &HashSet<u32>) -> bool {
-    reg.file == RegisterFile::Temporary
-        && reg.indirect.is_none()
-        && reg.dimension.is_none()
-        && reg.index >= 0
-        && !arrays.contains(&(reg.index as u32))
-}
-
 /// Whether the value `reg` names can be read the same way after renaming: no temporary reached
 /// through an address, and no index held in a temporary.
 fn renameable_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
@@ -234,7 +219,7 @@ fn renameable_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
             .is_none_or(|i| i.file != RegisterFile::Temporary)
     };
     if reg.file == RegisterFile::Temporary {
-        return plain_temp(reg, arrays);
+        return is_tracked_temp(reg, arrays);
     }
     index_ok(&reg.indirect) && index_ok(&reg.dimension.and_then(|d| d.indirect))
 }
@@ -321,7 +306,7 @@ fn qualifies(insts: &[Instruction], b: &Block, arrays: &HashSet<u32>, units: u64
         let operands_ok = inst
             .dst
             .iter()
-            .all(|d| d.reg.file == RegisterFile::Null || plain_temp(&d.reg, arrays))
+            .all(|d| d.reg.file == RegisterFile::Null || is_tracked_temp(&d.reg, arrays))
             && inst.src.iter().all(|s| renameable_source(&s.reg, arrays))
             && inst
                 .texture

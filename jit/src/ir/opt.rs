@@ -100,7 +100,7 @@ pub fn specialize(program: &mut Program, lane_local_units: u64) {
 }
 
 /// TEMP registers in `ARRAY` declarations or reached by indirect addressing.
-fn array_temps(program: &Program) -> HashSet<u32> {
+pub(super) fn array_temps(program: &Program) -> HashSet<u32> {
     let mut set = HashSet::new();
     for d in program.declarations() {
         if d.file == RegisterFile::Temporary && d.array_id.is_some() {
@@ -110,7 +110,7 @@ fn array_temps(program: &Program) -> HashSet<u32> {
     set
 }
 
-fn is_tracked_temp(reg: &Register, arrays: &HashSet<u32>) -> bool {
+pub(super) fn is_tracked_temp(reg: &Register, arrays: &HashSet<u32>) -> bool {
     reg.file == RegisterFile::Temporary
         && reg.indirect.is_none()
         && reg.dimension.is_none()
@@ -261,46 +261,51 @@ fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
     changed
 }
 
+/// Appends the (temporary, component) pairs `inst` reads: its sources' swizzled components, the
+/// index registers of indirect operands (destinations included) and texel offsets.
+fn temp_reads(inst: &super::Instruction, out: &mut Vec<(u32, u8)>) {
+    let mut note = |reg: &Register, comps: &[u8]| {
+        if reg.file == RegisterFile::Temporary && reg.index >= 0 {
+            out.extend(comps.iter().map(|&c| (reg.index as u32, c)));
+        }
+        for ind in [reg.indirect, reg.dimension.and_then(|d| d.indirect)]
+            .into_iter()
+            .flatten()
+        {
+            if ind.file == RegisterFile::Temporary {
+                out.push((ind.index, ind.component));
+            }
+        }
+    };
+    for src in &inst.src {
+        note(&src.reg, &src.swizzle);
+    }
+    for dst in &inst.dst {
+        // Indirect destinations read their index register.
+        note(
+            &Register {
+                file: RegisterFile::Null,
+                ..dst.reg
+            },
+            &[],
+        );
+    }
+    if let Some(tex) = &inst.texture {
+        for off in &tex.offsets {
+            note(&off.reg, &off.swizzle);
+        }
+    }
+}
+
 /// Removes component writes to tracked temporaries that no instruction reads; returns whether
 /// anything changed.
 fn remove_dead_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
     let mut read: HashSet<(u32, u8)> = HashSet::new();
-    let mut note = |reg: &Register, comps: &[u8]| {
-        if reg.file == RegisterFile::Temporary && reg.index >= 0 {
-            for &c in comps {
-                read.insert((reg.index as u32, c));
-            }
-        }
-        if let Some(ind) = &reg.indirect {
-            if ind.file == RegisterFile::Temporary {
-                read.insert((ind.index, ind.component));
-            }
-        }
-        if let Some(ind) = reg.dimension.as_ref().and_then(|d| d.indirect.as_ref()) {
-            if ind.file == RegisterFile::Temporary {
-                read.insert((ind.index, ind.component));
-            }
-        }
-    };
+    let mut scratch = Vec::new();
     for inst in &program.instructions {
-        for src in &inst.src {
-            note(&src.reg, &src.swizzle);
-        }
-        for dst in &inst.dst {
-            // Indirect destinations read their index register.
-            note(
-                &Register {
-                    file: RegisterFile::Null,
-                    ..dst.reg
-                },
-                &[],
-            );
-        }
-        if let Some(tex) = &inst.texture {
-            for off in &tex.offsets {
-                note(&off.reg, &off.swizzle);
-            }
-        }
+        scratch.clear();
+        temp_reads(inst, &mut scratch);
+        read.extend(scratch.iter().copied());
     }
     let mut changed = false;
     program.instructions.retain_mut(|inst| {
@@ -340,38 +345,6 @@ fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
         .iter()
         .position(|i| i.opcode == Opcode::RET)
         .unwrap_or(usize::MAX);
-    let reads_of = |inst: &super::Instruction, out: &mut Vec<(u32, u8)>| {
-        let mut note = |reg: &Register, comps: &[u8]| {
-            if reg.file == RegisterFile::Temporary && reg.index >= 0 {
-                out.extend(comps.iter().map(|&c| (reg.index as u32, c)));
-            }
-            for ind in [reg.indirect, reg.dimension.and_then(|d| d.indirect)]
-                .into_iter()
-                .flatten()
-            {
-                if ind.file == RegisterFile::Temporary {
-                    out.push((ind.index, ind.component));
-                }
-            }
-        };
-        for src in &inst.src {
-            note(&src.reg, &src.swizzle);
-        }
-        for dst in &inst.dst {
-            note(
-                &Register {
-                    file: RegisterFile::Null,
-                    ..dst.reg
-                },
-                &[],
-            );
-        }
-        if let Some(tex) = &inst.texture {
-            for off in &tex.offsets {
-                note(&off.reg, &off.swizzle);
-            }
-        }
-    };
     // Everything each loop reads, keyed by its ENDLOOP.
     let mut loop_reads: HashMap<usize, HashSet<(u32, u8)>> = HashMap::new();
     let mut open: Vec<HashSet<(u32, u8)>> = Vec::new();
@@ -389,7 +362,7 @@ fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
             _ => {
                 if !open.is_empty() {
                     scratch.clear();
-                    reads_of(inst, &mut scratch);
+                    temp_reads(inst, &mut scratch);
                     open.last_mut()
                         .expect("open loop")
                         .extend(scratch.iter().copied());
@@ -443,7 +416,7 @@ fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
             }
         }
         scratch.clear();
-        reads_of(inst, &mut scratch);
+        temp_reads(inst, &mut scratch);
         live.extend(scratch.iter().copied());
     }
     if !changed {
