@@ -7,6 +7,11 @@
 //! gets them once through LLVM's value numbering; this pass does it on the IR, so the interpreter
 //! and the JIT run the same smaller program.
 //!
+//! The frontends reuse temporaries as soon as a value is dead, so the register that held a
+//! result is usually overwritten before the recomputation comes: heavy results (texture reads,
+//! `EX2`, `LG2`, `POW`, `SIN`, `COS`) are computed into a register of their own and copied to
+//! their destination, so they stay available.
+//!
 //! Values are numbered per register component: a plain `MOV` copies its source's numbers, every
 //! other write gets the number of its expression — the opcode, `_SAT`, the texture target and
 //! offsets, and each source's modifiers and the numbers of the four components its swizzle
@@ -17,8 +22,9 @@
 //! Equal numbers must mean equal values in all four lanes, because derivatives and texture
 //! instructions read the other lanes of the quad. The pass therefore numbers only code outside
 //! every branch, loop and switch and before any `RET` (where every write reaches all four lanes),
-//! forgets everything at each flow instruction, and never treats an output as holding a value
-//! (outputs are written in live lanes only). Instructions with indirectly addressed operands get
+//! steps over branches, loops and switches (what they write gets fresh numbers after them, as
+//! some lanes may have written it; values from before them stay known), and never treats an
+//! output as holding a value (outputs are written in live lanes only). Instructions with indirectly addressed operands get
 //! fresh numbers; an indirect write forgets everything.
 
 use std::collections::HashMap;
@@ -61,6 +67,8 @@ struct Numbering {
     /// immediates (unrolled loops write one per iteration) are one value.
     immediates: Vec<[u32; 4]>,
     constants: HashMap<u32, u32>,
+    /// The next TEMP index free for a heavy result's own register.
+    next_temp: u32,
 }
 
 fn direct(reg: &Register) -> Option<Loc> {
@@ -247,6 +255,14 @@ impl Numbering {
         }
         // The value of one scalar operation is the same in every component it writes.
         let mut scalar_result = None;
+        // A heavy result is computed into a register of its own, which nothing else writes,
+        // so a recomputation later finds it even after the frontend's temporaries are reused.
+        let keep = super::ifconv::cost(inst.opcode) >= super::ifconv::HEAVY_COST;
+        let kept = keep.then(|| {
+            let reg = Register::new(RegisterFile::Temporary, self.next_temp as i32);
+            self.next_temp += 1;
+            reg
+        });
         for ((c, expr, slot), n) in exprs.into_iter().zip(known) {
             let n = match (n, shape(inst.opcode)) {
                 (Some(n), _) => n,
@@ -254,9 +270,27 @@ impl Numbering {
                 (None, _) => self.fresh(),
             };
             self.exprs.entry(expr).or_insert([None; 4])[slot] = Some(n);
+            if let Some(reg) = kept {
+                self.set(direct(&reg).expect("direct"), c, n);
+            }
             self.set(dst_loc, c, n);
         }
-        vec![inst]
+        match kept {
+            None => vec![inst],
+            Some(reg) => {
+                let mut compute = inst;
+                compute.dst[0].reg = reg;
+                let copy = Instruction::new(
+                    Opcode::MOV,
+                    vec![DstOperand {
+                        write_mask: mask,
+                        ..dst
+                    }],
+                    vec![SrcOperand::new(reg)],
+                );
+                vec![compute, copy]
+            }
+        }
     }
 }
 
@@ -336,7 +370,9 @@ pub fn number_values(program: &mut Program) -> bool {
     {
         return false;
     }
+    let first_temp = program.file_size(RegisterFile::Temporary);
     let mut state = Numbering {
+        next_temp: first_temp,
         immediates: program
             .immediates()
             .map(super::Immediate::components)
@@ -346,14 +382,27 @@ pub fn number_values(program: &mut Program) -> bool {
     let mut depth = 0usize;
     let mut returned = false;
     let mut changed = false;
+    // Register components written inside the branch, loop or switch being skipped; an indirect
+    // write there forgets everything.
+    let mut written_inside: Vec<(Loc, u8)> = Vec::new();
+    let mut forget_all = false;
     let mut out = Vec::with_capacity(program.instructions.len());
     for inst in std::mem::take(&mut program.instructions) {
         if inst.opcode.class() == OpcodeClass::Flow {
-            state.clear();
             match inst.opcode {
                 Opcode::IF | Opcode::UIF | Opcode::BGNLOOP | Opcode::SWITCH => depth += 1,
                 Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH => {
-                    depth = depth.saturating_sub(1)
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        if forget_all {
+                            state.clear();
+                        }
+                        for (loc, c) in written_inside.drain(..) {
+                            let n = state.fresh();
+                            state.set(loc, c, n);
+                        }
+                        forget_all = false;
+                    }
                 }
                 Opcode::RET => returned = true,
                 _ => {}
@@ -361,7 +410,21 @@ pub fn number_values(program: &mut Program) -> bool {
             out.push(inst);
             continue;
         }
-        if depth > 0 || returned {
+        if returned {
+            out.push(inst);
+            continue;
+        }
+        if depth > 0 {
+            for d in &inst.dst {
+                match direct(&d.reg) {
+                    Some(loc) => written_inside.extend(
+                        (0..4u8)
+                            .filter(|c| d.write_mask & (1 << c) != 0)
+                            .map(|c| (loc, c)),
+                    ),
+                    None => forget_all = true,
+                }
+            }
             out.push(inst);
             continue;
         }
@@ -371,5 +434,14 @@ pub fn number_values(program: &mut Program) -> bool {
         out.extend(replaced);
     }
     program.instructions = out;
+    if state.next_temp > first_temp {
+        program
+            .header
+            .push(super::HeaderItem::Declaration(super::Declaration::new(
+                RegisterFile::Temporary,
+                first_temp,
+                state.next_temp - 1,
+            )));
+    }
     changed
 }
