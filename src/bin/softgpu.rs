@@ -76,6 +76,10 @@ struct RenderArgs {
     /// approximations, bit for bit (to match images from that driver).
     #[arg(long, value_enum, default_value = "exact")]
     math: MathArg,
+    /// Run each pass's fragment program as compiled, without specializing it for the textures
+    /// the pass binds (the same pixels, usually slower; for checking the specialization).
+    #[arg(long)]
+    no_specialize: bool,
     /// Never show the progress bar.
     #[arg(long)]
     quiet: bool,
@@ -135,6 +139,7 @@ fn run_render(args: RenderArgs) -> Result<()> {
                 SrgbCurveArg::Lavapipe => chain::SrgbCurve::Llvmpipe,
             },
             math: args.math.mode(),
+            skip_specialization: args.no_specialize,
             ..Default::default()
         },
         frame: chain::FrameOptions {

@@ -65,6 +65,9 @@ pub struct ChainOptions {
     pub srgb_curve: SrgbCurve,
     /// How EX2/LG2/POW/SIN/COS compute: glibc-exact (default) or llvmpipe/lavapipe's bits.
     pub math: MathMode,
+    /// Run fragment programs as compiled instead of specialized for the textures each pass
+    /// binds (`ir::opt::specialize`; the same pixels either way).
+    pub skip_specialization: bool,
 }
 
 /// The sRGB transfer curve of sRGB render targets.
@@ -441,10 +444,15 @@ impl FilterChain {
             };
             let vertex = build_shader(&shader.vertex.0.program, options.executor, options.math)
                 .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;
-            let fragment_units =
-                predicted_level_independent_units(preset, config, &fragment_bindings);
+            let fragment_units = if options.skip_specialization {
+                0
+            } else {
+                predicted_level_independent_units(preset, config, &fragment_bindings)
+            };
             let mut specialized = shader.fragment.0.program.clone();
-            crate::ir::opt::specialize(&mut specialized, fragment_units);
+            if !options.skip_specialization {
+                crate::ir::opt::specialize(&mut specialized, fragment_units);
+            }
             let fragment = build_shader(&specialized, options.executor, options.math)
                 .map_err(|e| ChainError::new(format!("{label}, fragment: {e}")))?;
             let vertex_attributes = ShaderSignature::from_program(&shader.vertex.0.program)
