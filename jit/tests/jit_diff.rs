@@ -1016,3 +1016,41 @@ fn specialized_random_programs_match_the_originals() {
     assert!(changed > 800, "only {changed} of 1,500 programs changed");
     assert!(flattened > 100, "only {flattened} programs lost a branch");
 }
+
+/// An indirect TEMP access without a declared array may reach any temporary: the optimizer's
+/// dead-write removal (and specialization) must treat every TEMP as read, or `TEMP[2]`'s only
+/// write below disappears (it did, in `softgpu draw --exec jit` on hand-written TGSI).
+#[test]
+fn indirect_temps_without_an_array_keep_their_writes() {
+    let text = "FRAG\n\
+                DCL IN[0], GENERIC[0], PERSPECTIVE\n\
+                DCL OUT[0], COLOR\n\
+                DCL TEMP[0..3]\n\
+                DCL ADDR[0]\n\
+                IMM[0] FLT32 {0.25, 0.5, 0.75, 1.0}\n\
+                IMM[1] UINT32 {2, 0, 0, 0}\n\
+                0: MOV TEMP[2], IMM[0].yzxw\n\
+                1: MOV TEMP[1], IN[0]\n\
+                2: UARL ADDR[0].x, IMM[1].xxxx\n\
+                3: MOV OUT[0], TEMP[ADDR[0].x]\n\
+                4: END\n";
+    let original = parse_program(text).expect("program");
+    let mut optimized = original.clone();
+    softgpu_jit::ir::opt::optimize(&mut optimized);
+    let mut specialized = original.clone();
+    softgpu_jit::ir::opt::specialize(&mut specialized, LANE_LOCAL_UNITS);
+    let reference = Interpreter::new(&original).expect("interpreter");
+    let mut rng = Rng(77);
+    let inp = random_inputs(&mut rng, 1, 0, 1);
+    let (_, expected) = run(&reference, &inp);
+    assert_eq!(
+        expected[0][0][0],
+        0.5f32.to_bits(),
+        "the reference reads TEMP[2]"
+    );
+    for (what, program) in [("optimized", &optimized), ("specialized", &specialized)] {
+        let interp = Interpreter::new(program).expect("interpreter");
+        assert_eq!(run(&interp, &inp).1, expected, "{what}");
+        assert!(compare(program, what, &mut rng, 4), "{what}: rejected");
+    }
+}

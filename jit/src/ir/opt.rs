@@ -99,13 +99,29 @@ pub fn specialize(program: &mut Program, lane_local_units: u64) {
     super::compact::compact_temps(program);
 }
 
-/// TEMP registers in `ARRAY` declarations or reached by indirect addressing.
+/// TEMP registers in `ARRAY` declarations or reached by indirect addressing: an indirect
+/// access without a declared array may reach any of them.
 pub(super) fn array_temps(program: &Program) -> HashSet<u32> {
     let mut set = HashSet::new();
+    let mut arrays = HashSet::new();
     for d in program.declarations() {
         if d.file == RegisterFile::Temporary && d.array_id.is_some() {
             set.extend(d.first..=d.last);
+            arrays.extend(d.array_id);
         }
+    }
+    let unbounded = program.instructions.iter().any(|inst| {
+        let regs = inst
+            .src
+            .iter()
+            .map(|s| &s.reg)
+            .chain(inst.dst.iter().map(|d| &d.reg));
+        regs.filter(|r| r.file == RegisterFile::Temporary)
+            .filter_map(|r| r.indirect)
+            .any(|ind| ind.array_id.is_none_or(|id| !arrays.contains(&id)))
+    });
+    if unbounded {
+        set.extend(0..program.file_size(RegisterFile::Temporary));
     }
     set
 }
