@@ -360,8 +360,11 @@ pub fn run_with_constants(
     // `--exec interp` also checks the optimizer.
     let (vertex_program, fragment_program) = match executor {
         Executor::Jit => (
-            Cow::Owned(optimized(&job.vertex_program)),
-            Cow::Owned(optimized(&job.fragment_program)),
+            Cow::Owned(optimized(&job.vertex_program, None)),
+            Cow::Owned(optimized(
+                &job.fragment_program,
+                Some(level_independent_units(job)),
+            )),
         ),
         Executor::Interp => (
             Cow::Borrowed(&job.vertex_program),
@@ -405,12 +408,25 @@ pub fn run_with_constants(
 }
 
 /// `program` after `ir::opt` (loop unrolling, constant folding, copy propagation, dead writes)
-/// and `ir::compact`: the same bits, less work.
-fn optimized(program: &Program) -> Program {
+/// and `ir::compact`, then, for a fragment program, specialized for the texture units in
+/// `lane_local_units` (`ir::opt::specialize`): the same bits, less work.
+fn optimized(program: &Program, lane_local_units: Option<u64>) -> Program {
     let mut program = program.clone();
     crate::ir::opt::optimize(&mut program);
     crate::ir::compact::compact_temps(&mut program);
+    if let Some(units) = lane_local_units {
+        crate::ir::opt::specialize(&mut program, units);
+    }
     program
+}
+
+/// The units whose sampling in `job` is level-independent (see
+/// [`SamplerState::is_level_independent`]), plus every unit nothing is bound to.
+fn level_independent_units(job: &DrawJob) -> u64 {
+    job.textures
+        .iter()
+        .filter(|(unit, texture)| *unit < 64 && !job.sampler.is_level_independent(texture))
+        .fold(u64::MAX, |all, (unit, _)| all & !(1 << unit))
 }
 
 /// A shader stage compiled for `draw`: the program and the uniform / push-constant blocks it
