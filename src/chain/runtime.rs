@@ -139,6 +139,17 @@ struct Pass {
     fragment_bindings: StageBindings,
 }
 
+/// A pass bound and checked, before its shaders are built.
+struct PassPlan<'a> {
+    config: &'a PassConfig,
+    shader: &'a CompiledShader,
+    label: String,
+    format: Format,
+    fragment_units: u64,
+    vertex_bindings: StageBindings,
+    fragment_bindings: StageBindings,
+}
+
 /// A lookup texture with its sampler.
 struct Lut {
     texture: Arc<Texture>,
@@ -398,7 +409,9 @@ impl FilterChain {
             parameters.insert(name.clone(), *value);
         }
 
-        let mut passes = Vec::with_capacity(preset.passes.len());
+        // Bindings in order (cheap, and their errors come first), then the shaders of every pass
+        // specialized and compiled in parallel.
+        let mut plans = Vec::with_capacity(preset.passes.len());
         for config in &preset.passes {
             let shader = &shaders[&config.shader];
             let label = format!("pass {} ({})", config.index, config.shader.display());
@@ -442,39 +455,68 @@ impl FilterChain {
                 (Format::R8G8B8A8Srgb, SrgbCurve::Llvmpipe) => Format::R8G8B8A8SrgbLlvmpipe,
                 (format, _) => format,
             };
-            let vertex = build_shader(&shader.vertex.0.program, options.executor, options.math)
-                .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;
             let fragment_units = if options.skip_specialization {
                 0
             } else {
                 predicted_level_independent_units(preset, config, &fragment_bindings)
             };
-            let mut specialized = shader.fragment.0.program.clone();
-            if !options.skip_specialization {
-                crate::ir::opt::specialize(&mut specialized, fragment_units);
-            }
-            let fragment = build_shader(&specialized, options.executor, options.math)
-                .map_err(|e| ChainError::new(format!("{label}, fragment: {e}")))?;
-            let vertex_attributes = ShaderSignature::from_program(&shader.vertex.0.program)
-                .num_inputs
-                .max(2);
-            passes.push(Pass {
-                config: config.clone(),
+            plans.push(PassPlan {
+                config,
+                shader,
                 label,
-                frag_coord: FragCoordConvention::from_program(&shader.fragment.0.program),
-                vertex,
-                fragment,
-                fragment_units,
-                fragment_program: shader.fragment.0.program.clone(),
-                fragment_generic: OnceLock::new(),
-                executor: options.executor,
-                math: options.math,
-                vertex_attributes,
                 format,
+                fragment_units,
                 vertex_bindings,
                 fragment_bindings,
             });
         }
+
+        let built: Vec<Result<Pass, ChainError>> = plans
+            .into_par_iter()
+            .map(
+                |PassPlan {
+                     config,
+                     shader,
+                     label,
+                     format,
+                     fragment_units,
+                     vertex_bindings,
+                     fragment_bindings,
+                 }| {
+                    let vertex =
+                        build_shader(&shader.vertex.0.program, options.executor, options.math)
+                            .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;
+                    let mut specialized = shader.fragment.0.program.clone();
+                    if !options.skip_specialization {
+                        crate::ir::opt::specialize(&mut specialized, fragment_units);
+                    }
+                    let fragment = build_shader(&specialized, options.executor, options.math)
+                        .map_err(|e| ChainError::new(format!("{label}, fragment: {e}")))?;
+                    let vertex_attributes = ShaderSignature::from_program(&shader.vertex.0.program)
+                        .num_inputs
+                        .max(2);
+                    Ok(Pass {
+                        config: config.clone(),
+                        label,
+                        frag_coord: FragCoordConvention::from_program(&shader.fragment.0.program),
+                        vertex,
+                        fragment,
+                        fragment_units,
+                        fragment_program: shader.fragment.0.program.clone(),
+                        fragment_generic: OnceLock::new(),
+                        executor: options.executor,
+                        math: options.math,
+                        vertex_attributes,
+                        format,
+                        vertex_bindings,
+                        fragment_bindings,
+                    })
+                },
+            )
+            .collect();
+        let passes = built
+            .into_iter()
+            .collect::<Result<Vec<Pass>, ChainError>>()?;
 
         let luts = preset
             .textures
