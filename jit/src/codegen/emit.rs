@@ -53,7 +53,7 @@ pub(super) struct Compiled {
 
 /// Most texture instructions of one program sampled inline (each adds ~150 instructions); they
 /// share one descriptor per distinct (view, sampler).
-const MAX_INLINE_TEX: usize = 64;
+pub(crate) const MAX_INLINE_TEX: usize = 64;
 
 /// The sampling opcodes of inline texture sites, in the order of [`Shims::mip`].
 pub(super) const MIP_OPS: [Opcode; 5] = [

@@ -56,6 +56,7 @@
 //! — in use, or among the [`RECENT_KERNELS`] last compiled or looked up.
 
 mod emit;
+pub(crate) use emit::MAX_INLINE_TEX;
 mod lazy;
 
 use std::cell::RefCell;

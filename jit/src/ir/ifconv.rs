@@ -455,16 +455,39 @@ fn convert(insts: &[Instruction], b: &Block, next_temp: &mut u32, out: &mut Vec<
 }
 
 /// A rough per-quad cost of running `program`: instruction weights as [`cost`], every branch
-/// taken, and loop bodies counted [`LOOP_TRIPS_GUESS`] times per level of nesting.
+/// taken, and loop bodies counted [`LOOP_TRIPS_GUESS`] times per level of nesting — except loops
+/// that end in an unconditional `BRK` (the single-trip loops the naga lowering wraps around a
+/// loop body for `continue`), which run once.
 pub fn estimated_cost(program: &Program) -> u64 {
-    let mut depth = 0u32;
-    let mut total = 0u64;
-    for inst in &program.instructions {
+    let insts = &program.instructions;
+    // The multiplier in force inside each open loop.
+    let mut weights: Vec<u64> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    let mut single_trip = vec![false; insts.len()];
+    for (pc, inst) in insts.iter().enumerate() {
         match inst.opcode {
-            Opcode::BGNLOOP => depth += 1,
-            Opcode::ENDLOOP => depth = depth.saturating_sub(1),
-            op if op.class() == OpcodeClass::Flow => total += LOOP_TRIPS_GUESS.pow(depth),
-            op => total += cost(op) as u64 * LOOP_TRIPS_GUESS.pow(depth.min(8)),
+            Opcode::BGNLOOP => open.push(pc),
+            Opcode::ENDLOOP => {
+                if let Some(start) = open.pop() {
+                    single_trip[start] = pc > 0 && insts[pc - 1].opcode == Opcode::BRK;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut total = 0u64;
+    for (pc, inst) in insts.iter().enumerate() {
+        let weight = weights.last().copied().unwrap_or(1);
+        match inst.opcode {
+            Opcode::BGNLOOP => {
+                let trips = if single_trip[pc] { 1 } else { LOOP_TRIPS_GUESS };
+                weights.push(weight.saturating_mul(trips));
+            }
+            Opcode::ENDLOOP => {
+                weights.pop();
+            }
+            op if op.class() == OpcodeClass::Flow => total = total.saturating_add(weight),
+            op => total = total.saturating_add(weight.saturating_mul(cost(op) as u64)),
         }
     }
     total

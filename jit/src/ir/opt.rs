@@ -92,7 +92,16 @@ pub fn specialize(program: &mut Program, lane_local_units: u64) {
     // work (crt-lottes-style repeated taps); elsewhere it is measured slower (crt-lottes itself,
     // whose repeated taps sit in branches on a shader parameter, 2.3x). Both forms are exact.
     let cost = super::ifconv::estimated_cost;
-    if cost(program) * 10 > cost(&original) * 9 {
+    // Unrolling a texture loop can leave more texture instructions than the JIT samples inline
+    // (motion_interpolation: 15 in a loop become 106, and the kernel ran 1.5x slower).
+    let textures = |p: &Program| {
+        p.instructions
+            .iter()
+            .filter(|i| i.opcode.class() == OpcodeClass::Texture)
+            .count()
+    };
+    let inline_limit = crate::codegen::MAX_INLINE_TEX.max(textures(&original));
+    if cost(program) * 10 > cost(&original) * 9 || textures(program) > inline_limit {
         *program = original;
         return;
     }
