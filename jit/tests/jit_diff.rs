@@ -605,15 +605,20 @@ impl Gen {
         if self.repeats && self.rng.chance(6) {
             // A branch whose last instruction reads other lanes of a register written inside it:
             // if-conversion must keep it (derivatives, implicit-LOD reads of a unit that is not
-            // level-independent) or may convert it (unit 0 is).
+            // level-independent, size queries and gathers that take lane 0's operand) or may
+            // convert it (implicit-LOD reads of unit 0, explicit-LOD reads anywhere).
             let (a, b) = (self.rng.below(6), self.rng.below(6));
             let cond = self.scalar_src();
             let (x, y) = (self.src(), self.src());
-            let reader = match self.rng.below(5) {
+            let reader = match self.rng.below(8) {
                 0 => format!("DDX TEMP[{b}], TEMP[{a}].xyxy"),
                 1 => format!("DDY_FINE TEMP[{b}].xz, TEMP[{a}].yxyx"),
                 2 => format!("TEX TEMP[{b}], TEMP[{a}].xyxy, SAMP[1], 2D"),
                 3 => format!("TXB TEMP[{b}], TEMP[{a}].xyxy, SAMP[1], 2D"),
+                // Lane 0's level and lane 0's component stand for the quad.
+                4 => format!("TXQ TEMP[{b}], TEMP[{a}].xyxy, SAMP[0], 2D"),
+                5 => format!("TG4 TEMP[{b}], IN[0], TEMP[{a}].yyyy, SAMP[0], 2D"),
+                6 => format!("TXL TEMP[{b}], TEMP[{a}].xyxy, SAMP[1], 2D"),
                 _ => format!("TEX TEMP[{b}], TEMP[{a}].xyxy, SAMP[0], 2D"),
             };
             self.emit(format!("UIF {cond}"));
@@ -893,42 +898,55 @@ fn many_random_programs_match_the_interpreter() {
 /// Texture units whose sampling is level-independent in [`LaneTextures`]: unit 0.
 const LANE_LOCAL_UNITS: u64 = 1;
 
-/// [`HashTextures`], except that sampling with view and sampler unit 0 gives each lane a texel
-/// hashed from that lane's part of the request alone — what a sampler with one filter and no
-/// mipmaps does, and what `specialize` may assume of the units it is told about.
+/// [`HashTextures`] made lane-local where the real sampler is: each lane's texel is hashed from
+/// that lane's part of the request alone for every fetch, gather and explicit-level or gradient
+/// sample, and for implicit-level samples on view and sampler unit 0 — what a sampler with one
+/// filter and no mipmaps does, and what `specialize` may assume of the units it is told about.
+/// Implicit-level samples on other units hash the whole quad, as the level of detail does.
 struct LaneTextures;
+
+/// `texel` of a request rebuilt from lane `lane` of `request` alone.
+fn lane_texel(request: &SampleRequest, lane: usize, salt: u64) -> QuadVec4 {
+    let mut lane_request = *request;
+    for c in 0..4 {
+        lane_request.coords[c] = [request.coords[c][lane]; 4];
+    }
+    lane_request.compare = request.compare.map(|v| [v[lane]; 4]);
+    lane_request.lod = match request.lod {
+        LodMode::Implicit => LodMode::Implicit,
+        LodMode::Zero => LodMode::Zero,
+        LodMode::Bias(b) => LodMode::Bias([b[lane]; 4]),
+        LodMode::Explicit(l) => LodMode::Explicit([l[lane]; 4]),
+        LodMode::Gradient { ddx, ddy } => LodMode::Gradient {
+            ddx: ddx.map(|d| [d[lane]; 4]),
+            ddy: ddy.map(|d| [d[lane]; 4]),
+        },
+    };
+    texel(mix(hash_request(&lane_request), salt))
+}
+
+/// Lane `l` of each channel taken from `per_lane(l)`.
+fn by_lane(per_lane: impl Fn(usize) -> QuadVec4) -> QuadVec4 {
+    let mut out = [[0u32; 4]; 4];
+    for lane in 0..4 {
+        let t = per_lane(lane);
+        for c in 0..4 {
+            out[c][lane] = t[c][lane];
+        }
+    }
+    out
+}
 
 impl TextureAccess for LaneTextures {
     fn sample(&self, request: &SampleRequest) -> QuadVec4 {
-        if request.view != 0 || request.sampler != 0 {
+        let implicit = matches!(request.lod, LodMode::Implicit | LodMode::Bias(_));
+        if implicit && (request.view != 0 || request.sampler != 0) {
             return HashTextures.sample(request);
         }
-        let mut out = [[0u32; 4]; 4];
-        for lane in 0..4 {
-            let mut lane_request = *request;
-            for c in 0..4 {
-                lane_request.coords[c] = [request.coords[c][lane]; 4];
-            }
-            lane_request.compare = request.compare.map(|v| [v[lane]; 4]);
-            lane_request.lod = match request.lod {
-                LodMode::Implicit => LodMode::Implicit,
-                LodMode::Zero => LodMode::Zero,
-                LodMode::Bias(b) => LodMode::Bias([b[lane]; 4]),
-                LodMode::Explicit(l) => LodMode::Explicit([l[lane]; 4]),
-                LodMode::Gradient { ddx, ddy } => LodMode::Gradient {
-                    ddx: ddx.map(|d| [d[lane]; 4]),
-                    ddy: ddy.map(|d| [d[lane]; 4]),
-                },
-            };
-            let texel = texel(hash_request(&lane_request));
-            for c in 0..4 {
-                out[c][lane] = texel[c][lane];
-            }
-        }
-        out
+        by_lane(|lane| lane_texel(request, lane, 0))
     }
     fn gather(&self, request: &SampleRequest, component: u32) -> QuadVec4 {
-        HashTextures.gather(request, component)
+        by_lane(|lane| lane_texel(request, lane, component as u64 + 77))
     }
     fn fetch(
         &self,
@@ -938,7 +956,10 @@ impl TextureAccess for LaneTextures {
         lod: [i32; 4],
         offset: [i32; 3],
     ) -> QuadVec4 {
-        HashTextures.fetch(view, target, coords, lod, offset)
+        by_lane(|lane| {
+            let lane_coords = coords.map(|c| [c[lane]; 4]);
+            HashTextures.fetch(view, target, lane_coords, [lod[lane]; 4], offset)
+        })
     }
     fn size(&self, view: u32, target: TextureTarget, lod: i32) -> [u32; 4] {
         HashTextures.size(view, target, lod)
@@ -954,10 +975,24 @@ impl TextureAccess for LaneTextures {
 /// unit 1), and the specialized program through the JIT against the interpreter.
 #[test]
 fn specialized_random_programs_match_the_originals() {
-    let mut rng = Rng(0x5bec_1a11);
+    let (changed, flattened) = specialized_programs(9000, 1500);
+    assert!(changed > 800, "only {changed} of 1,500 programs changed");
+    assert!(flattened > 100, "only {flattened} programs lost a branch");
+}
+
+#[test]
+#[ignore = "nightly-size run: cargo test --release -p softgpu-jit --test jit_diff -- --ignored"]
+fn many_specialized_random_programs_match_the_originals() {
+    specialized_programs(100_000, 20_000);
+}
+
+/// Runs `count` random programs from seed `first` through the comparison above; returns how
+/// many specialization changed and how many of those lost a branch.
+fn specialized_programs(first: u64, count: u64) -> (usize, usize) {
+    let mut rng = Rng(0x5bec_1a11 ^ first);
     let mut changed = 0;
     let mut flattened = 0;
-    for seed in 9000..10500u64 {
+    for seed in first..first + count {
         let text = random_program_with(seed, 24, true, true);
         let original = parse_program(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let mut specialized = original.clone();
@@ -1013,8 +1048,7 @@ fn specialized_random_programs_match_the_originals() {
             "{what}: rejected"
         );
     }
-    assert!(changed > 800, "only {changed} of 1,500 programs changed");
-    assert!(flattened > 100, "only {flattened} programs lost a branch");
+    (changed, flattened)
 }
 
 /// An indirect TEMP access without a declared array may reach any temporary: the optimizer's

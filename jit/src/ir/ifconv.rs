@@ -24,8 +24,9 @@
 //!   compute it from the quad's four coordinates: they are converted only for the texture units
 //!   the caller names as level-independent (a sampler with one filter for minification and
 //!   magnification, on a texture with one level or without a mip filter: then each lane's texel
-//!   depends on its own coordinates only). Explicit-level and gradient sampling, fetches, size
-//!   queries and gathers are lane-local on every unit;
+//!   depends on its own coordinates only). Explicit-level and gradient sampling, fetches and
+//!   `GATHER4` are lane-local on every unit; `TXQ`/`SVIEWINFO` (lane 0's level), `TG4` (lane 0's
+//!   component) and texel offsets held in temporaries (lane 0's) are not;
 //! - `KILL`, writes to outputs, to address registers, to `TEMP` arrays or through indirect
 //!   addresses, reads of temporaries through indirect addresses, and nested flow (inner blocks
 //!   are converted first, so an outer block qualifies once its inner ones did);
@@ -227,7 +228,8 @@ fn renameable_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
 }
 
 /// Texture instructions whose result in a lane depends on the sources in that lane alone on
-/// every unit: explicit levels, gradients, fetches, size queries and gathers.
+/// every unit: explicit levels, gradients, fetches and fixed-component gathers. (`TXQ` and
+/// `SVIEWINFO` take lane 0's level for the quad, `TG4` lane 0's component, as softpipe does.)
 fn lane_local_everywhere(op: Opcode) -> bool {
     matches!(
         op,
@@ -237,21 +239,29 @@ fn lane_local_everywhere(op: Opcode) -> bool {
             | Opcode::TXD
             | Opcode::TXF
             | Opcode::TXF_LZ
-            | Opcode::TXQ
             | Opcode::TXQS
-            | Opcode::TG4
             | Opcode::SAMPLE_L
             | Opcode::SAMPLE_D
             | Opcode::SAMPLE_C_LZ
             | Opcode::SAMPLE_I
             | Opcode::GATHER4
-            | Opcode::SVIEWINFO
     )
 }
 
 /// Whether texture instruction `inst` computes each lane from that lane's sources alone.
 pub(super) fn texture_is_lane_local(inst: &Instruction, lane_local_units: u64) -> bool {
-    if inst.opcode == Opcode::LODQ {
+    // Texel offsets are lane 0's (softpipe keeps one offset per instruction).
+    let varying_offsets = inst.texture.as_ref().is_some_and(|t| {
+        t.offsets
+            .iter()
+            .any(|o| !matches!(o.reg.file, RegisterFile::Immediate | RegisterFile::Constant))
+    });
+    if varying_offsets
+        || matches!(
+            inst.opcode,
+            Opcode::LODQ | Opcode::TXQ | Opcode::SVIEWINFO | Opcode::TG4
+        )
+    {
         return false;
     }
     if lane_local_everywhere(inst.opcode) {
