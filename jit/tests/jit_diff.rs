@@ -610,7 +610,7 @@ impl Gen {
             let (a, b) = (self.rng.below(6), self.rng.below(6));
             let cond = self.scalar_src();
             let (x, y) = (self.src(), self.src());
-            let reader = match self.rng.below(8) {
+            let reader = match self.rng.below(9) {
                 0 => format!("DDX TEMP[{b}], TEMP[{a}].xyxy"),
                 1 => format!("DDY_FINE TEMP[{b}].xz, TEMP[{a}].yxyx"),
                 2 => format!("TEX TEMP[{b}], TEMP[{a}].xyxy, SAMP[1], 2D"),
@@ -619,9 +619,13 @@ impl Gen {
                 4 => format!("TXQ TEMP[{b}], TEMP[{a}].xyxy, SAMP[0], 2D"),
                 5 => format!("TG4 TEMP[{b}], IN[0], TEMP[{a}].yyyy, SAMP[0], 2D"),
                 6 => format!("TXL TEMP[{b}], TEMP[{a}].xyxy, SAMP[1], 2D"),
+                7 => format!("TXF TEMP[{b}], TEMP[{a}].xyxy, SAMP[0], 2D"),
                 _ => format!("TEX TEMP[{b}], TEMP[{a}].xyxy, SAMP[0], 2D"),
             };
-            self.emit(format!("UIF {cond}"));
+            // A per-lane comparison, so the branch splits quads (random bits are rarely zero).
+            let other = self.scalar_src();
+            self.emit(format!("FSLT TEMP[12].x, {cond}, {other}"));
+            self.emit("UIF TEMP[12].xxxx".into());
             self.emit(format!("ADD TEMP[{a}].xy, {x}, {y}"));
             self.emit(reader);
             self.emit("ENDIF".into());
@@ -899,8 +903,9 @@ fn many_random_programs_match_the_interpreter() {
 const LANE_LOCAL_UNITS: u64 = 1;
 
 /// [`HashTextures`] made lane-local where the real sampler is: each lane's texel is hashed from
-/// that lane's part of the request alone for every fetch, gather and explicit-level or gradient
-/// sample, and for implicit-level samples on view and sampler unit 0 — what a sampler with one
+/// that lane's part of the request alone for every fetch (with lane 0's level, as softpipe),
+/// gather and explicit-level or gradient sample, and for implicit-level samples on view and
+/// sampler unit 0 — what a sampler with one
 /// filter and no mipmaps does, and what `specialize` may assume of the units it is told about.
 /// Implicit-level samples on other units hash the whole quad, as the level of detail does.
 struct LaneTextures;
@@ -956,9 +961,10 @@ impl TextureAccess for LaneTextures {
         lod: [i32; 4],
         offset: [i32; 3],
     ) -> QuadVec4 {
+        // Lane 0's level for the quad, as softpipe's fetch (and `draw`) does.
         by_lane(|lane| {
             let lane_coords = coords.map(|c| [c[lane]; 4]);
-            HashTextures.fetch(view, target, lane_coords, [lod[lane]; 4], offset)
+            HashTextures.fetch(view, target, lane_coords, [lod[0]; 4], offset)
         })
     }
     fn size(&self, view: u32, target: TextureTarget, lod: i32) -> [u32; 4] {
@@ -1086,5 +1092,36 @@ fn indirect_temps_without_an_array_keep_their_writes() {
         let interp = Interpreter::new(program).expect("interpreter");
         assert_eq!(run(&interp, &inp).1, expected, "{what}");
         assert!(compare(program, what, &mut rng, 4), "{what}: rejected");
+    }
+}
+
+/// `LODQ` writes x and y whatever its mask says: register compaction must not take its mask for
+/// a definition of z and w, or a temporary whose z/w `LODQ` leaves alone inherits another's
+/// leftovers (found by the nightly-size specialization run).
+#[test]
+fn compaction_keeps_lodq_z_and_w_unwritten() {
+    let text = "FRAG\n\
+                DCL IN[0], GENERIC[0], PERSPECTIVE\n\
+                DCL OUT[0], COLOR\n\
+                DCL SAMP[0]\n\
+                DCL TEMP[0..1]\n\
+                IMM[0] FLT32 {0.5, 0.25, 2.0, 3.0}\n\
+                0: ADD TEMP[0], IN[0], IMM[0]\n\
+                1: MOV OUT[0].w, TEMP[0].wwww\n\
+                2: LODQ TEMP[1], IN[0], SAMP[0], 2D\n\
+                3: MOV OUT[0].xyz, TEMP[1].xyww\n\
+                4: END\n";
+    let original = parse_program(text).expect("program");
+    let mut compacted = original.clone();
+    softgpu_jit::ir::compact::compact_temps(&mut compacted);
+    let reference = Interpreter::new(&original).expect("interpreter");
+    let after = Interpreter::new(&compacted).expect("interpreter");
+    let mut rng = Rng(5);
+    for _ in 0..8 {
+        let mut inp = random_inputs(&mut rng, 1, 0, 1);
+        inp.live = 0xF;
+        let (_, expected) = run(&reference, &inp);
+        assert_eq!(expected[0][2], [0; 4], "TEMP[1].w is never written");
+        assert_eq!(run(&after, &inp).1, expected);
     }
 }

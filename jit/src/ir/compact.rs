@@ -178,8 +178,10 @@ fn plan(program: &Program) -> Option<Mapping> {
                 }
                 continue;
             }
+            // LODQ writes x and y only, whatever its mask says.
+            let written = super::opt::written_mask(inst);
             for c in 0..4u8 {
-                if dst.write_mask & (1 << c) != 0 {
+                if written & (1 << c) != 0 {
                     writes.push((dst.reg.index as u32, c));
                 }
             }

@@ -24,9 +24,10 @@
 //!   compute it from the quad's four coordinates: they are converted only for the texture units
 //!   the caller names as level-independent (a sampler with one filter for minification and
 //!   magnification, on a texture with one level or without a mip filter: then each lane's texel
-//!   depends on its own coordinates only). Explicit-level and gradient sampling, fetches and
-//!   `GATHER4` are lane-local on every unit; `TXQ`/`SVIEWINFO` (lane 0's level), `TG4` (lane 0's
-//!   component) and texel offsets held in temporaries (lane 0's) are not;
+//!   depends on its own coordinates only). Explicit-level and gradient sampling, level-0
+//!   fetches and `GATHER4` are lane-local on every unit; `TXQ`/`SVIEWINFO` and `TXF`/`SAMPLE_I`
+//!   (lane 0's level, as softpipe), `TG4` (lane 0's component) and texel offsets held in
+//!   temporaries (lane 0's) are not;
 //! - `KILL`, writes to outputs, to address registers, to `TEMP` arrays or through indirect
 //!   addresses, reads of temporaries through indirect addresses, and nested flow (inner blocks
 //!   are converted first, so an outer block qualifies once its inner ones did);
@@ -228,8 +229,9 @@ fn renameable_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
 }
 
 /// Texture instructions whose result in a lane depends on the sources in that lane alone on
-/// every unit: explicit levels, gradients, fetches and fixed-component gathers. (`TXQ` and
-/// `SVIEWINFO` take lane 0's level for the quad, `TG4` lane 0's component, as softpipe does.)
+/// every unit: explicit levels, gradients, level-0 fetches and fixed-component gathers. (`TXQ`
+/// and `SVIEWINFO` take lane 0's level for the quad, `TG4` lane 0's component, and `TXF` /
+/// `SAMPLE_I` lane 0's level where fetches follow softpipe, as `draw` does.)
 fn lane_local_everywhere(op: Opcode) -> bool {
     matches!(
         op,
@@ -237,13 +239,11 @@ fn lane_local_everywhere(op: Opcode) -> bool {
             | Opcode::TXL2
             | Opcode::TEX_LZ
             | Opcode::TXD
-            | Opcode::TXF
             | Opcode::TXF_LZ
             | Opcode::TXQS
             | Opcode::SAMPLE_L
             | Opcode::SAMPLE_D
             | Opcode::SAMPLE_C_LZ
-            | Opcode::SAMPLE_I
             | Opcode::GATHER4
     )
 }
@@ -259,7 +259,12 @@ pub(super) fn texture_is_lane_local(inst: &Instruction, lane_local_units: u64) -
     if varying_offsets
         || matches!(
             inst.opcode,
-            Opcode::LODQ | Opcode::TXQ | Opcode::SVIEWINFO | Opcode::TG4
+            Opcode::LODQ
+                | Opcode::TXQ
+                | Opcode::SVIEWINFO
+                | Opcode::TG4
+                | Opcode::TXF
+                | Opcode::SAMPLE_I
         )
     {
         return false;
