@@ -358,12 +358,16 @@ pub fn run_with_constants(
     // The JIT runs the program after the IR's bit-exact optimizations (TGSI files arrive as
     // written); the interpreter, the specification, runs it as given, so `--exec jit` against
     // `--exec interp` also checks the optimizer.
+    let mut units = TextureUnits::new();
+    for (unit, texture) in &job.textures {
+        units.bind(*unit, texture.clone(), job.sampler);
+    }
     let (vertex_program, fragment_program) = match executor {
         Executor::Jit => (
             Cow::Owned(optimized(&job.vertex_program, None)),
             Cow::Owned(optimized(
                 &job.fragment_program,
-                Some(level_independent_units(job)),
+                Some(units.level_independent_units()),
             )),
         ),
         Executor::Interp => (
@@ -377,10 +381,6 @@ pub fn run_with_constants(
         .map_err(|e| anyhow!("fragment shader: {e}"))?;
     check_bindings(job, vertex_shader.signature())?;
 
-    let mut units = TextureUnits::new();
-    for (unit, texture) in &job.textures {
-        units.bind(*unit, texture.clone(), job.sampler);
-    }
     let vertex_buffers: Vec<&[[u32; 4]]> = constants.vertex.iter().map(Vec::as_slice).collect();
     let fragment_buffers: Vec<&[[u32; 4]]> = constants.fragment.iter().map(Vec::as_slice).collect();
     let state = DrawState {
@@ -418,15 +418,6 @@ fn optimized(program: &Program, lane_local_units: Option<u64>) -> Program {
         crate::ir::opt::specialize(&mut program, units);
     }
     program
-}
-
-/// The units whose sampling in `job` is level-independent (see
-/// [`SamplerState::is_level_independent`]), plus every unit nothing is bound to.
-fn level_independent_units(job: &DrawJob) -> u64 {
-    job.textures
-        .iter()
-        .filter(|(unit, texture)| *unit < 64 && !job.sampler.is_level_independent(texture))
-        .fold(u64::MAX, |all, (unit, _)| all & !(1 << unit))
 }
 
 /// A shader stage compiled for `draw`: the program and the uniform / push-constant blocks it

@@ -122,7 +122,8 @@ struct Pass {
     /// `pass N (file)`, for messages.
     label: String,
     vertex: Box<dyn QuadShader>,
-    /// The fragment shader specialized for `fragment_units` (see [`level_independent_units`]).
+    /// The fragment shader specialized for `fragment_units` (see
+    /// [`TextureUnits::level_independent_units`]).
     fragment: Box<dyn QuadShader>,
     /// Texture units the specialized fragment shader assumes level-independent.
     fragment_units: u64,
@@ -925,21 +926,6 @@ fn predicted_level_independent_units(
         .fold(0, |units, t| units | 1 << t.unit)
 }
 
-/// The units of `units` (bound for `bindings`) whose sampling is level-independent, plus every
-/// unit nothing is bound to (which reads zero).
-fn level_independent_units(bindings: &StageBindings, units: &TextureUnits) -> u64 {
-    bindings
-        .textures
-        .iter()
-        .filter(|t| t.unit < 64)
-        .filter(|t| {
-            units
-                .get(t.unit)
-                .is_some_and(|(texture, sampler)| !sampler.is_level_independent(texture))
-        })
-        .fold(u64::MAX, |all, t| all & !(1 << t.unit))
-}
-
 /// Draws a pass's full-screen quad into `target`.
 fn draw_pass(
     pass: &Pass,
@@ -955,7 +941,7 @@ fn draw_pass(
         stage_resources(&pass.fragment_bindings, pass, frame, output_size, mvp);
     // The specialized shader's promise holds unless this frame binds a unit with mipmaps that
     // the prediction thought had none.
-    let actual = level_independent_units(&pass.fragment_bindings, &fs_units);
+    let actual = fs_units.level_independent_units();
     let fragment: &dyn QuadShader = if pass.fragment_units & !actual == 0 {
         &*pass.fragment
     } else {

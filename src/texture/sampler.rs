@@ -152,6 +152,21 @@ impl TextureUnits {
         }
     }
 
+    /// Bit `n` set for every unit `n` < 64 whose sampling is level-independent (see
+    /// [`SamplerState::is_level_independent`]) or that has nothing bound (it reads zero).
+    pub fn level_independent_units(&self) -> u64 {
+        self.units
+            .iter()
+            .enumerate()
+            .take(64)
+            .filter(|(_, bound)| {
+                bound
+                    .as_ref()
+                    .is_some_and(|(texture, sampler)| !sampler.is_level_independent(texture))
+            })
+            .fold(u64::MAX, |all, (unit, _)| all & !(1 << unit))
+    }
+
     /// What is bound to a unit.
     pub fn get(&self, unit: u32) -> Option<&(Arc<Texture>, SamplerState)> {
         self.units.get(unit as usize).and_then(|u| u.as_ref())
