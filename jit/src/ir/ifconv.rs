@@ -58,11 +58,7 @@ pub const HEAVY_COST: u32 = 8;
 /// first; `lane_local_units` has bit `n` set when sampling unit `n` is level-independent.
 /// Returns whether the program changed.
 pub fn convert_blocks(program: &mut Program, lane_local_units: u64) -> bool {
-    if program
-        .instructions
-        .iter()
-        .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB | Opcode::BRA))
-    {
+    if super::opt::has_subroutines(&program.instructions) {
         return false;
     }
     let arrays = super::opt::array_temps(program);

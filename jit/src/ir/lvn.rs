@@ -363,11 +363,7 @@ fn copies(dst: DstOperand, holders: &[Holder]) -> Vec<Instruction> {
 /// Replaces recomputed values by copies (see the module documentation); returns whether the
 /// program changed.
 pub fn number_values(program: &mut Program) -> bool {
-    if program
-        .instructions
-        .iter()
-        .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB | Opcode::BRA))
-    {
+    if super::opt::has_subroutines(&program.instructions) {
         return false;
     }
     let first_temp = program.file_size(RegisterFile::Temporary);

@@ -54,11 +54,7 @@ pub const MAX_SPECIALIZED_INSTRUCTIONS: usize = 12_000;
 /// stays below [`MAX_SPECIALIZED_INSTRUCTIONS`]. Exact for every program whose units satisfy
 /// the promise; the temporaries are compacted afterwards.
 pub fn specialize(program: &mut Program, lane_local_units: u64) {
-    if program
-        .instructions
-        .iter()
-        .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB | Opcode::BRA))
-    {
+    if has_subroutines(&program.instructions) {
         return;
     }
     let original = program.clone();
@@ -168,6 +164,14 @@ pub(super) fn written_mask(inst: &super::Instruction) -> u8 {
     } else {
         mask
     }
+}
+
+/// Whether `insts` use subroutines or `BRA` (labels are instruction indices there, so the
+/// passes that move instructions leave such programs alone).
+pub(super) fn has_subroutines(insts: &[super::Instruction]) -> bool {
+    insts
+        .iter()
+        .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB | Opcode::BRA))
 }
 
 /// Instructions whose result depends on other lanes of the quad.

@@ -62,10 +62,7 @@ pub fn unroll_loops(program: &mut Program) -> bool {
 /// whole program.
 pub fn unroll_loops_within(program: &mut Program, loop_instructions: usize, growth: usize) -> bool {
     let insts = &program.instructions;
-    if insts
-        .iter()
-        .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB | Opcode::BRA))
-    {
+    if super::opt::has_subroutines(insts) {
         return false;
     }
     let Some(structure) = Structure::of(insts) else {
