@@ -76,10 +76,10 @@ pub fn specialize(program: &mut Program, lane_local_units: u64) {
         super::lvn::number_values(program);
         let arrays = array_temps(program);
         for _ in 0..4 {
+            // remove_unread_writes also removes every write remove_dead_writes would.
             let forwarded = forward_copies(program, &arrays);
-            let removed = remove_dead_writes(program, &arrays);
-            let overwritten = remove_unread_writes(program, &arrays);
-            if !forwarded && !removed && !overwritten {
+            let removed = remove_unread_writes(program, &arrays);
+            if !forwarded && !removed {
                 break;
             }
         }
