@@ -463,6 +463,8 @@ struct Gen {
     /// value numbering finds recomputed values).
     emitted: Vec<String>,
     repeats: bool,
+    /// Statements of uniform flow (see [`Gen::uniform_statement`]) and no subroutines.
+    uniform: bool,
 }
 
 impl Gen {
@@ -586,8 +588,137 @@ impl Gen {
         }
     }
 
+    /// A scalar the same in every lane, as far as the JIT's uniformity analysis can tell when
+    /// nothing spoiled `TEMP[13..15]` (loop counters, constants, immediates, those registers).
+    fn uniform_src(&mut self) -> String {
+        let c = ['x', 'y', 'z', 'w'][self.rng.below(4)];
+        let reg = match self.rng.below(9) {
+            0..=3 => format!("TEMP[{}]", 13 + self.rng.below(3)),
+            // Elements of the array indirect writes reach: never uniform.
+            8 => format!("TEMP[{}]", 8 + self.rng.below(4)),
+            4 if self.loop_depth > 0 => format!("TEMP[{}]", 6 + self.rng.below(self.loop_depth)),
+            4 | 5 => format!("CONST[0][{}]", self.rng.below(10)),
+            6 => format!("IMM[{}]", self.rng.below(6)),
+            _ => format!("CONST[0][ADDR[0].x+{}]", self.rng.below(3)),
+        };
+        format!("{reg}.{c}{c}{c}{c}")
+    }
+
+    /// Flow the JIT may find uniform: registers `TEMP[13..15]` computed from uniform values
+    /// (now and then spoiled by an input, a derivative or a divergent branch), IFs on them, and
+    /// counted loops left by `BRK`/`BREAKC` and continued by `CONT` under such conditions.
+    fn uniform_statement(&mut self) {
+        let nested = self.depth < 3;
+        match self.rng.below(10) {
+            0..=3 => {
+                let op = self.rng.pick(&[
+                    "ADD", "MUL", "MAD", "FSLT", "FSGE", "USGE", "USLT", "AND", "UADD", "FRC",
+                    "MOV", "I2F", "F2U", "UCMP", "MAX", "SEQ",
+                ]);
+                let n = softgpu_jit::ir::Opcode::from_name(op)
+                    .map(|o| o.num_src())
+                    .unwrap_or(1);
+                let mut srcs: Vec<String> = (0..n).map(|_| self.uniform_src()).collect();
+                if self.rng.chance(8) {
+                    srcs[0] = self.src();
+                }
+                let r = if self.rng.chance(15) {
+                    8 + self.rng.below(4)
+                } else {
+                    13 + self.rng.below(3)
+                };
+                let mask = ["x", "y", "xy", "xyzw", "zw"][self.rng.below(5)];
+                let op = if self.rng.chance(4) { "DDX" } else { op };
+                let srcs = if op == "DDX" { &srcs[..1] } else { &srcs[..] };
+                self.emit(format!("{op} TEMP[{r}].{mask}, {}", srcs.join(", ")));
+            }
+            4 if self.rng.chance(30) => {
+                // A write under a divergent condition spoils the register.
+                let s = self.scalar_src();
+                let u = self.uniform_src();
+                let r = 13 + self.rng.below(3);
+                self.emit(format!("IF {s}"));
+                self.emit(format!("MOV TEMP[{r}].x, {u}"));
+                self.emit("ENDIF".into());
+            }
+            4 => {
+                // An indirect write into the array with a uniform index: it reaches a register
+                // `uniform_src` reads, with a per-lane value.
+                let c = ['x', 'y', 'z', 'w'][self.rng.below(4)];
+                let v = self.src();
+                let (j, u) = (self.rng.below(4), self.uniform_src());
+                self.emit(format!("MOV TEMP[{}], {u}", 8 + j));
+                self.emit(format!("UARL ADDR[0].x, IMM[0].{c}{c}{c}{c}"));
+                self.emit(format!("MOV TEMP[ADDR[0].x+8](1), {v}"));
+            }
+            5..=6 if nested => {
+                let op = if self.rng.chance(50) { "IF" } else { "UIF" };
+                let s = self.uniform_src();
+                self.emit(format!("{op} {s}"));
+                self.depth += 1;
+                let n = 1 + self.rng.below(4);
+                self.block(n);
+                if self.rng.chance(50) {
+                    self.emit("ELSE".into());
+                    let n = 1 + self.rng.below(4);
+                    self.block(n);
+                }
+                self.depth -= 1;
+                self.emit("ENDIF".into());
+            }
+            7..=8 if nested && self.loop_depth < 2 => {
+                let ctr = format!("TEMP[{}]", 6 + self.loop_depth);
+                let n = ["xxxx", "yyyy", "zzzz", "wwww"][self.rng.below(4)];
+                self.emit(format!("MOV {ctr}.x, IMM[0].xxxx"));
+                self.emit("BGNLOOP".into());
+                self.emit(format!("USGE {ctr}.y, {ctr}.xxxx, IMM[0].{n}"));
+                if self.rng.chance(50) {
+                    self.emit(format!("BREAKC {ctr}.yyyy"));
+                } else {
+                    self.emit(format!("UIF {ctr}.yyyy"));
+                    self.emit("BRK".into());
+                    self.emit("ENDIF".into());
+                }
+                self.emit(format!("UADD {ctr}.x, {ctr}.xxxx, IMM[0].yyyy"));
+                self.loop_depth += 1;
+                self.depth += 1;
+                let saved = self.in_switch;
+                self.in_switch = 0;
+                let n = 1 + self.rng.below(5);
+                self.block(n);
+                if self.rng.chance(50) {
+                    // Another exit: on a uniform condition, or (a near miss) a divergent one.
+                    let s = if self.rng.chance(75) {
+                        self.uniform_src()
+                    } else {
+                        self.scalar_src()
+                    };
+                    match self.rng.below(3) {
+                        0 => self.emit(format!("BREAKC {s}")),
+                        k => {
+                            self.emit(format!("UIF {s}"));
+                            self.emit(if k == 1 { "BRK" } else { "CONT" }.into());
+                            self.emit("ENDIF".into());
+                        }
+                    }
+                    let n = self.rng.below(3);
+                    self.block(n);
+                }
+                self.in_switch = saved;
+                self.depth -= 1;
+                self.loop_depth -= 1;
+                self.emit("ENDLOOP".into());
+            }
+            _ => self.alu(),
+        }
+    }
+
     fn statement(&mut self) {
         let nested = self.depth < 3;
+        if self.uniform && self.rng.chance(35) {
+            self.uniform_statement();
+            return;
+        }
         if self.repeats && !self.emitted.is_empty() && self.rng.chance(25) {
             let mut line = self.emitted[self.rng.below(self.emitted.len())].clone();
             // Now and then a near repeat: the same operation with `_SAT` toggled.
@@ -730,7 +861,7 @@ impl Gen {
                 self.depth -= 1;
                 self.emit("ENDSWITCH".into());
             }
-            85..=86 if self.sub != Some(1) && self.calls < 4 && !self.plain => {
+            85..=86 if self.sub != Some(1) && self.calls < 4 && !self.plain && !self.uniform => {
                 self.calls += 1;
                 // Subroutine 0 may call subroutine 1, never the reverse: no recursion.
                 let sub = if self.sub == Some(0) {
@@ -780,9 +911,15 @@ fn random_program(seed: u64, statements: usize, plain: bool) -> String {
 
 /// [`random_program`], with earlier lines repeated now and then when `repeats` is set.
 fn random_program_with(seed: u64, statements: usize, plain: bool, repeats: bool) -> String {
+    generate(seed, statements, plain, repeats, false)
+}
+
+/// A random program of the given kind (see [`Gen`]'s flags).
+fn generate(seed: u64, statements: usize, plain: bool, repeats: bool, uniform: bool) -> String {
     let mut g = Gen {
         emitted: Vec::new(),
         repeats,
+        uniform,
         rng: Rng(seed),
         lines: Vec::new(),
         loop_depth: 0,
@@ -814,7 +951,7 @@ fn random_program_with(seed: u64, statements: usize, plain: bool, repeats: bool)
     g.emit("END".into());
     let mut subs = [0usize; 2];
     g.in_sub = true;
-    for (k, s) in subs.iter_mut().enumerate().filter(|_| !plain) {
+    for (k, s) in subs.iter_mut().enumerate().filter(|_| !plain && !uniform) {
         g.sub = Some(k);
         *s = g.lines.len();
         g.emit("BGNSUB".into());
@@ -891,12 +1028,48 @@ fn large_random_programs_match_the_interpreter() {
     random_programs(6000, 6, 600, 8, true);
 }
 
+/// Programs full of flow the JIT finds uniform (branches and loops it compiles as plain jumps,
+/// with unmasked writes under them) and of near misses that it must not; SWITCH included.
+#[test]
+fn uniform_flow_random_programs_match_the_interpreter() {
+    let uniform = uniform_flow_programs(7000, 1500);
+    assert!(
+        uniform > 1000,
+        "only {uniform} of 1,500 programs have uniform flow"
+    );
+}
+
+/// Runs `count` programs of uniform flow from seed `first`; returns how many the JIT found
+/// uniform flow in.
+fn uniform_flow_programs(first: u64, count: u64) -> usize {
+    let mut rng = Rng(first ^ 0x0f1f);
+    let mut uniform = 0;
+    for seed in first..first + count {
+        let text = generate(seed, 16, false, false, true);
+        let program = parse_program(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        if softgpu_jit::codegen::uniform_construct_count(&program).unwrap_or(0) > 0 {
+            uniform += 1;
+        }
+        assert!(
+            compare(
+                &program,
+                &format!("uniform-flow program {seed}"),
+                &mut rng,
+                8
+            ),
+            "seed {seed}: the interpreter rejects a generated program\n{text}"
+        );
+    }
+    uniform
+}
+
 #[test]
 #[ignore = "nightly-size run: cargo test --release -p softgpu-jit --test jit_diff -- --ignored"]
 fn many_random_programs_match_the_interpreter() {
     random_programs(1_000_000, 40_000, 16, 16, false);
     random_programs(1_500_000, 40_000, 16, 16, true);
     random_programs(2_000_000, 200, 400, 16, false);
+    uniform_flow_programs(3_000_000, 40_000);
 }
 
 /// Texture units whose sampling is level-independent in [`LaneTextures`]: unit 0.

@@ -149,6 +149,7 @@ pub(super) fn compile_mip_fns(
                 offsets,
                 emitted: 0,
                 ret_in_main: false,
+                uniform: Vec::new(),
                 consts: HashMap::default(),
                 const_bits: HashMap::default(),
                 entry,
@@ -469,6 +470,7 @@ fn compile_in(
             offsets,
             emitted: 0,
             ret_in_main: false,
+            uniform: super::uniform::uniform_constructs(d),
             consts: HashMap::default(),
             const_bits: HashMap::default(),
             entry,
@@ -674,15 +676,19 @@ enum Cmp {
 
 /// An open flow construct of the current instruction sequence.
 enum Open {
+    /// An IF/UIF; `saved` (the COND mask before it) is `None` for a uniform one, which branches
+    /// without touching the masks.
     If {
-        saved: Variable,
+        saved: Option<Variable>,
         else_block: Option<Block>,
         end: Block,
     },
+    /// A loop; `saved` (the LOOP and CONT masks before it) is `None` for a uniform one, whose
+    /// `BRK` jumps to `after` and `CONT` to `latch` instead of narrowing the masks.
     Loop {
-        saved_loop: Variable,
-        saved_cont: Variable,
+        saved: Option<(Variable, Variable)>,
         header: Block,
+        latch: Block,
         after: Block,
         count: i64,
     },
@@ -692,6 +698,30 @@ enum Open {
         matched: Variable,
         after: Block,
     },
+}
+
+impl Open {
+    /// Whether every lane executes inside this construct that executes at its start.
+    fn is_uniform(&self) -> bool {
+        match self {
+            Open::If { saved, .. } => saved.is_none(),
+            Open::Loop { saved, .. } => saved.is_none(),
+            Open::Switch { .. } => false,
+        }
+    }
+}
+
+/// The innermost open loop on `stack`: whether it is uniform, its latch and its exit.
+fn innermost_loop(stack: &[Open]) -> Option<(bool, Block, Block)> {
+    stack.iter().rev().find_map(|o| match *o {
+        Open::Loop {
+            saved,
+            latch,
+            after,
+            ..
+        } => Some((saved.is_none(), latch, after)),
+        _ => None,
+    })
 }
 
 struct Emitter<'a, 'f> {
@@ -723,6 +753,9 @@ struct Emitter<'a, 'f> {
     offsets: CtxOffsets,
     emitted: usize,
     ret_in_main: bool,
+    /// Per instruction: IF/UIF and BGNLOOP constructs every lane takes together
+    /// (`uniform::uniform_constructs`).
+    uniform: Vec<bool>,
     /// Splat constants by (bits, type), all defined in the entry block.
     consts: HashMap<(u32, Type), Value>,
     /// The bits of each splat constant (and of its casts).
@@ -2237,7 +2270,8 @@ impl Emitter<'_, '_> {
             if let Some(Open::Loop { count, .. }) = stack.last_mut() {
                 *count += 1;
             }
-            let full = stack.is_empty() && sub_ret.is_none() && !self.ret_in_main;
+            // Every lane executes in uniform constructs (see `uniform`): their masks are full.
+            let full = stack.iter().all(Open::is_uniform) && sub_ret.is_none() && !self.ret_in_main;
             if !inst.is_flow {
                 let n0 = self.b.func.dfg.num_insts();
                 if !self.native_alu(&inst, full, pc)? {
@@ -2299,10 +2333,6 @@ impl Emitter<'_, '_> {
                         let x = self.i(x.v);
                         self.b.ins().icmp(IntCC::NotEqual, x, zero)
                     };
-                    let cond = self.mask(COND);
-                    let saved = self.save(cond);
-                    let c = self.b.ins().band(cond, t);
-                    self.set_mask(COND, c);
                     let has_else = self.d.insts[inst.target as usize].op == Opcode::ELSE;
                     let body = self.b.create_block();
                     let skip = self.b.create_block();
@@ -2311,9 +2341,21 @@ impl Emitter<'_, '_> {
                     } else {
                         skip
                     };
-                    let e = self.exec();
-                    let any = self.any(e);
-                    self.b.ins().brif(any, body, &[], skip, &[]);
+                    let saved = if self.uniform.get(pc).copied().unwrap_or(false) {
+                        // Every lane holds the same condition: branch on it.
+                        let any = self.any(t);
+                        self.b.ins().brif(any, body, &[], skip, &[]);
+                        None
+                    } else {
+                        let cond = self.mask(COND);
+                        let saved = self.save(cond);
+                        let c = self.b.ins().band(cond, t);
+                        self.set_mask(COND, c);
+                        let e = self.exec();
+                        let any = self.any(e);
+                        self.b.ins().brif(any, body, &[], skip, &[]);
+                        Some(saved)
+                    };
                     self.enter(body);
                     stack.push(Open::If {
                         saved,
@@ -2334,17 +2376,24 @@ impl Emitter<'_, '_> {
                     let Some(eb) = else_block.take() else {
                         return Err(unsupported(pc, "ELSE without IF"));
                     };
-                    self.b.ins().jump(eb, &[]);
+                    if saved.is_none() {
+                        self.b.ins().jump(end, &[]);
+                    } else {
+                        // The lanes of the ELSE part run next, through `eb`'s mask update.
+                        self.b.ins().jump(eb, &[]);
+                    }
                     self.enter(eb);
-                    let prev = self.b.use_var(saved);
-                    let cond = self.mask(COND);
-                    let c = self.b.ins().band_not(prev, cond);
-                    self.set_mask(COND, c);
-                    let body = self.b.create_block();
-                    let e = self.exec();
-                    let any = self.any(e);
-                    self.b.ins().brif(any, body, &[], end, &[]);
-                    self.enter(body);
+                    if let Some(saved) = saved {
+                        let prev = self.b.use_var(saved);
+                        let cond = self.mask(COND);
+                        let c = self.b.ins().band_not(prev, cond);
+                        self.set_mask(COND, c);
+                        let body = self.b.create_block();
+                        let e = self.exec();
+                        let any = self.any(e);
+                        self.b.ins().brif(any, body, &[], end, &[]);
+                        self.enter(body);
+                    }
                 }
                 Opcode::ENDIF => {
                     let Some(Open::If { saved, end, .. }) = stack.pop() else {
@@ -2352,44 +2401,58 @@ impl Emitter<'_, '_> {
                     };
                     self.b.ins().jump(end, &[]);
                     self.enter(end);
-                    let v = self.b.use_var(saved);
-                    self.set_mask(COND, v);
+                    if let Some(saved) = saved {
+                        let v = self.b.use_var(saved);
+                        self.set_mask(COND, v);
+                    }
                 }
                 Opcode::BGNLOOP => {
-                    let pre = self.b.create_block();
                     let header = self.b.create_block();
+                    let latch = self.b.create_block();
                     let after = self.b.create_block();
-                    let e = self.exec();
-                    let any = self.any(e);
-                    self.b.ins().brif(any, pre, &[], after, &[]);
-                    self.enter(pre);
-                    let l = self.mask(LOOP);
-                    let saved_loop = self.save(l);
-                    let c = self.mask(CONT);
-                    let saved_cont = self.save(c);
-                    self.b.ins().jump(header, &[]);
+                    let saved = if self.uniform.get(pc).copied().unwrap_or(false) {
+                        // Entered in uniform flow: every lane executes (no mask test needed).
+                        self.b.ins().jump(header, &[]);
+                        None
+                    } else {
+                        let pre = self.b.create_block();
+                        let e = self.exec();
+                        let any = self.any(e);
+                        self.b.ins().brif(any, pre, &[], after, &[]);
+                        self.enter(pre);
+                        let l = self.mask(LOOP);
+                        let saved_loop = self.save(l);
+                        let c = self.mask(CONT);
+                        let saved_cont = self.save(c);
+                        self.b.ins().jump(header, &[]);
+                        Some((saved_loop, saved_cont))
+                    };
                     self.b.switch_to_block(header);
                     stack.push(Open::Loop {
-                        saved_loop,
-                        saved_cont,
+                        saved,
                         header,
+                        latch,
                         after,
                         count: 0,
                     });
                 }
                 Opcode::ENDLOOP => {
                     let Some(Open::Loop {
-                        saved_loop,
-                        saved_cont,
+                        saved,
                         header,
+                        latch,
                         after,
                         count,
                     }) = stack.pop()
                     else {
                         return Err(unsupported(pc, "ENDLOOP without BGNLOOP"));
                     };
-                    let c = self.b.use_var(saved_cont);
-                    self.set_mask(CONT, c);
+                    self.b.ins().jump(latch, &[]);
+                    self.enter(latch);
+                    if let Some((_, saved_cont)) = saved {
+                        let c = self.b.use_var(saved_cont);
+                        self.set_mask(CONT, c);
+                    }
                     // Budget: a lower bound of the instructions this iteration executed.
                     let n = self.b.use_var(self.counter);
                     let n = self.b.ins().iadd_imm_s(n, count.max(1));
@@ -2404,18 +2467,50 @@ impl Emitter<'_, '_> {
                     self.enter(bad);
                     self.error_return(pc, STATUS_BUDGET);
                     self.enter(ok);
-                    let exit = self.b.create_block();
-                    let e = self.exec();
-                    let any = self.any(e);
-                    self.b.ins().brif(any, header, &[], exit, &[]);
-                    self.b.seal_block(header);
-                    self.enter(exit);
-                    let l = self.b.use_var(saved_loop);
-                    self.b.def_var(self.masks[LOOP], l);
-                    let c = self.b.use_var(saved_cont);
-                    self.set_mask(CONT, c);
-                    self.b.ins().jump(after, &[]);
+                    match saved {
+                        None => {
+                            self.b.ins().jump(header, &[]);
+                            self.b.seal_block(header);
+                        }
+                        Some((saved_loop, saved_cont)) => {
+                            let exit = self.b.create_block();
+                            let e = self.exec();
+                            let any = self.any(e);
+                            self.b.ins().brif(any, header, &[], exit, &[]);
+                            self.b.seal_block(header);
+                            self.enter(exit);
+                            let l = self.b.use_var(saved_loop);
+                            self.b.def_var(self.masks[LOOP], l);
+                            let c = self.b.use_var(saved_cont);
+                            self.set_mask(CONT, c);
+                            self.b.ins().jump(after, &[]);
+                        }
+                    }
                     self.enter(after);
+                }
+                Opcode::BRK | Opcode::BREAKC | Opcode::CONT
+                    if !(inst.breaks_switch && inst.op != Opcode::CONT)
+                        && innermost_loop(&stack).is_some_and(|l| l.0) =>
+                {
+                    // A uniform loop's exits: every lane takes them together.
+                    let (_, latch, after) = innermost_loop(&stack).expect("checked above");
+                    let to = if inst.op == Opcode::CONT {
+                        latch
+                    } else {
+                        after
+                    };
+                    let next = self.b.create_block();
+                    if inst.op == Opcode::BREAKC {
+                        let x = self.fetch(&inst.src[0], 0, pc)?;
+                        let zero = self.splat(0);
+                        let x = self.i(x.v);
+                        let t = self.b.ins().icmp(IntCC::NotEqual, x, zero);
+                        let any = self.any(t);
+                        self.b.ins().brif(any, to, &[], next, &[]);
+                    } else {
+                        self.b.ins().jump(to, &[]);
+                    }
+                    self.enter(next);
                 }
                 Opcode::BRK | Opcode::BREAKC => {
                     let mut lanes = self.exec();

@@ -6,7 +6,9 @@
 //! **What is native and what is called.** Inline SIMD: control flow (IF/UIF/ELSE, loops with
 //! BRK/BREAKC/CONT, SWITCH/CASE/DEFAULT, CAL/CALLNZ/RET — subroutines are inlined per call site,
 //! up to [`MAX_CALL_DEPTH`] deep, the next level returning [`ExecError::CallStackOverflow`] exactly
-//! where the interpreter does; blocks no lane runs are branched over), KILL/KILL_IF, helper lanes
+//! where the interpreter does; blocks no lane runs are branched over; IFs and loops whose
+//! conditions are the same in every lane — shader parameters, loop counters — are plain
+//! branches with unmasked writes under them, see `uniform`), KILL/KILL_IF, helper lanes
 //! (OUT stores are masked with the live lanes), derivatives (lane shuffles), direct and indirect
 //! operands (per-lane bounds checks: out-of-range reads give 0, out-of-range writes are dropped),
 //! MOV/ADD/SUB/MUL/DIV/MAD/LRP/DPn/MIN/MAX/CLAMP, all comparisons, CMP/UCMP/CND, rounding,
@@ -58,6 +60,7 @@
 mod emit;
 pub(crate) use emit::MAX_INLINE_TEX;
 mod lazy;
+mod uniform;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -692,6 +695,17 @@ fn compile_kernel(
         num_const_buffers: compiled.num_const_buffers,
         modules: Mutex::new(vec![module]),
     })
+}
+
+/// How many IF/UIF and loop constructs of `program` the kernel compiles as uniform (taken by
+/// all four lanes together: plain branches, no masks; see the `uniform` module) — for tests and
+/// diagnostics.
+pub fn uniform_construct_count(program: &Program) -> Result<usize, ExecError> {
+    let decoded = decode::decode(program)?;
+    Ok(uniform::uniform_constructs(&decoded)
+        .iter()
+        .filter(|&&u| u)
+        .count())
 }
 
 /// Recompiles the kernel `weak` refers to for speed on a thread of its own, and installs the

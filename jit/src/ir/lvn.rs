@@ -296,7 +296,7 @@ impl Numbering {
 
 /// How an opcode's result components depend on its sources.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Shape {
+pub(crate) enum Shape {
     /// Component `c` of the result is a function of component `c` of each source.
     Componentwise,
     /// Every component is one function of the sources' first components.
@@ -305,7 +305,7 @@ enum Shape {
     Vector,
 }
 
-fn shape(op: Opcode) -> Shape {
+pub(crate) fn shape(op: Opcode) -> Shape {
     use Opcode::*;
     match op {
         MOV | ADD | SUB | MUL | DIV | MAD | FMA | LRP | MIN | MAX | CLAMP | SLT | SGE | SGT

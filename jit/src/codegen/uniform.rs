@@ -1,0 +1,331 @@
+//! Which branches and loops of a kernel are uniform: taken or left by all four lanes of every
+//! quad together, so that the kernel branches on them like a CPU program instead of narrowing
+//! the execution mask, and the registers written under them need no per-lane blend.
+//!
+//! A register component is *uniform* at a point of the program when it holds the same bits in
+//! every lane of a quad there. A forward data-flow analysis over the structured program follows
+//! the set of uniform TEMP/ADDR components (loops iterate to a fixed point, joins keep what both
+//! paths leave uniform):
+//! - a write in uniform flow (every enclosing IF and loop uniform, so all four lanes execute it)
+//!   by an instruction that computes each lane from that lane's operands alone (ALU and address
+//!   instructions, not derivatives or texture instructions) from uniform operands — immediates,
+//!   constants (directly or through a uniform address), uniform components — leaves its
+//!   components uniform; any other write makes them non-uniform, and registers an indirect
+//!   operand may reach are never uniform;
+//! - an `IF`/`UIF` is uniform when it sits in uniform flow and its condition is uniform there;
+//! - a loop is uniform when it sits in uniform flow and every `BRK`, `BREAKC` and `CONT` that
+//!   leaves or continues it sits in uniform flow (inside uniform IFs only, not in a SWITCH) with
+//!   a uniform condition. Which loops are is itself assumed and taken back until consistent (a
+//!   greatest fixed point: the walk is repeated while an assumption falls).
+//!
+//! Why that is sound: at the top of the program every lane executes (the masks start full and
+//! `KILL` does not narrow them). By induction over execution, in uniform flow all lanes execute
+//! the same instructions and each write the analysis keeps uniform gives every lane the same
+//! value, so the conditions deciding uniform flow agree in all lanes.
+//!
+//! Programs with subroutines, and programs that `RET` from inside a branch or loop (after which
+//! the lanes that returned stop executing), get no uniform constructs; so do programs whose
+//! nested loops would take the analysis more than [`MAX_VISITS`] instruction visits.
+
+use crate::interp::decode::{Decoded, DstLoc, IndexReg, IndirectFile, Loc, Slot, Src};
+use crate::ir::lvn::{shape, Shape};
+use crate::ir::{Opcode, OpcodeClass};
+
+/// Instruction visits (loop bodies are walked until their state is stable) after which the
+/// analysis gives up and declares nothing uniform.
+const MAX_VISITS: usize = 2_000_000;
+
+/// Per instruction: for an `IF`/`UIF`, whether it is uniform; for a `BGNLOOP`, whether the loop
+/// is. Other instructions are `false`.
+pub(super) fn uniform_constructs(d: &Decoded) -> Vec<bool> {
+    let n = d.insts.len();
+    let unsupported = d.insts.iter().any(|i| {
+        matches!(
+            i.op,
+            Opcode::CAL | Opcode::CALLNZ | Opcode::BGNSUB | Opcode::ENDSUB
+        )
+    });
+    if unsupported {
+        return vec![false; n];
+    }
+    let mut never = vec![0u8; d.num_locals];
+    let mut mark = |ind: &crate::interp::decode::IndirectLoc| {
+        if let IndirectFile::Local { base, lo, hi } = ind.file {
+            for r in local_range(base, lo, hi, never.len()) {
+                never[r] = 0xF;
+            }
+        }
+    };
+    d.indirects.iter().for_each(&mut mark);
+    let mut walk = Walk {
+        d,
+        never,
+        loop_ok: vec![true; n],
+        constructs: vec![false; n],
+        loops: Vec::new(),
+        fell: false,
+        visits: 0,
+    };
+    loop {
+        walk.fell = false;
+        let mut state = vec![0xFu8; d.num_locals];
+        for (s, never) in state.iter_mut().zip(&walk.never) {
+            *s &= !never;
+        }
+        if walk.block(0, n, &mut state, true).is_err() {
+            return vec![false; n];
+        }
+        if !walk.fell {
+            return walk.constructs;
+        }
+    }
+}
+
+/// Per local register: a bit per component still uniform.
+type Uniform = Vec<u8>;
+
+fn meet(a: &mut Uniform, b: &Uniform) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x &= y;
+    }
+}
+
+/// A loop being walked.
+struct LoopWalk {
+    pc: usize,
+    uniform: bool,
+    /// The states at its `BRK`/`BREAKC`s and at its `CONT`s, met.
+    breaks: Option<Uniform>,
+    continues: Option<Uniform>,
+}
+
+/// Why the walk stopped early: the flow does not nest, a `RET` sits inside a construct, or the
+/// visit budget ran out.
+struct GiveUp;
+
+struct Walk<'a> {
+    d: &'a Decoded,
+    /// Components never uniform (reachable by indirect operands).
+    never: Uniform,
+    /// Per `BGNLOOP`: its exits still assumed uniform.
+    loop_ok: Vec<bool>,
+    constructs: Vec<bool>,
+    loops: Vec<LoopWalk>,
+    /// Whether this walk took back a loop assumption (another walk follows).
+    fell: bool,
+    visits: usize,
+}
+
+impl Walk<'_> {
+    /// Walks instructions `start..end` (whole constructs) from `state`, leaving the state at
+    /// `end` in it. `uniform_flow`: whether every lane executes them.
+    fn block(
+        &mut self,
+        start: usize,
+        end: usize,
+        state: &mut Uniform,
+        uniform_flow: bool,
+    ) -> Result<(), GiveUp> {
+        let d = self.d;
+        let mut pc = start;
+        while pc < end {
+            self.visits += 1;
+            if self.visits > MAX_VISITS {
+                return Err(GiveUp);
+            }
+            let inst = &d.insts[pc];
+            let target = inst.target as usize;
+            match inst.op {
+                Opcode::IF | Opcode::UIF => {
+                    let uniform = uniform_flow && self.src_uniform(state, &inst.src[0], 0);
+                    self.constructs[pc] = uniform;
+                    let mut then = state.clone();
+                    if target >= d.insts.len() || target <= pc {
+                        return Err(GiveUp);
+                    }
+                    if d.insts[target].op == Opcode::ELSE {
+                        let endif = d.insts[target].target as usize;
+                        if endif <= target || endif >= d.insts.len() {
+                            return Err(GiveUp);
+                        }
+                        self.block(pc + 1, target, &mut then, uniform)?;
+                        self.block(target + 1, endif, state, uniform)?;
+                        meet(state, &then);
+                        pc = endif + 1;
+                    } else {
+                        self.block(pc + 1, target, &mut then, uniform)?;
+                        meet(state, &then);
+                        pc = target + 1;
+                    }
+                    continue;
+                }
+                Opcode::BGNLOOP => {
+                    if target >= d.insts.len() || target <= pc {
+                        return Err(GiveUp);
+                    }
+                    let uniform = uniform_flow && self.loop_ok[pc];
+                    self.constructs[pc] = uniform;
+                    let mut header = state.clone();
+                    loop {
+                        let mut body = header.clone();
+                        self.loops.push(LoopWalk {
+                            pc,
+                            uniform,
+                            breaks: None,
+                            continues: None,
+                        });
+                        self.block(pc + 1, target, &mut body, uniform)?;
+                        let walked = self.loops.pop().ok_or(GiveUp)?;
+                        if let Some(c) = &walked.continues {
+                            meet(&mut body, c);
+                        }
+                        let mut next = header.clone();
+                        meet(&mut next, &body);
+                        if next == header {
+                            *state = match (uniform, walked.breaks) {
+                                // All lanes leave together, through a BRK.
+                                (true, Some(b)) => b,
+                                (true, None) => header,
+                                (false, b) => {
+                                    if let Some(b) = b {
+                                        meet(&mut header, &b);
+                                    }
+                                    header
+                                }
+                            };
+                            break;
+                        }
+                        header = next;
+                    }
+                    pc = target + 1;
+                    continue;
+                }
+                Opcode::SWITCH => {
+                    if target >= d.insts.len() || target <= pc {
+                        return Err(GiveUp);
+                    }
+                    let mut inside = state.clone();
+                    self.block(pc + 1, target, &mut inside, false)?;
+                    meet(state, &inside);
+                    pc = target + 1;
+                    continue;
+                }
+                Opcode::BRK | Opcode::BREAKC | Opcode::CONT
+                    if !(inst.breaks_switch && inst.op != Opcode::CONT) =>
+                {
+                    let cond_ok =
+                        inst.op != Opcode::BREAKC || self.src_uniform(state, &inst.src[0], 0);
+                    let Some(lp) = self.loops.last_mut() else {
+                        return Err(GiveUp);
+                    };
+                    if lp.uniform && !(uniform_flow && cond_ok) {
+                        self.loop_ok[lp.pc] = false;
+                        self.fell = true;
+                    }
+                    let slot = if inst.op == Opcode::CONT {
+                        &mut lp.continues
+                    } else {
+                        &mut lp.breaks
+                    };
+                    match slot {
+                        Some(s) => meet(s, state),
+                        None => *slot = Some(state.clone()),
+                    }
+                }
+                // A RET inside a construct (the top-level walk is the only one from 0).
+                Opcode::RET if start != 0 => {
+                    return Err(GiveUp);
+                }
+                _ if inst.is_flow => {}
+                _ => self.write(state, pc, uniform_flow),
+            }
+            pc += 1;
+        }
+        Ok(())
+    }
+
+    /// Applies instruction `pc`'s writes to `state`.
+    fn write(&self, state: &mut Uniform, pc: usize, uniform_flow: bool) {
+        let inst = &self.d.insts[pc];
+        let DstLoc::Local(i) = inst.dst else {
+            // Indirect writes reach only registers that are never uniform; OUT is not followed.
+            return;
+        };
+        let Some(&old) = state.get(i as usize) else {
+            return;
+        };
+        let lane_local = match inst.op.class() {
+            OpcodeClass::Alu => !matches!(
+                inst.op,
+                Opcode::DDX | Opcode::DDY | Opcode::DDX_FINE | Opcode::DDY_FINE
+            ),
+            OpcodeClass::Address => true,
+            _ => false,
+        };
+        let sources = &inst.src[..inst.op.num_src().min(inst.src.len())];
+        let mut bits = old;
+        for c in 0..4 {
+            if inst.write_mask & (1 << c) == 0 {
+                continue;
+            }
+            let uniform = uniform_flow
+                && lane_local
+                && sources.iter().all(|s| match shape(inst.op) {
+                    Shape::Componentwise => self.src_uniform(state, s, c),
+                    Shape::Scalar => self.src_uniform(state, s, 0),
+                    Shape::Vector => (0..4).all(|k| self.src_uniform(state, s, k)),
+                });
+            if uniform {
+                bits |= 1 << c;
+            } else {
+                bits &= !(1 << c);
+            }
+        }
+        state[i as usize] = bits & !self.never[i as usize];
+    }
+
+    /// Whether component `c` (before the swizzle) of source `s` is the same in every lane.
+    fn src_uniform(&self, state: &Uniform, s: &Src, c: usize) -> bool {
+        let comp = s.swizzle[c] as usize & 3;
+        match s.loc {
+            Loc::Direct(slot) => slot_uniform(state, slot, comp),
+            Loc::Indirect(k) => {
+                let ind = &self.d.indirects[k as usize];
+                let index_ok = [ind.index_reg, ind.dim_reg]
+                    .iter()
+                    .flatten()
+                    .all(|r| index_uniform(state, r));
+                index_ok
+                    && match ind.file {
+                        IndirectFile::Local { base, lo, hi } => {
+                            local_range(base, lo, hi, state.len())
+                                .all(|r| state[r] & (1 << comp) != 0)
+                        }
+                        IndirectFile::Imm | IndirectFile::Const => true,
+                        IndirectFile::Input | IndirectFile::Output | IndirectFile::SystemValue => {
+                            false
+                        }
+                    }
+            }
+        }
+    }
+}
+
+fn slot_uniform(state: &Uniform, slot: Slot, comp: usize) -> bool {
+    match slot {
+        Slot::Zero | Slot::Imm(_) | Slot::Const(..) => true,
+        Slot::Local(i) => state.get(i as usize).is_some_and(|u| u & (1 << comp) != 0),
+        Slot::Input(_) | Slot::Output(_) | Slot::SystemValue(_) => false,
+    }
+}
+
+fn index_uniform(state: &Uniform, r: &IndexReg) -> bool {
+    slot_uniform(state, r.slot, r.component as usize & 3)
+}
+
+/// The local registers an indirect access with these bounds may reach.
+fn local_range(base: u32, lo: i64, hi: i64, num_locals: usize) -> std::ops::Range<usize> {
+    let start = (i64::from(base) + lo).clamp(0, num_locals as i64) as usize;
+    let end = (i64::from(base) + hi).clamp(0, num_locals as i64) as usize;
+    start..end.max(start)
+}
