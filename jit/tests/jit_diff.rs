@@ -639,6 +639,14 @@ impl Gen {
                 let r = 13 + self.rng.below(3);
                 self.emit(format!("IF {s}"));
                 self.emit(format!("MOV TEMP[{r}].x, {u}"));
+                if self.rng.chance(50) {
+                    // The ELSE lanes run after the THEN lanes wrote: the register differs by
+                    // then, though the ELSE lanes never wrote it.
+                    self.emit("ELSE".into());
+                    self.emit(format!("UIF TEMP[{r}].xxxx"));
+                    self.alu();
+                    self.emit("ENDIF".into());
+                }
                 self.emit("ENDIF".into());
             }
             4 => {

@@ -2410,16 +2410,16 @@ impl Emitter<'_, '_> {
                     let header = self.b.create_block();
                     let latch = self.b.create_block();
                     let after = self.b.create_block();
+                    let pre = self.b.create_block();
+                    let e = self.exec();
+                    let any = self.any(e);
+                    self.b.ins().brif(any, pre, &[], after, &[]);
+                    self.enter(pre);
                     let saved = if self.uniform.get(pc).copied().unwrap_or(false) {
-                        // Entered in uniform flow: every lane executes (no mask test needed).
+                        // All lanes leave together: the body runs on the lanes that entered.
                         self.b.ins().jump(header, &[]);
                         None
                     } else {
-                        let pre = self.b.create_block();
-                        let e = self.exec();
-                        let any = self.any(e);
-                        self.b.ins().brif(any, pre, &[], after, &[]);
-                        self.enter(pre);
                         let l = self.mask(LOOP);
                         let saved_loop = self.save(l);
                         let c = self.mask(CONT);

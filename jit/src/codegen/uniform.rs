@@ -12,11 +12,18 @@
 //!   constants (directly or through a uniform address), uniform components — leaves its
 //!   components uniform; any other write makes them non-uniform, and registers an indirect
 //!   operand may reach are never uniform;
-//! - an `IF`/`UIF` is uniform when it sits in uniform flow and its condition is uniform there;
-//! - a loop is uniform when it sits in uniform flow and every `BRK`, `BREAKC` and `CONT` that
-//!   leaves or continues it sits in uniform flow (inside uniform IFs only, not in a SWITCH) with
-//!   a uniform condition. Which loops are is itself assumed and taken back until consistent (a
-//!   greatest fixed point: the walk is repeated while an assumption falls).
+//! - an `IF`/`UIF` is uniform when its condition is uniform where it sits — in any flow: all
+//!   lanes then agree, so it narrows nothing and needs no mask of its own;
+//! - a loop is uniform when every `BRK`, `BREAKC` and `CONT` that leaves or continues it sits
+//!   inside uniform IFs only (not in a SWITCH or a narrowing IF) with a uniform condition: all
+//!   lanes leave together, and its body runs on the lanes that entered it. Which loops are is
+//!   itself assumed and taken back until consistent (a greatest fixed point: the walk is
+//!   repeated while an assumption falls).
+//!
+//! Uniform flow is where every lane executes: the top level and the inside of uniform
+//! constructs in uniform flow. The state flows in the order the quad executes: a narrowing IF
+//! runs its THEN lanes before its ELSE lanes, so the ELSE part starts from the state the THEN
+//! part left (its writes differ between lanes by then), and SWITCH cases follow one another.
 //!
 //! Why that is sound: at the top of the program every lane executes (the masks start full and
 //! `KILL` does not narrow them). By induction over execution, in uniform flow all lanes execute
@@ -72,7 +79,11 @@ pub(super) fn uniform_constructs(d: &Decoded) -> Vec<bool> {
         for (s, never) in state.iter_mut().zip(&walk.never) {
             *s &= !never;
         }
-        if walk.block(0, n, &mut state, true).is_err() {
+        let top = Flow {
+            all_lanes: true,
+            straight: true,
+        };
+        if walk.block(0, n, &mut state, top).is_err() {
             return vec![false; n];
         }
         if !walk.fell {
@@ -88,6 +99,15 @@ fn meet(a: &mut Uniform, b: &Uniform) {
     for (x, y) in a.iter_mut().zip(b) {
         *x &= y;
     }
+}
+
+/// Where a walked instruction sits.
+#[derive(Clone, Copy)]
+struct Flow {
+    /// Every lane executes it.
+    all_lanes: bool,
+    /// No construct between it and the innermost loop's start narrows the lanes.
+    straight: bool,
 }
 
 /// A loop being walked.
@@ -118,13 +138,13 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     /// Walks instructions `start..end` (whole constructs) from `state`, leaving the state at
-    /// `end` in it. `uniform_flow`: whether every lane executes them.
+    /// `end` in it.
     fn block(
         &mut self,
         start: usize,
         end: usize,
         state: &mut Uniform,
-        uniform_flow: bool,
+        flow: Flow,
     ) -> Result<(), GiveUp> {
         let d = self.d;
         let mut pc = start;
@@ -137,8 +157,13 @@ impl Walk<'_> {
             let target = inst.target as usize;
             match inst.op {
                 Opcode::IF | Opcode::UIF => {
-                    let uniform = uniform_flow && self.src_uniform(state, &inst.src[0], 0);
+                    // Whatever the flow, a condition the same in all four lanes narrows nothing.
+                    let uniform = self.src_uniform(state, &inst.src[0], 0);
                     self.constructs[pc] = uniform;
+                    let inside = Flow {
+                        all_lanes: flow.all_lanes && uniform,
+                        straight: flow.straight && uniform,
+                    };
                     let mut then = state.clone();
                     if target >= d.insts.len() || target <= pc {
                         return Err(GiveUp);
@@ -148,12 +173,17 @@ impl Walk<'_> {
                         if endif <= target || endif >= d.insts.len() {
                             return Err(GiveUp);
                         }
-                        self.block(pc + 1, target, &mut then, uniform)?;
-                        self.block(target + 1, endif, state, uniform)?;
+                        self.block(pc + 1, target, &mut then, inside)?;
+                        if !uniform {
+                            // The lanes of the ELSE part run after those of the THEN part: what
+                            // the THEN part wrote in its lanes differs there already.
+                            *state = then.clone();
+                        }
+                        self.block(target + 1, endif, state, inside)?;
                         meet(state, &then);
                         pc = endif + 1;
                     } else {
-                        self.block(pc + 1, target, &mut then, uniform)?;
+                        self.block(pc + 1, target, &mut then, inside)?;
                         meet(state, &then);
                         pc = target + 1;
                     }
@@ -163,8 +193,12 @@ impl Walk<'_> {
                     if target >= d.insts.len() || target <= pc {
                         return Err(GiveUp);
                     }
-                    let uniform = uniform_flow && self.loop_ok[pc];
+                    let uniform = self.loop_ok[pc];
                     self.constructs[pc] = uniform;
+                    let inside = Flow {
+                        all_lanes: flow.all_lanes && uniform,
+                        straight: true,
+                    };
                     let mut header = state.clone();
                     loop {
                         let mut body = header.clone();
@@ -174,7 +208,7 @@ impl Walk<'_> {
                             breaks: None,
                             continues: None,
                         });
-                        self.block(pc + 1, target, &mut body, uniform)?;
+                        self.block(pc + 1, target, &mut body, inside)?;
                         let walked = self.loops.pop().ok_or(GiveUp)?;
                         if let Some(c) = &walked.continues {
                             meet(&mut body, c);
@@ -205,7 +239,11 @@ impl Walk<'_> {
                         return Err(GiveUp);
                     }
                     let mut inside = state.clone();
-                    self.block(pc + 1, target, &mut inside, false)?;
+                    let divergent = Flow {
+                        all_lanes: false,
+                        straight: false,
+                    };
+                    self.block(pc + 1, target, &mut inside, divergent)?;
                     meet(state, &inside);
                     pc = target + 1;
                     continue;
@@ -218,7 +256,7 @@ impl Walk<'_> {
                     let Some(lp) = self.loops.last_mut() else {
                         return Err(GiveUp);
                     };
-                    if lp.uniform && !(uniform_flow && cond_ok) {
+                    if lp.uniform && !(flow.straight && cond_ok) {
                         self.loop_ok[lp.pc] = false;
                         self.fell = true;
                     }
@@ -237,7 +275,7 @@ impl Walk<'_> {
                     return Err(GiveUp);
                 }
                 _ if inst.is_flow => {}
-                _ => self.write(state, pc, uniform_flow),
+                _ => self.write(state, pc, flow.all_lanes),
             }
             pc += 1;
         }
@@ -245,7 +283,7 @@ impl Walk<'_> {
     }
 
     /// Applies instruction `pc`'s writes to `state`.
-    fn write(&self, state: &mut Uniform, pc: usize, uniform_flow: bool) {
+    fn write(&self, state: &mut Uniform, pc: usize, all_lanes: bool) {
         let inst = &self.d.insts[pc];
         let DstLoc::Local(i) = inst.dst else {
             // Indirect writes reach only registers that are never uniform; OUT is not followed.
@@ -268,7 +306,7 @@ impl Walk<'_> {
             if inst.write_mask & (1 << c) == 0 {
                 continue;
             }
-            let uniform = uniform_flow
+            let uniform = all_lanes
                 && lane_local
                 && sources.iter().all(|s| match shape(inst.op) {
                     Shape::Componentwise => self.src_uniform(state, s, c),
