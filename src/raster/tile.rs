@@ -384,13 +384,23 @@ impl Context<'_> {
                 while next < n_quads {
                     let first = regs.count;
                     let take = (BATCH - first).min(n_quads - next);
-                    // Branch-free: every quad is written at `count`, which only moves past live
-                    // ones (and stays below BATCH, as at most `take` quads are pushed).
                     let mut count = first;
-                    for (i, &mask) in (next..).zip(&masks[next..next + take]) {
-                        regs.live[count] = mask;
-                        regs.pos[count] = (x0 + 2 * i as u32, qy);
-                        count += usize::from(mask != 0);
+                    if full {
+                        // Every quad is live (row masks are never empty): no compaction, so
+                        // no chain of dependent positions either.
+                        regs.live[first..first + take].copy_from_slice(&masks[next..next + take]);
+                        for (k, pos) in regs.pos[first..first + take].iter_mut().enumerate() {
+                            *pos = (x0 + 2 * (next + k) as u32, qy);
+                        }
+                        count += take;
+                    } else {
+                        // Branch-free: every quad is written at `count`, which only moves past
+                        // live ones (and stays below BATCH, as at most `take` quads are pushed).
+                        for (i, &mask) in (next..).zip(&masks[next..next + take]) {
+                            regs.live[count] = mask;
+                            regs.pos[count] = (x0 + 2 * i as u32, qy);
+                            count += usize::from(mask != 0);
+                        }
                     }
                     regs.count = count;
                     next += take;
