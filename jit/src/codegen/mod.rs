@@ -51,7 +51,8 @@
 //! kernel switches to when done (both compute the same bits) — tiered compilation. Setting
 //! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr,
 //! `SOFTGPU_JIT_STATS` how many Cranelift instructions each opcode emitted;
-//! `SOFTGPU_PERF_MAP` writes `/tmp/perf-PID.map` so that `perf report` names the kernels.
+//! `SOFTGPU_PERF_MAP` writes `/tmp/perf-PID.map` so that `perf report` names the kernels,
+//! `SOFTGPU_NO_UNIFORM` compiles every IF and loop with masks (see `uniform`), for comparisons.
 //!
 //! **Caching.** [`JitShader::compile`] hashes the program and returns the already compiled
 //! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive

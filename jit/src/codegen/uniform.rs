@@ -30,6 +30,9 @@
 //! the same instructions and each write the analysis keeps uniform gives every lane the same
 //! value, so the conditions deciding uniform flow agree in all lanes.
 //!
+//! `SOFTGPU_NO_UNIFORM=1` turns the analysis off (every construct masked, as before it existed),
+//! to measure what it gains; the kernels compute the same bits either way.
+//!
 //! Programs with subroutines, and programs that `RET` from inside a branch or loop (after which
 //! the lanes that returned stop executing), get no uniform constructs; so do programs whose
 //! nested loops would take the analysis more than [`MAX_VISITS`] instruction visits.
@@ -52,7 +55,7 @@ pub(super) fn uniform_constructs(d: &Decoded) -> Vec<bool> {
             Opcode::CAL | Opcode::CALLNZ | Opcode::BGNSUB | Opcode::ENDSUB
         )
     });
-    if unsupported {
+    if unsupported || std::env::var_os("SOFTGPU_NO_UNIFORM").is_some() {
         return vec![false; n];
     }
     let mut never = vec![0u8; d.num_locals];
