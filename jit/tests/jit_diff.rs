@@ -582,6 +582,33 @@ impl Gen {
         self.emit(line);
     }
 
+    /// `head` (an IF/UIF line), a block of statements, sometimes an ELSE block, and ENDIF.
+    fn if_block(&mut self, head: String) {
+        self.emit(head);
+        self.depth += 1;
+        let n = 1 + self.rng.below(4);
+        self.block(n);
+        if self.rng.chance(50) {
+            self.emit("ELSE".into());
+            let n = 1 + self.rng.below(4);
+            self.block(n);
+        }
+        self.depth -= 1;
+        self.emit("ENDIF".into());
+    }
+
+    /// Runs `body` as the statements of a loop body (one loop deeper, outside any SWITCH).
+    fn in_loop(&mut self, body: impl FnOnce(&mut Gen)) {
+        self.loop_depth += 1;
+        self.depth += 1;
+        let saved = self.in_switch;
+        self.in_switch = 0;
+        body(self);
+        self.in_switch = saved;
+        self.depth -= 1;
+        self.loop_depth -= 1;
+    }
+
     fn block(&mut self, len: usize) {
         for _ in 0..len {
             self.statement();
@@ -662,17 +689,7 @@ impl Gen {
             5..=6 if nested => {
                 let op = if self.rng.chance(50) { "IF" } else { "UIF" };
                 let s = self.uniform_src();
-                self.emit(format!("{op} {s}"));
-                self.depth += 1;
-                let n = 1 + self.rng.below(4);
-                self.block(n);
-                if self.rng.chance(50) {
-                    self.emit("ELSE".into());
-                    let n = 1 + self.rng.below(4);
-                    self.block(n);
-                }
-                self.depth -= 1;
-                self.emit("ENDIF".into());
+                self.if_block(format!("{op} {s}"));
             }
             7..=8 if nested && self.loop_depth < 2 => {
                 let ctr = format!("TEMP[{}]", 6 + self.loop_depth);
@@ -688,33 +705,28 @@ impl Gen {
                     self.emit("ENDIF".into());
                 }
                 self.emit(format!("UADD {ctr}.x, {ctr}.xxxx, IMM[0].yyyy"));
-                self.loop_depth += 1;
-                self.depth += 1;
-                let saved = self.in_switch;
-                self.in_switch = 0;
-                let n = 1 + self.rng.below(5);
-                self.block(n);
-                if self.rng.chance(50) {
-                    // Another exit: on a uniform condition, or (a near miss) a divergent one.
-                    let s = if self.rng.chance(75) {
-                        self.uniform_src()
-                    } else {
-                        self.scalar_src()
-                    };
-                    match self.rng.below(3) {
-                        0 => self.emit(format!("BREAKC {s}")),
-                        k => {
-                            self.emit(format!("UIF {s}"));
-                            self.emit(if k == 1 { "BRK" } else { "CONT" }.into());
-                            self.emit("ENDIF".into());
+                self.in_loop(|g| {
+                    let n = 1 + g.rng.below(5);
+                    g.block(n);
+                    if g.rng.chance(50) {
+                        // Another exit: on a uniform condition, or (a near miss) a divergent one.
+                        let s = if g.rng.chance(75) {
+                            g.uniform_src()
+                        } else {
+                            g.scalar_src()
+                        };
+                        match g.rng.below(3) {
+                            0 => g.emit(format!("BREAKC {s}")),
+                            k => {
+                                g.emit(format!("UIF {s}"));
+                                g.emit(if k == 1 { "BRK" } else { "CONT" }.into());
+                                g.emit("ENDIF".into());
+                            }
                         }
+                        let n = g.rng.below(3);
+                        g.block(n);
                     }
-                    let n = self.rng.below(3);
-                    self.block(n);
-                }
-                self.in_switch = saved;
-                self.depth -= 1;
-                self.loop_depth -= 1;
+                });
                 self.emit("ENDLOOP".into());
             }
             _ => self.alu(),
@@ -785,17 +797,7 @@ impl Gen {
             65..=72 if nested => {
                 let op = if self.rng.chance(60) { "IF" } else { "UIF" };
                 let s = self.scalar_src();
-                self.emit(format!("{op} {s}"));
-                self.depth += 1;
-                let n = 1 + self.rng.below(4);
-                self.block(n);
-                if self.rng.chance(50) {
-                    self.emit("ELSE".into());
-                    let n = 1 + self.rng.below(4);
-                    self.block(n);
-                }
-                self.depth -= 1;
-                self.emit("ENDIF".into());
+                self.if_block(format!("{op} {s}"));
             }
             73..=77 if nested && self.loop_depth < 2 => {
                 // Subroutines count with their own registers, so a call inside a loop cannot
@@ -816,15 +818,10 @@ impl Gen {
                 self.emit("BRK".into());
                 self.emit("ENDIF".into());
                 self.emit(format!("UADD {ctr}.x, {ctr}.xxxx, IMM[0].yyyy"));
-                self.loop_depth += 1;
-                self.depth += 1;
-                let saved = self.in_switch;
-                self.in_switch = 0;
-                let n = 1 + self.rng.below(6);
-                self.block(n);
-                self.in_switch = saved;
-                self.depth -= 1;
-                self.loop_depth -= 1;
+                self.in_loop(|g| {
+                    let n = 1 + g.rng.below(6);
+                    g.block(n);
+                });
                 self.emit("ENDLOOP".into());
             }
             78..=81 if self.loop_depth > 0 || self.in_switch > 0 => {
