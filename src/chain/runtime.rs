@@ -151,6 +151,43 @@ struct PassPlan<'a> {
     fragment_bindings: StageBindings,
 }
 
+impl PassPlan<'_> {
+    /// Specializes and compiles the pass's shaders (passes are built in parallel).
+    fn build(self, options: &ChainOptions) -> Result<Pass, ChainError> {
+        let vertex = build_shader(
+            &self.shader.vertex.0.program,
+            options.executor,
+            options.math,
+        )
+        .map_err(|e| ChainError::new(format!("{}, vertex: {e}", self.label)))?;
+        let mut specialized = self.shader.fragment.0.program.clone();
+        if !options.skip_specialization {
+            crate::ir::opt::specialize(&mut specialized, self.fragment_units);
+        }
+        let fragment = build_shader(&specialized, options.executor, options.math)
+            .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
+        let vertex_attributes = ShaderSignature::from_program(&self.shader.vertex.0.program)
+            .num_inputs
+            .max(2);
+        Ok(Pass {
+            config: self.config.clone(),
+            label: self.label,
+            frag_coord: FragCoordConvention::from_program(&self.shader.fragment.0.program),
+            vertex,
+            fragment,
+            fragment_units: self.fragment_units,
+            fragment_program: self.shader.fragment.0.program.clone(),
+            fragment_generic: OnceLock::new(),
+            executor: options.executor,
+            math: options.math,
+            vertex_attributes,
+            format: self.format,
+            vertex_bindings: self.vertex_bindings,
+            fragment_bindings: self.fragment_bindings,
+        })
+    }
+}
+
 /// A lookup texture with its sampler.
 struct Lut {
     texture: Arc<Texture>,
@@ -474,46 +511,7 @@ impl FilterChain {
 
         let built: Vec<Result<Pass, ChainError>> = plans
             .into_par_iter()
-            .map(
-                |PassPlan {
-                     config,
-                     shader,
-                     label,
-                     format,
-                     fragment_units,
-                     vertex_bindings,
-                     fragment_bindings,
-                 }| {
-                    let vertex =
-                        build_shader(&shader.vertex.0.program, options.executor, options.math)
-                            .map_err(|e| ChainError::new(format!("{label}, vertex: {e}")))?;
-                    let mut specialized = shader.fragment.0.program.clone();
-                    if !options.skip_specialization {
-                        crate::ir::opt::specialize(&mut specialized, fragment_units);
-                    }
-                    let fragment = build_shader(&specialized, options.executor, options.math)
-                        .map_err(|e| ChainError::new(format!("{label}, fragment: {e}")))?;
-                    let vertex_attributes = ShaderSignature::from_program(&shader.vertex.0.program)
-                        .num_inputs
-                        .max(2);
-                    Ok(Pass {
-                        config: config.clone(),
-                        label,
-                        frag_coord: FragCoordConvention::from_program(&shader.fragment.0.program),
-                        vertex,
-                        fragment,
-                        fragment_units,
-                        fragment_program: shader.fragment.0.program.clone(),
-                        fragment_generic: OnceLock::new(),
-                        executor: options.executor,
-                        math: options.math,
-                        vertex_attributes,
-                        format,
-                        vertex_bindings,
-                        fragment_bindings,
-                    })
-                },
-            )
+            .map(|plan| plan.build(options))
             .collect();
         let passes = built
             .into_iter()
