@@ -597,6 +597,14 @@ impl Gen {
         self.emit("ENDIF".into());
     }
 
+    /// A counted loop's start: `ctr.x` from 0, and `ctr.y` set once it reaches `IMM[0].bound`
+    /// (the caller emits the exit on it).
+    fn loop_head(&mut self, ctr: &str, bound: &str) {
+        self.emit(format!("MOV {ctr}.x, IMM[0].xxxx"));
+        self.emit("BGNLOOP".into());
+        self.emit(format!("USGE {ctr}.y, {ctr}.xxxx, IMM[0].{bound}"));
+    }
+
     /// Runs `body` as the statements of a loop body (one loop deeper, outside any SWITCH).
     fn in_loop(&mut self, body: impl FnOnce(&mut Gen)) {
         self.loop_depth += 1;
@@ -694,9 +702,7 @@ impl Gen {
             7..=8 if nested && self.loop_depth < 2 => {
                 let ctr = format!("TEMP[{}]", 6 + self.loop_depth);
                 let n = ["xxxx", "yyyy", "zzzz", "wwww"][self.rng.below(4)];
-                self.emit(format!("MOV {ctr}.x, IMM[0].xxxx"));
-                self.emit("BGNLOOP".into());
-                self.emit(format!("USGE {ctr}.y, {ctr}.xxxx, IMM[0].{n}"));
+                self.loop_head(&ctr, n);
                 if self.rng.chance(50) {
                     self.emit(format!("BREAKC {ctr}.yyyy"));
                 } else {
@@ -808,12 +814,7 @@ impl Gen {
                 };
                 let ctr = format!("TEMP[{}]", first + self.loop_depth);
                 let n = self.rng.below(5);
-                self.emit(format!("MOV {ctr}.x, IMM[0].xxxx"));
-                self.emit("BGNLOOP".into());
-                self.emit(format!(
-                    "USGE {ctr}.y, {ctr}.xxxx, IMM[0].{}",
-                    ["xxxx", "yyyy", "zzzz", "wwww"][n % 4]
-                ));
+                self.loop_head(&ctr, ["xxxx", "yyyy", "zzzz", "wwww"][n % 4]);
                 self.emit(format!("UIF {ctr}.yyyy"));
                 self.emit("BRK".into());
                 self.emit("ENDIF".into());

@@ -59,14 +59,15 @@ pub(super) fn uniform_constructs(d: &Decoded) -> Vec<bool> {
         return vec![false; n];
     }
     let mut never = vec![0u8; d.num_locals];
-    let mut mark = |ind: &crate::interp::decode::IndirectLoc| {
+    for ind in &d.indirects {
         if let IndirectFile::Local { base, lo, hi } = ind.file {
             for r in local_range(base, lo, hi, never.len()) {
                 never[r] = 0xF;
             }
         }
-    };
-    d.indirects.iter().for_each(&mut mark);
+    }
+    // At the start every register is zero in every lane: uniform, but for those never followed.
+    let start: Uniform = never.iter().map(|n| 0xF & !n).collect();
     let mut walk = Walk {
         d,
         never,
@@ -78,10 +79,7 @@ pub(super) fn uniform_constructs(d: &Decoded) -> Vec<bool> {
     };
     loop {
         walk.fell = false;
-        let mut state = vec![0xFu8; d.num_locals];
-        for (s, never) in state.iter_mut().zip(&walk.never) {
-            *s &= !never;
-        }
+        let mut state = start.clone();
         let top = Flow {
             all_lanes: true,
             straight: true,
