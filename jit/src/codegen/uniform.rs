@@ -39,6 +39,7 @@
 
 use crate::interp::decode::{Decoded, DstLoc, IndexReg, IndirectFile, Loc, Slot, Src};
 use crate::ir::lvn::{shape, Shape};
+use crate::ir::opt::reads_other_lanes;
 use crate::ir::{Opcode, OpcodeClass};
 
 /// Instruction visits (loop bodies are walked until their state is stable) after which the
@@ -293,14 +294,8 @@ impl Walk<'_> {
         let Some(&old) = state.get(i as usize) else {
             return;
         };
-        let lane_local = match inst.op.class() {
-            OpcodeClass::Alu => !matches!(
-                inst.op,
-                Opcode::DDX | Opcode::DDY | Opcode::DDX_FINE | Opcode::DDY_FINE
-            ),
-            OpcodeClass::Address => true,
-            _ => false,
-        };
+        let lane_local = matches!(inst.op.class(), OpcodeClass::Alu | OpcodeClass::Address)
+            && !reads_other_lanes(inst.op);
         let sources = &inst.src[..inst.op.num_src().min(inst.src.len())];
         let mut bits = old;
         for c in 0..4 {

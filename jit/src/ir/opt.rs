@@ -175,7 +175,7 @@ pub(super) fn has_subroutines(insts: &[super::Instruction]) -> bool {
 }
 
 /// Instructions whose result depends on other lanes of the quad.
-pub(super) fn reads_other_lanes(op: Opcode) -> bool {
+pub(crate) fn reads_other_lanes(op: Opcode) -> bool {
     op.class() == OpcodeClass::Texture
         || matches!(
             op,
