@@ -363,13 +363,15 @@ pub fn run_with_constants(
         units.bind(*unit, texture.clone(), job.sampler);
     }
     let (vertex_program, fragment_program) = match executor {
-        Executor::Jit => (
-            Cow::Owned(optimized(&job.vertex_program, None)),
-            Cow::Owned(optimized(
-                &job.fragment_program,
-                Some(units.level_independent_units()),
-            )),
-        ),
+        Executor::Jit => {
+            let hints = units.sampler_hints();
+            let mut vertex = optimized(&job.vertex_program, None);
+            let mut fragment =
+                optimized(&job.fragment_program, Some(units.level_independent_units()));
+            vertex.set_sampler_hints(hints.iter().copied());
+            fragment.set_sampler_hints(hints);
+            (Cow::Owned(vertex), Cow::Owned(fragment))
+        }
         Executor::Interp => (
             Cow::Borrowed(&job.vertex_program),
             Cow::Borrowed(&job.fragment_program),

@@ -9,7 +9,7 @@
 use softgpu::exec::{QuadBatch, QuadIo, QuadShader, QuadVec4, ShaderResources, TextureAccess};
 use softgpu::interp::Interpreter;
 use softgpu::ir::text::parse_program;
-use softgpu::ir::TextureTarget;
+use softgpu::ir::{InlineShape, InlineWrap, SamplerHint, TextureTarget};
 use softgpu::jit::codegen::JitShader;
 use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -206,15 +206,36 @@ fn inline_sampling_matches_the_sampler() {
         Texels::FloatNan,
         Texels::FloatDenormal,
     ];
+    // Each program compiled without a sampler hint and for every shape a hint may name: the
+    // site compiled for the unit's shape must sample inline, the others must fall back.
+    let shapes: Vec<Option<InlineShape>> = std::iter::once(None)
+        .chain(
+            [
+                InlineWrap::RepeatPot,
+                InlineWrap::ClampToEdge,
+                InlineWrap::ClampToBorder,
+            ]
+            .into_iter()
+            .flat_map(|wrap| [false, true].map(|linear| Some(InlineShape { linear, wrap }))),
+        )
+        .collect();
     let programs: Vec<_> = PROGRAMS
         .iter()
         .map(|line| {
             let p = program(line);
-            let jit = JitShader::compile(&p).expect("JIT compiles");
+            let jits: Vec<(Option<InlineShape>, JitShader)> = shapes
+                .iter()
+                .map(|&shape| {
+                    let mut hinted = p.clone();
+                    hinted.set_sampler_hints(shape.map(|shape| SamplerHint { unit: 0, shape }));
+                    (shape, JitShader::compile(&hinted).expect("JIT compiles"))
+                })
+                .collect();
             let interp = Interpreter::new(&p).expect("interpreter accepts");
-            (line, jit, interp)
+            (line, jits, interp)
         })
         .collect();
+    let mut shaped_checked = 0;
     let mut inline_checked = 0;
     for (k, &(w, h)) in kinds.iter().flat_map(|k| sizes.iter().map(move |s| (k, s))) {
         let tex = texture(&mut rng, *k, w, h);
@@ -237,8 +258,14 @@ fn inline_sampling_matches_the_sampler() {
                 // JIT's general path.
                 let expect_fast = viewable;
                 assert_eq!(fast, expect_fast, "{k:?} {w}x{h} {filter:?} {wrap:?}");
-                for (line, jit, interp) in &programs {
-                    let what = format!("{k:?} {w}x{h} {filter:?} {wrap:?} `{line}`");
+                let view_shape = units
+                    .texel_view(0, 0, TextureTarget::Tex2D)
+                    .and_then(|v| v.inline_shape());
+                let runs = programs
+                    .iter()
+                    .flat_map(|(line, jits, interp)| jits.iter().map(move |j| (line, j, interp)));
+                for (line, (hint, jit), interp) in runs {
+                    let what = format!("{k:?} {w}x{h} {filter:?} {wrap:?} `{line}` hint {hint:?}");
                     // Any coordinates, specials included.
                     for _ in 0..8 {
                         let quads: Vec<QuadVec4> = (0..32)
@@ -310,6 +337,9 @@ fn inline_sampling_matches_the_sampler() {
                     } else if fast {
                         assert_eq!(calls, 0, "{what}: the inline path called the sampler");
                         inline_checked += 1;
+                        if hint.is_some() && *hint == view_shape {
+                            shaped_checked += 1;
+                        }
                     } else {
                         assert_eq!(calls, quads.len(), "{what}");
                     }
@@ -319,7 +349,12 @@ fn inline_sampling_matches_the_sampler() {
         }
     }
     assert!(
-        inline_checked >= 40 * 6,
+        inline_checked >= 40 * 6 * 7,
         "only {inline_checked} inline configurations ran"
+    );
+    // Six shapes x six sizes x six viewable kinds x four programs (REPEAT: power-of-two sizes).
+    assert!(
+        shaped_checked >= 4 * 6 * 4 * 6,
+        "only {shaped_checked} configurations ran a site compiled for their shape"
     );
 }

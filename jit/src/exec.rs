@@ -160,6 +160,49 @@ pub struct TexelView<'a> {
     pub log2_table: &'a [u32; 257],
 }
 
+impl TexelView<'_> {
+    /// The [`InlineShape`] of this view's state, if it has one (see [`inline_shape`]).
+    ///
+    /// [`InlineShape`]: crate::ir::InlineShape
+    pub fn inline_shape(&self) -> Option<crate::ir::InlineShape> {
+        inline_shape(
+            self.min_filter,
+            self.mag_filter,
+            self.mip_filter,
+            self.wrap_s,
+            self.wrap_t,
+        )
+    }
+}
+
+/// The state inline texture code compiled for one [`InlineShape`] handles: level 0 only, one
+/// filter, one wrap mode of REPEAT (power-of-two sizes), CLAMP_TO_EDGE or CLAMP_TO_BORDER on
+/// both axes. None for any other state.
+///
+/// [`InlineShape`]: crate::ir::InlineShape
+pub fn inline_shape(
+    min_filter: ViewFilter,
+    mag_filter: ViewFilter,
+    mip_filter: Option<ViewFilter>,
+    wrap_s: ViewWrap,
+    wrap_t: ViewWrap,
+) -> Option<crate::ir::InlineShape> {
+    use crate::ir::{InlineShape, InlineWrap};
+    if mip_filter.is_some() || min_filter != mag_filter || wrap_s != wrap_t {
+        return None;
+    }
+    let wrap = match wrap_s {
+        ViewWrap::RepeatPot => InlineWrap::RepeatPot,
+        ViewWrap::ClampToEdge => InlineWrap::ClampToEdge,
+        ViewWrap::ClampToBorder => InlineWrap::ClampToBorder,
+        ViewWrap::Repeat | ViewWrap::MirroredRepeat => return None,
+    };
+    Some(InlineShape {
+        linear: mag_filter == ViewFilter::Linear,
+        wrap,
+    })
+}
+
 /// Whether `x` may stand in a [`TexelView`]'s LOD fields: finite and not denormal (inline code
 /// reads denormals as zero, and infinite or NaN clamps need the sampler's saturating
 /// conversions).

@@ -26,7 +26,7 @@ use crate::frontend::cg;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::slang::{self, Parameter, StageReflection};
 use crate::ir::lpmath::MathMode;
-use crate::ir::Program;
+use crate::ir::{Program, SamplerHint};
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
 use crate::texture::{FetchBounds, Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 
@@ -147,6 +147,8 @@ struct PassPlan<'a> {
     label: String,
     format: Format,
     fragment_units: u64,
+    /// How the fragment units will be sampled, as far as the preset tells.
+    sampler_hints: Vec<SamplerHint>,
     vertex_bindings: StageBindings,
     fragment_bindings: StageBindings,
 }
@@ -163,6 +165,7 @@ impl PassPlan<'_> {
         let mut specialized = self.shader.fragment.0.program.clone();
         if !options.skip_specialization {
             crate::ir::opt::specialize(&mut specialized, self.fragment_units);
+            specialized.set_sampler_hints(self.sampler_hints);
         }
         let fragment = build_shader(&specialized, options.executor, options.math)
             .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
@@ -498,12 +501,15 @@ impl FilterChain {
             } else {
                 predicted_level_independent_units(preset, config, &fragment_bindings)
             };
+            let sampler_hints =
+                predicted_sampler_hints(preset, config, &fragment_bindings, fragment_units);
             plans.push(PassPlan {
                 config,
                 shader,
                 label,
                 format,
                 fragment_units,
+                sampler_hints,
                 vertex_bindings,
                 fragment_bindings,
             });
@@ -922,6 +928,44 @@ fn predicted_level_independent_units(
             TextureSemantic::User(n) => preset.textures.get(n).is_some_and(|l| !l.mipmap),
         })
         .fold(0, |units, t| units | 1 << t.unit)
+}
+
+/// Sampler hints (see [`Program::sampler_hints`]) for the fragment units of `config`'s pass
+/// among `level_independent` (the others have mipmaps): each texture sampled as the frame loop
+/// binds it — input frames with the first pass's filter and wrap mode, `Source` with the pass's
+/// own, a pass's output and feedback with that pass's, LUTs with theirs.
+fn predicted_sampler_hints(
+    preset: &Preset,
+    config: &PassConfig,
+    bindings: &StageBindings,
+    level_independent: u64,
+) -> Vec<SamplerHint> {
+    let of_pass = |p: &PassConfig| Some((pass_filter(p), to_wrap(p.wrap_mode)));
+    bindings
+        .textures
+        .iter()
+        .filter(|t| t.unit < 64 && level_independent & (1 << t.unit) != 0)
+        .filter_map(|t| {
+            let (filter, wrap) = match t.semantic {
+                TextureSemantic::Original | TextureSemantic::OriginalHistory(_) => {
+                    of_pass(preset.passes.first()?)
+                }
+                TextureSemantic::Source => of_pass(config),
+                TextureSemantic::PassOutput(n) | TextureSemantic::PassFeedback(n) => {
+                    of_pass(preset.passes.get(n)?)
+                }
+                TextureSemantic::User(n) => {
+                    let lut = preset.textures.get(n)?;
+                    Some((to_filter(lut.filter), to_wrap(lut.wrap_mode)))
+                }
+            }?;
+            let shape = SamplerState::new(filter, wrap).inline_shape(None)?;
+            Some(SamplerHint {
+                unit: t.unit,
+                shape,
+            })
+        })
+        .collect()
 }
 
 /// Draws a pass's full-screen quad into `target`.

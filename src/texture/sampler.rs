@@ -15,7 +15,7 @@ use softgpu_jit::exec::{
     plain_lod_value, LodMode, QuadVec4, SampleRequest, TexelView, TextureAccess, ViewFilter,
     ViewWrap,
 };
-use softgpu_jit::ir::TextureTarget;
+use softgpu_jit::ir::{InlineShape, SamplerHint, TextureTarget};
 use std::sync::Arc;
 
 /// Texel filter.
@@ -71,7 +71,46 @@ impl Default for SamplerState {
     }
 }
 
+/// A [`TexelView`]'s wrap mode for `wrap` on an axis of `size` texels.
+fn view_wrap(wrap: Wrap, size: u32) -> ViewWrap {
+    match wrap {
+        Wrap::Repeat if size.is_power_of_two() => ViewWrap::RepeatPot,
+        Wrap::Repeat => ViewWrap::Repeat,
+        Wrap::ClampToEdge => ViewWrap::ClampToEdge,
+        Wrap::ClampToBorder => ViewWrap::ClampToBorder,
+        Wrap::MirroredRepeat => ViewWrap::MirroredRepeat,
+    }
+}
+
+/// A [`TexelView`]'s filter for `filter`.
+fn view_filter(filter: Filter) -> ViewFilter {
+    match filter {
+        Filter::Nearest => ViewFilter::Nearest,
+        Filter::Linear => ViewFilter::Linear,
+    }
+}
+
 impl SamplerState {
+    /// The shape inline texture code may be compiled for (a [`SamplerHint`]'s) when this
+    /// sampler samples a 2D texture of level-0 `size`, if it has one. With `size` unknown,
+    /// REPEAT is taken for a power-of-two size (a hint that turns out wrong costs only speed).
+    ///
+    /// [`SamplerHint`]: softgpu_jit::ir::SamplerHint
+    pub fn inline_shape(&self, size: Option<(u32, u32)>) -> Option<InlineShape> {
+        let plain = plain_lod_value;
+        if !(plain(self.lod_bias) && plain(self.min_lod) && plain(self.max_lod)) {
+            return None;
+        }
+        let (w, h) = size.unwrap_or((1, 1));
+        softgpu_jit::exec::inline_shape(
+            view_filter(self.min_filter),
+            view_filter(self.mag_filter),
+            self.mip_filter.map(view_filter),
+            view_wrap(self.wrap_s, w),
+            view_wrap(self.wrap_t, h),
+        )
+    }
+
     /// A sampler with one filter for min and mag, no mipmapping, one wrap mode for all axes.
     pub fn new(filter: Filter, wrap: Wrap) -> SamplerState {
         SamplerState {
@@ -165,6 +204,26 @@ impl TextureUnits {
                     .is_some_and(|(texture, sampler)| !sampler.is_level_independent(texture))
             })
             .fold(u64::MAX, |all, (unit, _)| all & !(1 << unit))
+    }
+
+    /// A hint (see [`Program::sampler_hints`]) for every bound unit whose texture and sampler
+    /// have an inline shape, for compiling programs that sample these units.
+    ///
+    /// [`Program::sampler_hints`]: softgpu_jit::ir::Program::sampler_hints
+    pub fn sampler_hints(&self) -> Vec<SamplerHint> {
+        self.units
+            .iter()
+            .enumerate()
+            .filter_map(|(unit, bound)| {
+                let (texture, sampler) = bound.as_ref()?;
+                let size = (texture.width(), texture.height());
+                let shape = sampler.inline_shape(Some(size))?;
+                Some(SamplerHint {
+                    unit: unit as u32,
+                    shape,
+                })
+            })
+            .collect()
     }
 
     /// What is bound to a unit.
@@ -1106,21 +1165,12 @@ impl TextureAccess for TextureUnits {
         }
         let (tex, samp) = self.resolve(view, sampler)?;
         let (width, height) = (tex.width(), tex.height());
-        let wrap = |w: Wrap, size: u32| match w {
-            Wrap::Repeat if size.is_power_of_two() => ViewWrap::RepeatPot,
-            Wrap::Repeat => ViewWrap::Repeat,
-            Wrap::ClampToEdge => ViewWrap::ClampToEdge,
-            Wrap::ClampToBorder => ViewWrap::ClampToBorder,
-            Wrap::MirroredRepeat => ViewWrap::MirroredRepeat,
-        };
+        let wrap = view_wrap;
         let plain = plain_lod_value;
         if !(plain(samp.lod_bias) && plain(samp.min_lod) && plain(samp.max_lod)) {
             return None;
         }
-        let filter = |f: Filter| match f {
-            Filter::Nearest => ViewFilter::Nearest,
-            Filter::Linear => ViewFilter::Linear,
-        };
+        let filter = view_filter;
         let (texels, levels) = tex.decoded_levels()?;
         Some(TexelView {
             texels,

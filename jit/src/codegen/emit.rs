@@ -33,7 +33,7 @@ use crate::exec::ExecError;
 use crate::interp::decode::{Decoded, DstLoc, Inst, Loc, Modifier, Slot, Src};
 use crate::interp::libm;
 use crate::ir::lpmath;
-use crate::ir::{Opcode, OpcodeClass};
+use crate::ir::{InlineShape, InlineWrap, Opcode, OpcodeClass, SamplerHint};
 
 /// Most instructions emitted after inlining subroutines before compilation is refused.
 const MAX_EMITTED: usize = 200_000;
@@ -256,6 +256,7 @@ pub(super) fn compile(
     shims: Shims,
     optimize: bool,
     lp_math: bool,
+    hints: &[SamplerHint],
 ) -> Result<Compiled, ExecError> {
     // Taken out while in use (a nested compilation gets fresh memory), returned only after a
     // success: a failure may leave the builder's state half-built.
@@ -265,13 +266,14 @@ pub(super) fn compile(
             fctx: FunctionBuilderContext::new(),
         })
     });
-    let r = compile_in(module, d, offsets, shims, optimize, lp_math, &mut ws);
+    let r = compile_in(module, d, offsets, shims, optimize, lp_math, hints, &mut ws);
     if r.is_ok() {
         WORKSPACE.set(Some(ws));
     }
     r
 }
 
+#[allow(clippy::too_many_arguments)] // `compile`'s arguments and its workspace
 fn compile_in(
     module: &mut JITModule,
     d: &Decoded,
@@ -279,6 +281,7 @@ fn compile_in(
     shims: Shims,
     optimize: bool,
     lp_math: bool,
+    hints: &[SamplerHint],
     ws: &mut Workspace,
 ) -> Result<Compiled, ExecError> {
     let cl = |e: &dyn std::fmt::Display| unsupported(0, format!("cranelift: {e}"));
@@ -402,6 +405,7 @@ fn compile_in(
         // in optimized kernels (the extra code costs compile time).
         let mut fast_of_pc = HashMap::default();
         let fast_p = load_p(&mut b, offsets.fast);
+        let hint = |unit: u32| hints.iter().find(|h| h.unit == unit).map(|h| h.shape);
         if optimize {
             for (pc, inst) in d.insts.iter().enumerate() {
                 let t = d.textures.get(inst.aux as usize);
@@ -423,7 +427,7 @@ fn compile_in(
                             fast_sites.len() - 1
                         }
                     };
-                    fast_of_pc.insert(pc, site);
+                    fast_of_pc.insert(pc, (site, hint(t.sampler.index)));
                 }
             }
         }
@@ -436,9 +440,9 @@ fn compile_in(
                 b.ins().iadd_imm_s(fast_p, offset as i64)
             })
             .collect();
-        let fast_vals: HashMap<usize, Value> = fast_of_pc
+        let fast_vals: HashMap<usize, (Value, Option<InlineShape>)> = fast_of_pc
             .iter()
-            .map(|(&pc, &site)| (pc, bases[site]))
+            .map(|(&pc, &(site, shape))| (pc, (bases[site], shape)))
             .collect();
         let mem_locals = memory_locals(d);
         let lazy = super::lazy::lazy_results(d, &mem_locals);
@@ -783,7 +787,9 @@ struct Emitter<'a, 'f> {
     /// (see [`memory_locals`]).
     reg_vars: Vec<Option<[Variable; 4]>>,
     /// Inline texture sites by program counter: the address of the site's `FastTex`.
-    fast_vals: HashMap<usize, Value>,
+    /// Inline texture sites: the descriptor address of each, and the shape it is compiled for
+    /// (from the program's sampler hints), if any.
+    fast_vals: HashMap<usize, (Value, Option<InlineShape>)>,
     /// Bitcast results and their operands.
     cast_of: HashMap<Value, Value>,
     /// Bitcasts made in `cast_block`, by (operand, type).
@@ -2749,7 +2755,7 @@ impl Emitter<'_, '_> {
         src: [Value; 4],
         grads: &[Vec<Value>],
         ty: Type,
-        general: Option<(Value, Opcode)>,
+        general: Option<(Value, Opcode, Option<u32>)>,
     ) -> [Value; 4] {
         let null = self.b.ins().iconst(self.ptr, 0);
         if let Some((io, pcv)) = self.tex_io {
@@ -2763,13 +2769,13 @@ impl Emitter<'_, '_> {
         let addr = self.tex_operands(src, grads);
         let pcv = self.b.ins().iconst(I32, pc as i64);
         let tex = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
-        let mip = general.and_then(|(base, op)| {
+        let mip = general.and_then(|(base, op, shape)| {
             let k = MIP_OPS.iter().position(|&o| o == op)?;
             let f = self.shims.mip[k];
-            (!f.is_null()).then_some((base, f))
+            (!f.is_null()).then_some((base, f, shape))
         });
         let (callee, fast) = match mip {
-            Some((base, f)) => {
+            Some((base, f, shape)) => {
                 use super::FastTex;
                 let mode = self.b.ins().load(
                     I32,
@@ -2777,7 +2783,25 @@ impl Emitter<'_, '_> {
                     base,
                     std::mem::offset_of!(FastTex, mode) as i32,
                 );
-                let is_general = self.b.ins().icmp_imm_s(IntCC::Equal, mode, 2);
+                let is_general = match shape {
+                    // A site compiled for one shape leaves every other view to the general
+                    // path; only its own shape's odd quads call the sampler.
+                    Some(code) => {
+                        let actual = self.b.ins().load(
+                            I32,
+                            self.mf,
+                            base,
+                            std::mem::offset_of!(FastTex, shape) as i32,
+                        );
+                        let other =
+                            self.b
+                                .ins()
+                                .icmp_imm_s(IntCC::NotEqual, actual, i64::from(code));
+                        let viewed = self.b.ins().icmp_imm_s(IntCC::NotEqual, mode, 0);
+                        self.b.ins().band(other, viewed)
+                    }
+                    None => self.b.ins().icmp_imm_s(IntCC::Equal, mode, 2),
+                };
                 let f = self.b.ins().iconst(self.ptr, f as i64);
                 (self.b.ins().select(is_general, f, tex), base)
             }
@@ -2965,7 +2989,7 @@ impl Emitter<'_, '_> {
         pc: usize,
         src: [Value; 4],
         grads: &[Vec<Value>],
-        general: Option<(Value, Opcode)>,
+        general: Option<(Value, Opcode, Option<u32>)>,
     ) -> [Value; 4] {
         let fast = self.b.create_block();
         let slow = self.b.create_block();
@@ -3035,7 +3059,189 @@ impl Emitter<'_, '_> {
         grads: &[Vec<Value>],
     ) -> [Value; 4] {
         let site = self.fast_site(base);
-        self.tex_inline(site, pc, src, grads, Some((base, op)))
+        self.tex_inline(site, pc, src, grads, Some((base, op, None)))
+    }
+
+    /// An inline texture site compiled for views of one `shape` (see `SamplerHint`): the
+    /// arithmetic of [`Self::tex_inline`] for that filter and wrap mode only, without the
+    /// per-lane selections between modes. Views of any other shape take the general path (or
+    /// the sampler), as do the quads `tex_inline` leaves to the sampler.
+    fn tex_shaped(
+        &mut self,
+        base: Value,
+        pc: usize,
+        op: Opcode,
+        src: [Value; 4],
+        grads: &[Vec<Value>],
+        shape: InlineShape,
+    ) -> [Value; 4] {
+        use super::FastTex;
+        use std::mem::offset_of;
+        let mf = self.mf.with_readonly().with_can_move();
+        let ld32 = |b: &mut FunctionBuilder, off: usize| b.ins().load(I32, mf, base, off as i32);
+        let ldf = |b: &mut FunctionBuilder, off: usize| b.ins().load(F32, mf, base, off as i32);
+        let border = shape.wrap == InlineWrap::ClampToBorder;
+        let clamp = shape.wrap != InlineWrap::RepeatPot;
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        for _ in 0..4 {
+            self.b.append_block_param(join, I32X4);
+        }
+        let actual = ld32(&mut self.b, offset_of!(FastTex, shape));
+        let fw = ldf(&mut self.b, offset_of!(FastTex, fwidth));
+        let fh = ldf(&mut self.b, offset_of!(FastTex, fheight));
+        // `FastTex::of`'s lo and hi_add for this shape.
+        let (lo, hi_add) = match (border, shape.linear) {
+            (false, _) => (0.0f32, 0.0f32),
+            (true, true) => (-1.0, 0.5),
+            (true, false) => (-0.5, 0.5),
+        };
+        let (s, t) = (self.i(src[0]), self.i(src[1]));
+        let axis = |e: &mut Self, coord: Value, fsize: Value| {
+            let size = e.b.ins().splat(F32X4, fsize);
+            let p = e.f(coord);
+            let p = e.b.ins().fmul(p, size);
+            if clamp {
+                let hi = e.b.ins().f32const(hi_add);
+                let hi = e.b.ins().fadd(fsize, hi);
+                let hi = e.b.ins().splat(F32X4, hi);
+                let lo = e.splatf(lo.to_bits());
+                let c = e.mesa_clamp(p, lo, hi);
+                // Clamped coordinates are in range; NaN ones become `lo`, except that the
+                // sampler's nearest border filter floors them unclamped.
+                let nan = border.then(|| e.b.ins().fcmp(FloatCC::Unordered, p, p));
+                (e.shaped_offset(c, shape), nan)
+            } else {
+                let u = e.shaped_offset(p, shape);
+                let abs = e.splat(!SIGN);
+                let ui = e.i(u);
+                let a = e.b.ins().band(ui, abs);
+                let a = e.f(a);
+                let lim = e.splatf(0x4a80_0000); // 2^22
+                let ok = e.b.ins().fcmp(FloatCC::LessThan, a, lim);
+                let bad = e.b.ins().bnot(ok);
+                (u, Some(bad))
+            }
+        };
+        let (us, bad_s) = axis(self, s, fw);
+        let (ut, bad_t) = axis(self, t, fh);
+        let ds = self.denormal_mask(s);
+        let dt = self.denormal_mask(t);
+        let mut bad = self.b.ins().bor(ds, dt);
+        for b in [bad_s, bad_t].into_iter().flatten() {
+            bad = self.b.ins().bor(bad, b);
+        }
+        let good = self.b.ins().bnot(bad);
+        let all = self.b.ins().vall_true(good);
+        let ours = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::Equal, actual, i64::from(shape.code()));
+        let go = self.b.ins().band(all, ours);
+        self.b.ins().brif(go, fast, &[], slow, &[]);
+
+        self.enter(slow);
+        let general = Some((base, op, Some(shape.code())));
+        let r = self.tex_call(pc, src, grads, I32X4, general);
+        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+
+        self.enter(fast);
+        let data = self
+            .b
+            .ins()
+            .load(self.ptr, mf, base, offset_of!(FastTex, data) as i32);
+        let w = ld32(&mut self.b, offset_of!(FastTex, width));
+        let h = ld32(&mut self.b, offset_of!(FastTex, height));
+        let zero = border.then(|| {
+            let z = ld32(&mut self.b, offset_of!(FastTex, zero));
+            self.b.ins().splat(I32X4, z)
+        });
+        let width = self.b.ins().splat(I32X4, w);
+        let wm = self.b.ins().iadd_imm_s(w, -1);
+        let hm = self.b.ins().iadd_imm_s(h, -1);
+        let wmax = self.b.ins().splat(I32X4, wm);
+        let hmax = self.b.ins().splat(I32X4, hm);
+        let (x0, x1, xw, xin0, xin1) = self.shaped_axis_idx(us, wmax, shape);
+        let (y0, y1, yw, yin0, yin1) = self.shaped_axis_idx(ut, hmax, shape);
+        // The texel index `row + x`, or the all-zero texel's outside a bordered texture.
+        let corner =
+            |e: &mut Self, row: Value, x: Value, yin: Option<Value>, xin: Option<Value>| {
+                let i = e.b.ins().iadd(row, x);
+                match (zero, yin, xin) {
+                    (Some(zero), Some(yin), Some(xin)) => {
+                        let inside = e.b.ins().band(yin, xin);
+                        e.b.ins().bitselect(inside, i, zero)
+                    }
+                    _ => i,
+                }
+            };
+        let row0 = self.b.ins().imul(y0, width);
+        let out = if shape.linear {
+            let row1 = self.b.ins().imul(y1, width);
+            let corners = [
+                corner(self, row0, x0, yin0, xin0),
+                corner(self, row0, x1, yin0, xin1),
+                corner(self, row1, x0, yin1, xin0),
+                corner(self, row1, x1, yin1, xin1),
+            ];
+            self.bilerp_lanes(data, corners, xw, yw, None)
+        } else {
+            // Nearest: the texel itself (a lerp with weight 0 would turn -0.0 into +0.0).
+            let i = corner(self, row0, x0, yin0, xin0);
+            self.gather_rows(data, i)
+        };
+        let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+        self.enter(join);
+        let p = self.b.block_params(join);
+        [p[0], p[1], p[2], p[3]]
+    }
+
+    /// `tex_axis_u`'s subtraction of the filter's half-texel offset: 0.5 for the bilinear
+    /// filter; nothing for the nearest one (`x - 0.0` is `x` for the clamped or range-checked
+    /// values here, which are never denormal: coordinates are normal and sizes at least 1).
+    fn shaped_offset(&mut self, x: Value, shape: InlineShape) -> Value {
+        let x = self.f(x);
+        if shape.linear {
+            let half = self.splatf(0x3f00_0000);
+            self.b.ins().fsub(x, half)
+        } else {
+            x
+        }
+    }
+
+    /// [`Self::tex_axis_idx`] for one shape: (i0, i1, weight, i0 inside, i1 inside), the
+    /// inside masks only for CLAMP_TO_BORDER, i1 and the weight only for the bilinear filter.
+    fn shaped_axis_idx(
+        &mut self,
+        u: Value,
+        max: Value,
+        shape: InlineShape,
+    ) -> (Value, Value, Value, Option<Value>, Option<Value>) {
+        let (w, fl) = self.frac_floor(u);
+        let w = self.i(w);
+        let zero = self.splat(0);
+        let one = self.splat(1);
+        let fl1 = self.b.ins().iadd(fl, one);
+        let wrap = |e: &mut Self, i: Value| match shape.wrap {
+            InlineWrap::RepeatPot => e.b.ins().band(i, max),
+            InlineWrap::ClampToEdge | InlineWrap::ClampToBorder => {
+                let c = e.b.ins().smax(i, zero);
+                e.b.ins().smin(c, max)
+            }
+        };
+        let i0 = wrap(self, fl);
+        let i1 = if shape.linear { wrap(self, fl1) } else { i0 };
+        let (in0, in1) = if shape.wrap == InlineWrap::ClampToBorder {
+            let in0 = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fl, max);
+            let in1 = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fl1, max);
+            (Some(in0), Some(in1))
+        } else {
+            (None, None)
+        };
+        (i0, i1, w, in0, in1)
     }
 
     /// softpipe's `lerp(a, v0, v1)`: `v0 + a * (v1 - v0)` (`a` a float, `v0`/`v1` any type; bits).
@@ -3696,7 +3902,8 @@ impl Emitter<'_, '_> {
                 }
             }
             let texels = match self.fast_vals.get(&pc).copied() {
-                Some(base) => self.tex_site(base, pc, op, src, &grads),
+                Some((base, None)) => self.tex_site(base, pc, op, src, &grads),
+                Some((base, Some(shape))) => self.tex_shaped(base, pc, op, src, &grads, shape),
                 // Texels are floats: most destinations are `f32x4` variables.
                 None => self.tex_call(pc, src, &grads, F32X4, None),
             };

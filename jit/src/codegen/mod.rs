@@ -52,7 +52,9 @@
 //! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr,
 //! `SOFTGPU_JIT_STATS` how many Cranelift instructions each opcode emitted;
 //! `SOFTGPU_PERF_MAP` writes `/tmp/perf-PID.map` so that `perf report` names the kernels,
-//! `SOFTGPU_NO_UNIFORM` compiles every IF and loop with masks (see `uniform`), for comparisons.
+//! `SOFTGPU_NO_UNIFORM` compiles every IF and loop with masks (see `uniform`), and
+//! `SOFTGPU_NO_SAMPLER_HINTS` every inline texture site for any sampler state (ignoring
+//! `Program::sampler_hints`), for comparisons.
 //!
 //! **Caching.** [`JitShader::compile`] hashes the program and returns the already compiled
 //! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive
@@ -118,6 +120,9 @@ struct FastTex {
     log2: *const u32,
     mode: u32,
     ok: u32,
+    /// `InlineShape::code` of the view's shape when it has one (then `ok`), else 0: sites
+    /// compiled for one shape take their inline path only where this names it.
+    shape: u32,
     linear: u32,
     clamp: u32,
     border: u32,
@@ -156,6 +161,7 @@ impl FastTex {
         log2: std::ptr::null(),
         mode: 0,
         ok: 0,
+        shape: 0,
         linear: 0,
         clamp: 0,
         border: 0,
@@ -221,16 +227,8 @@ impl FastTex {
         }
         let mask = |b: bool| if b { !0 } else { 0 };
         let linear = v.mag_filter == ViewFilter::Linear;
-        let common = |w: ViewWrap| {
-            matches!(
-                w,
-                ViewWrap::RepeatPot | ViewWrap::ClampToEdge | ViewWrap::ClampToBorder
-            )
-        };
-        let simple = v.mip_filter.is_none()
-            && v.min_filter == v.mag_filter
-            && v.wrap_s == v.wrap_t
-            && common(v.wrap_s);
+        let shape = v.inline_shape();
+        let simple = shape.is_some();
         let clamps = |w: ViewWrap| matches!(w, ViewWrap::ClampToEdge | ViewWrap::ClampToBorder);
         let border = v.wrap_s == ViewWrap::ClampToBorder;
         let (lo, hi_add) = match (border, linear) {
@@ -257,6 +255,7 @@ impl FastTex {
             log2: v.log2_table.as_ptr(),
             mode: if simple { 1 } else { 2 },
             ok: simple as u32,
+            shape: shape.map_or(0, |s| s.code()),
             linear: mask(linear),
             clamp: mask(v.wrap_s != ViewWrap::RepeatPot),
             border: mask(border),
@@ -761,6 +760,11 @@ fn compile_tier(
         },
         optimize,
         lp_native,
+        if std::env::var_os("SOFTGPU_NO_SAMPLER_HINTS").is_some() {
+            &[]
+        } else {
+            &program.sampler_hints
+        },
     );
     let compiled = match compiled {
         Ok(c) => c,

@@ -535,6 +535,7 @@ pub fn rewrite(program: &Program) -> Program {
         processor: program.processor,
         header: program.header.clone(),
         instructions: out,
+        sampler_hints: program.sampler_hints.clone(),
     };
     if scratch > 0 {
         let at = result

@@ -644,6 +644,54 @@ pub struct Program {
     pub header: Vec<HeaderItem>,
     /// The instructions; the last one is `END`.
     pub instructions: Vec<Instruction>,
+    /// How the units this program samples are expected to be sampled (not TGSI: set by whoever
+    /// binds the textures, never printed). The JIT compiles inline texture sites for exactly
+    /// that and checks it when the kernel runs, so a wrong hint costs speed, never bits; the
+    /// interpreter ignores hints.
+    pub sampler_hints: Vec<SamplerHint>,
+}
+
+/// An expectation about one sampler unit: see [`Program::sampler_hints`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SamplerHint {
+    /// The `SAMP[n]` index.
+    pub unit: u32,
+    /// How its 2D lookups filter and wrap.
+    pub shape: InlineShape,
+}
+
+/// The sampling state inline texture code can be compiled for: one filter for minification
+/// and magnification, no mip filter, one wrap mode on both axes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InlineShape {
+    /// Bilinear (else nearest) filtering.
+    pub linear: bool,
+    /// The wrap mode of both axes.
+    pub wrap: InlineWrap,
+}
+
+/// Wrap modes of an [`InlineShape`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InlineWrap {
+    /// `REPEAT` on a texture whose sizes are powers of two.
+    RepeatPot,
+    /// `CLAMP_TO_EDGE`.
+    ClampToEdge,
+    /// `CLAMP_TO_BORDER` with a transparent black border.
+    ClampToBorder,
+}
+
+impl InlineShape {
+    /// A nonzero number naming the shape, as texture descriptors carry it for compiled code
+    /// to compare.
+    pub fn code(self) -> u32 {
+        let wrap = match self.wrap {
+            InlineWrap::RepeatPot => 0,
+            InlineWrap::ClampToEdge => 1,
+            InlineWrap::ClampToBorder => 2,
+        };
+        1 + u32::from(self.linear) + 2 * wrap
+    }
 }
 
 impl Program {
@@ -653,7 +701,24 @@ impl Program {
             processor,
             header: Vec::new(),
             instructions: Vec::new(),
+            sampler_hints: Vec::new(),
         }
+    }
+
+    /// Sets the sampler hints (see [`Program::sampler_hints`]), one per unit, in unit order.
+    pub fn set_sampler_hints(&mut self, hints: impl IntoIterator<Item = SamplerHint>) {
+        let mut hints: Vec<SamplerHint> = hints.into_iter().collect();
+        hints.sort_by_key(|h| h.unit);
+        hints.dedup_by_key(|h| h.unit);
+        self.sampler_hints = hints;
+    }
+
+    /// The hint for `SAMP[unit]`, if any.
+    pub fn sampler_hint(&self, unit: u32) -> Option<InlineShape> {
+        self.sampler_hints
+            .iter()
+            .find(|h| h.unit == unit)
+            .map(|h| h.shape)
     }
 
     /// The declarations, in order.
