@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::types::{F32, F32X4, F64X2, I32, I32X4, I64, I64X2, I8X16};
+use cranelift_codegen::ir::types::{F32, F32X4, F64X2, I32, I32X4, I64, I64X2, I8, I8X16};
 use cranelift_codegen::ir::{
     AbiParam, Block, ConstantData, Endianness, InstBuilder, MemFlagsData, SigRef, StackSlot,
     StackSlotData, StackSlotKind, Type, UserFuncName, Value,
@@ -3126,14 +3126,31 @@ impl Emitter<'_, '_> {
         };
         let (us, bad_s) = axis(self, s, fw);
         let (ut, bad_t) = axis(self, t, fh);
-        let ds = self.denormal_mask(s);
-        let dt = self.denormal_mask(t);
-        let mut bad = self.b.ins().bor(ds, dt);
+        // The kernel reads a denormal coordinate as a zero of its sign, the sampler does not:
+        // the scaled coordinate is then below 2^-110 in magnitude either way, which a bilinear
+        // filter's -0.5 absorbs and CLAMP_TO_EDGE's clamp to [0, size] sends to the same texel
+        // 0. Only the nearest filter's other wraps floor -tiny to -1 where -0 gives 0.
+        let denormals_matter = !shape.linear && shape.wrap != InlineWrap::ClampToEdge;
+        let mut bad = if denormals_matter {
+            let ds = self.denormal_mask(s);
+            let dt = self.denormal_mask(t);
+            Some(self.b.ins().bor(ds, dt))
+        } else {
+            None
+        };
         for b in [bad_s, bad_t].into_iter().flatten() {
-            bad = self.b.ins().bor(bad, b);
+            bad = Some(match bad {
+                Some(x) => self.b.ins().bor(x, b),
+                None => b,
+            });
         }
-        let good = self.b.ins().bnot(bad);
-        let all = self.b.ins().vall_true(good);
+        let all = match bad {
+            Some(bad) => {
+                let good = self.b.ins().bnot(bad);
+                self.b.ins().vall_true(good)
+            }
+            None => self.b.ins().iconst(I8, 1),
+        };
         let ours = self
             .b
             .ins()
