@@ -295,3 +295,49 @@ fn decoded_levels_of_large_textures_match_texel_reads() {
     let fine = Texture::new(Format::R32G32B32A32Sfloat, w, h, 1).unwrap();
     assert!(fine.decoded_levels().is_some());
 }
+
+#[test]
+fn padded_level0_holds_what_each_wrap_mode_reads_around_the_texture() {
+    use softgpu::ir::InlineWrap;
+    for (w, h) in [(1u32, 1u32), (4, 2), (5, 3), (16, 8), (3, 64)] {
+        let mut t = Texture::new(Format::R8G8B8A8Unorm, w, h, 1).unwrap();
+        for (i, b) in t.level_data_mut(0).iter_mut().enumerate() {
+            *b = (i * 37 % 251) as u8;
+        }
+        for wrap in [
+            InlineWrap::RepeatPot,
+            InlineWrap::ClampToEdge,
+            InlineWrap::ClampToBorder,
+        ] {
+            let padded = t.padded_level0(wrap);
+            let pot = w.is_power_of_two() && h.is_power_of_two();
+            if wrap == InlineWrap::RepeatPot && !pot {
+                assert!(padded.is_none(), "{w}x{h}: REPEAT needs powers of two");
+                continue;
+            }
+            let padded = padded.expect("a padded level");
+            let apron = 2i64;
+            let (pw, ph) = (i64::from(w) + 2 * apron, i64::from(h) + 2 * apron);
+            assert_eq!(padded.len() as i64, pw * ph * 16);
+            let wrapped = |i: i64, n: i64| match wrap {
+                InlineWrap::RepeatPot => Some(i.rem_euclid(n)),
+                InlineWrap::ClampToEdge => Some(i.clamp(0, n - 1)),
+                InlineWrap::ClampToBorder => (0..n).contains(&i).then_some(i),
+            };
+            for y in -apron..i64::from(h) + apron {
+                for x in -apron..i64::from(w) + apron {
+                    let at = (((y + apron) * pw + x + apron) * 16) as usize;
+                    let got: Vec<u32> = padded[at..at + 16]
+                        .chunks_exact(4)
+                        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                        .collect();
+                    let expected = match (wrapped(x, i64::from(w)), wrapped(y, i64::from(h))) {
+                        (Some(sx), Some(sy)) => t.read_texel(0, sx as u32, sy as u32),
+                        _ => [0; 4],
+                    };
+                    assert_eq!(got, expected, "{w}x{h} {wrap:?} at ({x}, {y})");
+                }
+            }
+        }
+    }
+}

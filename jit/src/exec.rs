@@ -135,6 +135,11 @@ pub struct TexelView<'a> {
     pub texels: &'a [u8],
     /// The levels, base level first (at least one).
     pub levels: &'a [TexelLevel],
+    /// For a view with an [`inline_shape`](TexelView::inline_shape): level 0 with an apron of
+    /// [`PADDED_APRON`] texels on every side holding the texels the wrap mode reads there (zero
+    /// outside a border-clamped texture), row-major, `width + 2 * PADDED_APRON` texels per row;
+    /// bilinear inline sampling reads it when present.
+    pub padded: Option<&'a [u8]>,
     /// Width of level 0 in texels.
     pub width: u32,
     /// Height of level 0 in texels.
@@ -159,6 +164,9 @@ pub struct TexelView<'a> {
     /// of detail must use to agree with it.
     pub log2_table: &'a [u32; 257],
 }
+
+/// Texels of apron on each side of [`TexelView::padded`].
+pub const PADDED_APRON: u32 = 2;
 
 impl TexelView<'_> {
     /// The [`InlineShape`] of this view's state, if it has one (see [`inline_shape`]).

@@ -1172,9 +1172,11 @@ impl TextureAccess for TextureUnits {
         }
         let filter = view_filter;
         let (texels, levels) = tex.decoded_levels()?;
+        let shape = samp.inline_shape(Some((width, height)));
         Some(TexelView {
             texels,
             levels,
+            padded: shape.and_then(|s| tex.padded_level0(s.wrap)),
             width,
             height,
             min_filter: filter(samp.min_filter),

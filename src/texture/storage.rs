@@ -3,6 +3,7 @@
 use super::format::{float_to_ubyte, Format};
 use rayon::prelude::*;
 use softgpu_jit::exec::TexelLevel;
+use softgpu_jit::ir::InlineWrap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use thiserror::Error;
@@ -86,11 +87,63 @@ pub struct Texture {
 #[derive(Clone, Default)]
 struct DecodedLevels(OnceLock<Option<Decoded>>);
 
-/// The decoded texels and the level table (see [`DecodedLevels`]).
+/// The decoded texels and the level table (see [`DecodedLevels`]), and level 0 with an apron
+/// per wrap mode, made on first use (see [`Texture::padded_level0`]).
 #[derive(Clone)]
 struct Decoded {
     texels: Box<[u8]>,
     levels: Box<[TexelLevel]>,
+    padded: [OnceLock<Option<Box<[u8]>>>; 3],
+}
+
+/// Texels on each side of [`Texture::padded_level0`] (the JIT's `PADDED_APRON`): a bilinear
+/// footprint reaches from two texels before the first (CLAMP_TO_BORDER's coordinate clamp at
+/// -1, minus the filter's half texel) to one past the one after the last.
+const APRON: usize = softgpu_jit::exec::PADDED_APRON as usize;
+
+/// [`Texture::padded_level0`] of decoded level `level` in `texels`.
+fn pad_level0(texels: &[u8], level: &TexelLevel, wrap: InlineWrap) -> Option<Box<[u8]>> {
+    let (w, h) = (level.width as usize, level.height as usize);
+    if wrap == InlineWrap::RepeatPot && !(w.is_power_of_two() && h.is_power_of_two()) {
+        return None;
+    }
+    let (pw, ph) = (w + 2 * APRON, h + 2 * APRON);
+    if pw * ph > 2 * Texture::MAX_DECODED_TEXELS {
+        return None;
+    }
+    // The source texel a padded column or row shows, or None for the border.
+    let source = |i: usize, n: usize| -> Option<usize> {
+        let i = i as i64 - APRON as i64;
+        let n = n as i64;
+        match wrap {
+            InlineWrap::RepeatPot => Some((i & (n - 1)) as usize),
+            InlineWrap::ClampToEdge => Some(i.clamp(0, n - 1) as usize),
+            InlineWrap::ClampToBorder => (0..n).contains(&i).then_some(i as usize),
+        }
+    };
+    let base = level.offset as usize * 16;
+    let mut out = vec![0u8; pw * ph * 16].into_boxed_slice();
+    let columns: Vec<Option<usize>> = (0..pw).map(|x| source(x, w)).collect();
+    // Rows in parallel: pass outputs are padded once per frame, like their decoding.
+    out.par_chunks_exact_mut(pw * 16)
+        .enumerate()
+        .for_each(|(y, row)| {
+            let Some(sy) = source(y, h) else {
+                return;
+            };
+            let src_row = &texels[base + sy * w * 16..base + (sy + 1) * w * 16];
+            // The texture's own columns in one copy, the apron texel by texel.
+            row[APRON * 16..(APRON + w) * 16].copy_from_slice(src_row);
+            for (x, sx) in columns.iter().enumerate() {
+                if (APRON..APRON + w).contains(&x) {
+                    continue;
+                }
+                if let Some(sx) = *sx {
+                    row[x * 16..x * 16 + 16].copy_from_slice(&src_row[sx * 16..sx * 16 + 16]);
+                }
+            }
+        });
+    Some(out)
 }
 
 impl PartialEq for DecodedLevels {
@@ -360,7 +413,28 @@ impl Texture {
         Some(Decoded {
             texels: out,
             levels: levels.into_boxed_slice(),
+            padded: Default::default(),
         })
+    }
+
+    /// Level 0 of [`Texture::decoded_levels`] with an apron of two texels on every side
+    /// holding what `wrap` reads there — the texel the wrapped coordinate names, or zero outside
+    /// a border-clamped texture — row-major with a pitch of `width + 2 * APRON` texels: inline
+    /// bilinear sampling then loads the four texels of a quad's lane from one address without
+    /// wrapping the second column and row. Made on first use per wrap mode and kept with the
+    /// decoded levels; `None` without decoded levels, for REPEAT on a size that is not a power
+    /// of two, or when the padded texel count exceeds [`Texture::MAX_DECODED_TEXELS`] twice.
+    pub fn padded_level0(&self, wrap: InlineWrap) -> Option<&[u8]> {
+        let (texels, levels) = self.decoded_levels()?;
+        let decoded = self.decoded.0.get()?.as_ref()?;
+        let slot = match wrap {
+            InlineWrap::RepeatPot => 0,
+            InlineWrap::ClampToEdge => 1,
+            InlineWrap::ClampToBorder => 2,
+        };
+        decoded.padded[slot]
+            .get_or_init(|| pad_level0(texels, levels.first()?, wrap))
+            .as_deref()
     }
 
     /// The decoded texel (see [`Format::decode`]); zero outside the texture.

@@ -3165,55 +3165,90 @@ impl Emitter<'_, '_> {
         self.b.ins().jump(join, &args);
 
         self.enter(fast);
-        let data = self
-            .b
-            .ins()
-            .load(self.ptr, mf, base, offset_of!(FastTex, data) as i32);
-        let w = ld32(&mut self.b, offset_of!(FastTex, width));
-        let h = ld32(&mut self.b, offset_of!(FastTex, height));
-        let zero = border.then(|| {
-            let z = ld32(&mut self.b, offset_of!(FastTex, zero));
-            self.b.ins().splat(I32X4, z)
-        });
-        let width = self.b.ins().splat(I32X4, w);
-        let wm = self.b.ins().iadd_imm_s(w, -1);
-        let hm = self.b.ins().iadd_imm_s(h, -1);
-        let wmax = self.b.ins().splat(I32X4, wm);
-        let hmax = self.b.ins().splat(I32X4, hm);
-        let (x0, x1, xw, xin0, xin1) = self.shaped_axis_idx(us, wmax, shape);
-        let (y0, y1, yw, yin0, yin1) = self.shaped_axis_idx(ut, hmax, shape);
-        // The texel index `row + x`, or the all-zero texel's outside a bordered texture.
-        let corner =
-            |e: &mut Self, row: Value, x: Value, yin: Option<Value>, xin: Option<Value>| {
-                let i = e.b.ins().iadd(row, x);
-                match (zero, yin, xin) {
-                    (Some(zero), Some(yin), Some(xin)) => {
-                        let inside = e.b.ins().band(yin, xin);
-                        e.b.ins().bitselect(inside, i, zero)
-                    }
-                    _ => i,
-                }
-            };
-        let row0 = self.b.ins().imul(y0, width);
-        let out = if shape.linear {
-            let row1 = self.b.ins().imul(y1, width);
-            let corners = [
-                corner(self, row0, x0, yin0, xin0),
-                corner(self, row0, x1, yin0, xin1),
-                corner(self, row1, x0, yin1, xin0),
-                corner(self, row1, x1, yin1, xin1),
-            ];
-            self.bilerp_lanes(data, corners, xw, yw, None)
-        } else {
-            // Nearest: the texel itself (a lerp with weight 0 would turn -0.0 into +0.0).
-            let i = corner(self, row0, x0, yin0, xin0);
-            self.gather_rows(data, i)
-        };
+        let out = self.padded_sample(base, us, ut, shape);
         let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
         self.b.ins().jump(join, &args);
         self.enter(join);
         let p = self.b.block_params(join);
         [p[0], p[1], p[2], p[3]]
+    }
+
+    /// The texels of a site compiled for `shape` at the (offset, clamped or range-checked)
+    /// texel coordinates `us`, `ut`, from the view's padded level 0 (see `TexelView::padded`):
+    /// the apron holds what the wrap mode reads beyond each edge, so clamped coordinates need
+    /// no index clamp and no border test, and a bilinear lane's four texels are at its
+    /// top-left texel's address, one texel and one row further (one index per lane instead of
+    /// four).
+    fn padded_sample(
+        &mut self,
+        base: Value,
+        us: Value,
+        ut: Value,
+        shape: InlineShape,
+    ) -> [Value; 4] {
+        use super::FastTex;
+        use std::mem::offset_of;
+        let mf = self.mf.with_readonly().with_can_move();
+        let padded = self
+            .b
+            .ins()
+            .load(self.ptr, mf, base, offset_of!(FastTex, padded) as i32);
+        let pitch = self
+            .b
+            .ins()
+            .load(I32, mf, base, offset_of!(FastTex, pitch) as i32);
+        let (xw, fx) = self.frac_floor(us);
+        let (yw, fy) = self.frac_floor(ut);
+        // Clamped coordinates are in the apron already (from -2 for a bilinear CLAMP_TO_BORDER
+        // to the column after the last); REPEAT's wrap into the texture.
+        let (x0, y0) = if shape.wrap == InlineWrap::RepeatPot {
+            let w = self
+                .b
+                .ins()
+                .load(I32, mf, base, offset_of!(FastTex, width) as i32);
+            let h = self
+                .b
+                .ins()
+                .load(I32, mf, base, offset_of!(FastTex, height) as i32);
+            let wm = self.b.ins().iadd_imm_s(w, -1);
+            let hm = self.b.ins().iadd_imm_s(h, -1);
+            let wmax = self.b.ins().splat(I32X4, wm);
+            let hmax = self.b.ins().splat(I32X4, hm);
+            (self.b.ins().band(fx, wmax), self.b.ins().band(fy, hmax))
+        } else {
+            (fx, fy)
+        };
+        let pitch_v = self.b.ins().splat(I32X4, pitch);
+        let row = self.b.ins().imul(y0, pitch_v);
+        let index = self.b.ins().iadd(row, x0);
+        let twice = self.twice(index);
+        // Lane `l`'s texel address; indices may be negative (the apron before the first texel).
+        let address = |e: &mut Self, l: u8| {
+            let o = e.b.ins().extractlane(twice, l);
+            let o = e.b.ins().sextend(e.ptr, o);
+            let o = e.b.ins().ishl_imm_u(o, 3);
+            e.b.ins().iadd(padded, o)
+        };
+        if !shape.linear {
+            // Nearest: the texel itself (a lerp with weight 0 would turn -0.0 into +0.0).
+            let rows = std::array::from_fn(|l| {
+                let a = address(self, l as u8);
+                self.b.ins().load(I32X4, self.mf, a, 0)
+            });
+            return self.transpose(rows);
+        }
+        let pitch64 = self.b.ins().uextend(self.ptr, pitch);
+        let row_bytes = self.b.ins().ishl_imm_u(pitch64, 4);
+        self.bilerp_rows(xw, yw, None, |e, l| {
+            let top = address(e, l);
+            let bottom = e.b.ins().iadd(top, row_bytes);
+            [
+                e.b.ins().load(I32X4, e.mf, top, 0),
+                e.b.ins().load(I32X4, e.mf, top, 16),
+                e.b.ins().load(I32X4, e.mf, bottom, 0),
+                e.b.ins().load(I32X4, e.mf, bottom, 16),
+            ]
+        })
     }
 
     /// `tex_axis_u`'s subtraction of the filter's half-texel offset: 0.5 for the bilinear
@@ -3227,38 +3262,6 @@ impl Emitter<'_, '_> {
         } else {
             x
         }
-    }
-
-    /// [`Self::tex_axis_idx`] for one shape: (i0, i1, weight, i0 inside, i1 inside), the
-    /// inside masks only for CLAMP_TO_BORDER, i1 and the weight only for the bilinear filter.
-    fn shaped_axis_idx(
-        &mut self,
-        u: Value,
-        max: Value,
-        shape: InlineShape,
-    ) -> (Value, Value, Value, Option<Value>, Option<Value>) {
-        let (w, fl) = self.frac_floor(u);
-        let w = self.i(w);
-        let zero = self.splat(0);
-        let one = self.splat(1);
-        let fl1 = self.b.ins().iadd(fl, one);
-        let wrap = |e: &mut Self, i: Value| match shape.wrap {
-            InlineWrap::RepeatPot => e.b.ins().band(i, max),
-            InlineWrap::ClampToEdge | InlineWrap::ClampToBorder => {
-                let c = e.b.ins().smax(i, zero);
-                e.b.ins().smin(c, max)
-            }
-        };
-        let i0 = wrap(self, fl);
-        let i1 = if shape.linear { wrap(self, fl1) } else { i0 };
-        let (in0, in1) = if shape.wrap == InlineWrap::ClampToBorder {
-            let in0 = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fl, max);
-            let in1 = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, fl1, max);
-            (Some(in0), Some(in1))
-        } else {
-            (None, None)
-        };
-        (i0, i1, w, in0, in1)
     }
 
     /// softpipe's `lerp(a, v0, v1)`: `v0 + a * (v1 - v0)` (`a` a float, `v0`/`v1` any type; bits).
@@ -3342,11 +3345,23 @@ impl Emitter<'_, '_> {
         yw: Value,
         linear: Option<Value>,
     ) -> [Value; 4] {
-        let (xw, yw) = (self.f(xw), self.f(yw));
         let idx = idx.map(|i| self.twice(i));
+        self.bilerp_rows(xw, yw, linear, |e, l| idx.map(|i| e.texel_row(base, i, l)))
+    }
+
+    /// [`Self::bilerp_lanes`] of the texels `corners(lane)` loads (top-left, top-right,
+    /// bottom-left, bottom-right, as 16-byte rows).
+    fn bilerp_rows(
+        &mut self,
+        xw: Value,
+        yw: Value,
+        linear: Option<Value>,
+        mut corners: impl FnMut(&mut Self, u8) -> [Value; 4],
+    ) -> [Value; 4] {
+        let (xw, yw) = (self.f(xw), self.f(yw));
         let texels: [Value; 4] = std::array::from_fn(|l| {
             let l = l as u8;
-            let [c00, c10, c01, c11] = idx.map(|i| self.texel_row(base, i, l));
+            let [c00, c10, c01, c11] = corners(self, l);
             let wx = self.broadcast_lane(xw, l);
             let wy = self.broadcast_lane(yw, l);
             let t0 = self.lerp(wx, c00, c10);

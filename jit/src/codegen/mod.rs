@@ -123,6 +123,10 @@ struct FastTex {
     /// `InlineShape::code` of the view's shape when it has one (then `ok`), else 0: sites
     /// compiled for one shape take their inline path only where this names it.
     shape: u32,
+    /// The view's `padded` level 0 at its first texel (inside the apron), and its row pitch in
+    /// texels (null and 0 without one).
+    padded: *const u8,
+    pitch: u32,
     linear: u32,
     clamp: u32,
     border: u32,
@@ -162,6 +166,8 @@ impl FastTex {
         mode: 0,
         ok: 0,
         shape: 0,
+        padded: std::ptr::null(),
+        pitch: 0,
         linear: 0,
         clamp: 0,
         border: 0,
@@ -229,6 +235,15 @@ impl FastTex {
         let linear = v.mag_filter == ViewFilter::Linear;
         let shape = v.inline_shape();
         let simple = shape.is_some();
+        // The apron's texels: all of them inside i32 indices, as `pad` promises.
+        let apron = crate::exec::PADDED_APRON as usize;
+        let (pw, ph) = (v.width as usize + 2 * apron, v.height as usize + 2 * apron);
+        let padded = v
+            .padded
+            .filter(|p| pw * ph <= i32::MAX as usize / 2 && p.len() == pw * ph * 16);
+        // Sites compiled for a shape read the padded texels: without them the view is left to
+        // the general path.
+        let shape = shape.filter(|_| padded.is_some());
         let clamps = |w: ViewWrap| matches!(w, ViewWrap::ClampToEdge | ViewWrap::ClampToBorder);
         let border = v.wrap_s == ViewWrap::ClampToBorder;
         let (lo, hi_add) = match (border, linear) {
@@ -256,6 +271,10 @@ impl FastTex {
             mode: if simple { 1 } else { 2 },
             ok: simple as u32,
             shape: shape.map_or(0, |s| s.code()),
+            padded: padded.map_or(std::ptr::null(), |p| {
+                p[(apron * pw + apron) * 16..].as_ptr()
+            }),
+            pitch: padded.map_or(0, |_| pw as u32),
             linear: mask(linear),
             clamp: mask(v.wrap_s != ViewWrap::RepeatPot),
             border: mask(border),
