@@ -3108,9 +3108,10 @@ impl Emitter<'_, '_> {
                 let hi = e.b.ins().splat(F32X4, hi);
                 let lo = e.splatf(lo.to_bits());
                 let c = e.mesa_clamp(p, lo, hi);
-                // Clamped coordinates are in range; NaN ones become `lo`, except that the
-                // sampler's nearest border filter floors them unclamped.
-                let nan = border.then(|| e.b.ins().fcmp(FloatCC::Unordered, p, p));
+                // Clamped coordinates are in range; NaN ones become `lo`, as in the sampler,
+                // except that its nearest border filter floors them unclamped.
+                let nan =
+                    (border && !shape.linear).then(|| e.b.ins().fcmp(FloatCC::Unordered, p, p));
                 (e.shaped_offset(c, shape), nan)
             } else {
                 let u = e.shaped_offset(p, shape);
