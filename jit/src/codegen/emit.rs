@@ -2993,10 +2993,7 @@ impl Emitter<'_, '_> {
     ) -> [Value; 4] {
         let fast = self.b.create_block();
         let slow = self.b.create_block();
-        let join = self.b.create_block();
-        for _ in 0..4 {
-            self.b.append_block_param(join, I32X4);
-        }
+        let join = self.texel_join();
         let (s, t) = (self.i(src[0]), self.i(src[1]));
         let (us, oks) = self.tex_axis_u(s, site.fwidth, site.hi_w, site);
         let (ut, okt) = self.tex_axis_u(t, site.fheight, site.hi_h, site);
@@ -3012,8 +3009,7 @@ impl Emitter<'_, '_> {
 
         self.enter(slow);
         let r = self.tex_call(pc, src, grads, I32X4, general);
-        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
+        self.jump_texels(join, r);
 
         self.enter(fast);
         let [x0, x1, xw, xin0, xin1] = self.tex_axis_idx(us, site.wmax, site);
@@ -3028,8 +3024,7 @@ impl Emitter<'_, '_> {
         // Nearest: the texel itself (a lerp with weight 0 would turn -0.0 into +0.0).
         self.enter(nearest_block);
         let t = self.texel_channels(site, row0, x0, yin0, xin0);
-        let args: Vec<_> = t.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
+        self.jump_texels(join, t);
 
         self.enter(linear_block);
         let row1 = self.b.ins().imul(y1, site.width);
@@ -3040,11 +3035,8 @@ impl Emitter<'_, '_> {
             self.texel_index(site, row1, x1, yin1, xin1),
         ];
         let out = self.bilerp_lanes(site.data, corners, xw, yw, None);
-        let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.enter(join);
-        let p = self.b.block_params(join);
-        [p[0], p[1], p[2], p[3]]
+        self.jump_texels(join, out);
+        self.texels_at(join)
     }
 
     /// An inline texture site: the level-0 code (`tex_inline`), whose sampler fallback calls
@@ -3084,10 +3076,7 @@ impl Emitter<'_, '_> {
         let clamp = shape.wrap != InlineWrap::RepeatPot;
         let fast = self.b.create_block();
         let slow = self.b.create_block();
-        let join = self.b.create_block();
-        for _ in 0..4 {
-            self.b.append_block_param(join, I32X4);
-        }
+        let join = self.texel_join();
         let actual = ld32(&mut self.b, offset_of!(FastTex, shape));
         let fw = ldf(&mut self.b, offset_of!(FastTex, fwidth));
         let fh = ldf(&mut self.b, offset_of!(FastTex, fheight));
@@ -3162,16 +3151,12 @@ impl Emitter<'_, '_> {
         self.enter(slow);
         let general = Some((base, op, Some(shape.code())));
         let r = self.tex_call(pc, src, grads, I32X4, general);
-        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
+        self.jump_texels(join, r);
 
         self.enter(fast);
         let out = self.padded_sample(base, us, ut, shape);
-        let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.enter(join);
-        let p = self.b.block_params(join);
-        [p[0], p[1], p[2], p[3]]
+        self.jump_texels(join, out);
+        self.texels_at(join)
     }
 
     /// The texels of a site compiled for `shape` at the (offset, clamped or range-checked)
@@ -3263,6 +3248,28 @@ impl Emitter<'_, '_> {
         } else {
             x
         }
+    }
+
+    /// A block taking four `i32x4` texel channels, where a texture site's paths meet.
+    fn texel_join(&mut self) -> Block {
+        let join = self.b.create_block();
+        for _ in 0..4 {
+            self.b.append_block_param(join, I32X4);
+        }
+        join
+    }
+
+    /// Jumps to `join` (see [`Self::texel_join`]) with `texels`.
+    fn jump_texels(&mut self, join: Block, texels: [Value; 4]) {
+        let args: Vec<_> = texels.iter().map(|&v| v.into()).collect();
+        self.b.ins().jump(join, &args);
+    }
+
+    /// Continues at `join` (see [`Self::texel_join`]) and returns its texels.
+    fn texels_at(&mut self, join: Block) -> [Value; 4] {
+        self.enter(join);
+        let p = self.b.block_params(join);
+        [p[0], p[1], p[2], p[3]]
     }
 
     /// softpipe's `lerp(a, v0, v1)`: `v0 + a * (v1 - v0)` (`a` a float, `v0`/`v1` any type; bits).
@@ -3702,17 +3709,13 @@ impl Emitter<'_, '_> {
         }
         let fast = self.b.create_block();
         let slow = self.b.create_block();
-        let join = self.b.create_block();
-        for _ in 0..4 {
-            self.b.append_block_param(join, I32X4);
-        }
+        let join = self.texel_join();
         let all = self.b.ins().vall_true(good);
         self.b.ins().brif(all, fast, &[], slow, &[]);
 
         self.enter(slow);
         let r = self.tex_call(pc, src, grads, I32X4, None);
-        let args: Vec<_> = r.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
+        self.jump_texels(join, r);
 
         self.enter(fast);
         let a = self.tex_level(per_level[0], lin);
@@ -3729,11 +3732,8 @@ impl Emitter<'_, '_> {
             let r = self.lerp(w, a[c], bv[c]);
             *o = self.b.ins().bitselect(blend, r, a[c]);
         }
-        let args: Vec<_> = out.iter().map(|&v| v.into()).collect();
-        self.b.ins().jump(join, &args);
-        self.enter(join);
-        let p = self.b.block_params(join);
-        [p[0], p[1], p[2], p[3]]
+        self.jump_texels(join, out);
+        self.texels_at(join)
     }
 
     /// `x - floor(x)` for lanes with |x| < 2^22 (softpipe's `frac`), with the floor.
