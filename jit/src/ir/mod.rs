@@ -713,14 +713,6 @@ impl Program {
         self.sampler_hints = hints;
     }
 
-    /// The hint for `SAMP[unit]`, if any.
-    pub fn sampler_hint(&self, unit: u32) -> Option<InlineShape> {
-        self.sampler_hints
-            .iter()
-            .find(|h| h.unit == unit)
-            .map(|h| h.shape)
-    }
-
     /// The declarations, in order.
     pub fn declarations(&self) -> impl Iterator<Item = &Declaration> {
         self.header.iter().filter_map(|h| match h {
