@@ -3080,12 +3080,7 @@ impl Emitter<'_, '_> {
         let actual = ld32(&mut self.b, offset_of!(FastTex, shape));
         let fw = ldf(&mut self.b, offset_of!(FastTex, fwidth));
         let fh = ldf(&mut self.b, offset_of!(FastTex, fheight));
-        // `FastTex::of`'s lo and hi_add for this shape.
-        let (lo, hi_add) = match (border, shape.linear) {
-            (false, _) => (0.0f32, 0.0f32),
-            (true, true) => (-1.0, 0.5),
-            (true, false) => (-0.5, 0.5),
-        };
+        let (lo, hi_add) = super::coordinate_clamp(border, shape.linear);
         let (s, t) = (self.i(src[0]), self.i(src[1]));
         let axis = |e: &mut Self, coord: Value, fsize: Value| {
             let size = e.b.ins().splat(F32X4, fsize);

@@ -158,6 +158,16 @@ struct FastTex {
     zero: u32,
 }
 
+/// The clamp of a scaled coordinate of a clamped wrap mode: the low bound and what the high
+/// bound adds to the size (softpipe's `wrap_{nearest,linear}_clamp_to_{edge,border}`).
+fn coordinate_clamp(border: bool, linear: bool) -> (f32, f32) {
+    match (border, linear) {
+        (false, _) => (0.0, 0.0),
+        (true, true) => (-1.0, 0.5),
+        (true, false) => (-0.5, 0.5),
+    }
+}
+
 impl FastTex {
     const NONE: FastTex = FastTex {
         data: std::ptr::null(),
@@ -246,11 +256,7 @@ impl FastTex {
         let shape = shape.filter(|_| padded.is_some());
         let clamps = |w: ViewWrap| matches!(w, ViewWrap::ClampToEdge | ViewWrap::ClampToBorder);
         let border = v.wrap_s == ViewWrap::ClampToBorder;
-        let (lo, hi_add) = match (border, linear) {
-            (false, _) => (0.0, 0.0),
-            (true, true) => (-1.0, 0.5),
-            (true, false) => (-0.5, 0.5),
-        };
+        let (lo, hi_add) = coordinate_clamp(border, linear);
         let all_linear = v.min_filter == ViewFilter::Linear && linear;
         let mip_kind = match v.mip_filter {
             None => 0,
