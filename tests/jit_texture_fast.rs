@@ -12,7 +12,7 @@ use softgpu::ir::text::parse_program;
 use softgpu::ir::{InlineShape, InlineWrap, SamplerHint, TextureTarget};
 use softgpu::jit::codegen::JitShader;
 use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod texture_support;
@@ -249,10 +249,7 @@ fn inline_sampling_matches_the_sampler() {
             ] {
                 let mut units = TextureUnits::new();
                 units.bind(0, tex.clone(), SamplerState::new(filter, wrap));
-                let units = Counting {
-                    units,
-                    samples: AtomicUsize::new(0),
-                };
+                let units = Counting::new(units);
                 let fast = units.texel_view(0, 0, TextureTarget::Tex2D).is_some();
                 // Every wrap mode has a view: REPEAT on other sizes and MIRRORED_REPEAT take the
                 // JIT's general path.
@@ -261,6 +258,11 @@ fn inline_sampling_matches_the_sampler() {
                 let view_shape = units
                     .texel_view(0, 0, TextureTarget::Tex2D)
                     .and_then(|v| v.inline_shape());
+                assert_eq!(
+                    units.units.padded_level0(0, 0).is_some(),
+                    view_shape.is_some(),
+                    "{k:?} {w}x{h} {filter:?} {wrap:?}: a view with a shape has a padded level 0"
+                );
                 let runs = programs
                     .iter()
                     .flat_map(|(line, jits, interp)| jits.iter().map(move |j| (line, j, interp)));
@@ -300,6 +302,7 @@ fn inline_sampling_matches_the_sampler() {
                         textures: &units,
                     };
                     let before = units.samples.load(Ordering::Relaxed);
+                    let padded_before = units.padded_requests.load(Ordering::Relaxed);
                     let mut outputs = vec![[[0u32; 4]; 4]; quads.len()];
                     let live = vec![0xFu8; quads.len()];
                     let mut killed = vec![0u8; quads.len()];
@@ -316,6 +319,15 @@ fn inline_sampling_matches_the_sampler() {
                     };
                     jit.shade_quads(&res, &mut batch).expect("JIT batch runs");
                     let calls = units.samples.load(Ordering::Relaxed) - before;
+                    // The padded copy is asked for (once per batch) exactly by sites compiled
+                    // for the view's own shape: other kernels must not pay for making it.
+                    let padded_requests =
+                        units.padded_requests.load(Ordering::Relaxed) - padded_before;
+                    let shaped_for_view = hint.is_some() && *hint == view_shape;
+                    assert_eq!(
+                        padded_requests, shaped_for_view as usize,
+                        "{what}: padded level 0 requests"
+                    );
                     // REPEAT on other sizes leaves coordinates more than 1024 repeats below zero (here: far
                     // from zero either way) to the sampler (softpipe's unsigned wrap-around there).
                     let far = quads
@@ -337,7 +349,7 @@ fn inline_sampling_matches_the_sampler() {
                     } else if fast {
                         assert_eq!(calls, 0, "{what}: the inline path called the sampler");
                         inline_checked += 1;
-                        if hint.is_some() && *hint == view_shape {
+                        if shaped_for_view {
                             shaped_checked += 1;
                         }
                     } else {

@@ -13,7 +13,7 @@ use softgpu::ir::text::parse_program;
 use softgpu::ir::TextureTarget;
 use softgpu::jit::codegen::JitShader;
 use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod texture_support;
@@ -263,10 +263,7 @@ fn inline_mip_sampling_matches_the_sampler() {
                         };
                         let mut units = TextureUnits::new();
                         units.bind(0, tex.clone(), samp);
-                        let units = Counting {
-                            units,
-                            samples: AtomicUsize::new(0),
-                        };
+                        let units = Counting::new(units);
                         // Every wrap mode has a view (REPEAT on other sizes and MIRRORED_REPEAT
                         // included).
                         let fast = units.texel_view(0, 0, TextureTarget::Tex2D).is_some();

@@ -277,6 +277,9 @@ def main():
     ap.add_argument("--fresh", action="store_true", help="ignore cached outputs of the half run")
     ap.add_argument("--shuffle", type=int, metavar="SEED",
                     help="render in a seeded random order, so a partial run is a fair sample")
+    ap.add_argument("--skip", type=int, default=0, metavar="N",
+                    help="leave out the first N presets of the (shuffled) order, to continue a sample")
+    ap.add_argument("--limit", type=int, metavar="N", help="render at most N presets after --skip")
     ap.add_argument("--peer-rendered-only", action="store_true",
                     help="softgpu half: only presets the peer has rendered already")
     args = ap.parse_args()
@@ -286,6 +289,9 @@ def main():
     presets = find_presets(args.corpus, args.filter, args.exclude)
     if args.shuffle is not None:
         random.Random(args.shuffle).shuffle(presets)
+    presets = presets[args.skip:]
+    if args.limit is not None:
+        presets = presets[:args.limit]
     os.makedirs(args.work, exist_ok=True)
     input_png = os.path.join(args.work, "input320x240.png")
     shutil.copyfile(os.path.join(ROOT, "tests", "chain", "inputs", "scene320x240.png"), input_png)

@@ -135,11 +135,6 @@ pub struct TexelView<'a> {
     pub texels: &'a [u8],
     /// The levels, base level first (at least one).
     pub levels: &'a [TexelLevel],
-    /// For a view with an [`inline_shape`](TexelView::inline_shape): level 0 with an apron of
-    /// [`PADDED_APRON`] texels on every side holding the texels the wrap mode reads there (zero
-    /// outside a border-clamped texture), row-major, `width + 2 * PADDED_APRON` texels per row;
-    /// bilinear inline sampling reads it when present.
-    pub padded: Option<&'a [u8]>,
     /// Width of level 0 in texels.
     pub width: u32,
     /// Height of level 0 in texels.
@@ -165,7 +160,7 @@ pub struct TexelView<'a> {
     pub log2_table: &'a [u32; 257],
 }
 
-/// Texels of apron on each side of [`TexelView::padded`].
+/// Texels of apron on each side of [`TextureAccess::padded_level0`].
 pub const PADDED_APRON: u32 = 2;
 
 impl TexelView<'_> {
@@ -249,6 +244,17 @@ pub trait TextureAccess: Sync {
     /// `sample`). None (the default): always call `sample`.
     fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
         let _ = (view, sampler, target);
+        None
+    }
+
+    /// For a unit whose [`texel_view`](TextureAccess::texel_view) of a 2D target has an
+    /// [`inline_shape`](TexelView::inline_shape): that view's level 0 with an apron of
+    /// [`PADDED_APRON`] texels on every side holding the texels its wrap mode reads there (zero
+    /// outside a border-clamped texture), row-major, `width + 2 * PADDED_APRON` texels of 16
+    /// bytes per row. Executors ask for it only where code compiled for that shape will read
+    /// it (making it copies the level). None (the default): such code takes the general path.
+    fn padded_level0(&self, view: u32, sampler: u32) -> Option<&[u8]> {
+        let _ = (view, sampler);
         None
     }
 }

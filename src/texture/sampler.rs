@@ -1172,11 +1172,9 @@ impl TextureAccess for TextureUnits {
         }
         let filter = view_filter;
         let (texels, levels) = tex.decoded_levels()?;
-        let shape = samp.inline_shape(Some((width, height)));
         Some(TexelView {
             texels,
             levels,
-            padded: shape.and_then(|s| tex.padded_level0(s.wrap)),
             width,
             height,
             min_filter: filter(samp.min_filter),
@@ -1189,5 +1187,13 @@ impl TextureAccess for TextureUnits {
             max_lod: samp.max_lod,
             log2_table: &LOG2_TABLE_BITS,
         })
+    }
+
+    /// [`Texture::padded_level0`] for the wrap mode of the unit's inline shape, made on first
+    /// request (once per texture and wrap mode).
+    fn padded_level0(&self, view: u32, sampler: u32) -> Option<&[u8]> {
+        let (tex, samp) = self.resolve(view, sampler)?;
+        let shape = samp.inline_shape(Some((tex.width(), tex.height())))?;
+        tex.padded_level0(shape.wrap)
     }
 }

@@ -7,10 +7,23 @@ use softgpu::ir::TextureTarget;
 use softgpu::texture::TextureUnits;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Forwards to texture units and counts the lookups that go through `sample`.
+/// Forwards to texture units and counts the lookups that go through `sample` and the requests
+/// for a padded level 0.
 pub struct Counting {
     pub units: TextureUnits,
     pub samples: AtomicUsize,
+    pub padded_requests: AtomicUsize,
+}
+
+impl Counting {
+    /// Counts nothing yet.
+    pub fn new(units: TextureUnits) -> Counting {
+        Counting {
+            units,
+            samples: AtomicUsize::new(0),
+            padded_requests: AtomicUsize::new(0),
+        }
+    }
 }
 
 impl TextureAccess for Counting {
@@ -39,6 +52,10 @@ impl TextureAccess for Counting {
     }
     fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
         self.units.texel_view(view, sampler, target)
+    }
+    fn padded_level0(&self, view: u32, sampler: u32) -> Option<&[u8]> {
+        self.padded_requests.fetch_add(1, Ordering::Relaxed);
+        self.units.padded_level0(view, sampler)
     }
 }
 

@@ -47,8 +47,8 @@ pub(super) struct Compiled {
     pub num_sysvals: usize,
     pub num_outputs: usize,
     pub num_const_buffers: usize,
-    /// Distinct (view, sampler) pairs of the inline texture sites (one descriptor each).
-    pub fast_sites: Vec<(u32, u32)>,
+    /// The units of the inline texture sites (one descriptor per distinct pair).
+    pub fast_sites: Vec<super::FastSiteUnits>,
 }
 
 /// Most texture instructions of one program sampled inline (each adds ~150 instructions); they
@@ -419,7 +419,12 @@ fn compile_in(
                 {
                     // One descriptor per distinct (view, sampler), shared by its sites.
                     let t = d.textures[inst.aux as usize];
-                    let units = (t.view.index, t.sampler.index);
+                    let shape = hint(t.sampler.index);
+                    let units = super::FastSiteUnits {
+                        view: t.view.index,
+                        sampler: t.sampler.index,
+                        shape,
+                    };
                     let site = match fast_sites.iter().position(|&s| s == units) {
                         Some(site) => site,
                         None => {
@@ -427,7 +432,7 @@ fn compile_in(
                             fast_sites.len() - 1
                         }
                     };
-                    fast_of_pc.insert(pc, (site, hint(t.sampler.index)));
+                    fast_of_pc.insert(pc, (site, shape));
                 }
             }
         }

@@ -205,7 +205,11 @@ impl FastTex {
         zero: 0,
     };
 
-    fn of(view: Option<crate::exec::TexelView<'_>>) -> FastTex {
+    /// The descriptor of `view`; `padded` is its unit's [`TextureAccess::padded_level0`],
+    /// asked for only by sites compiled for a shape.
+    ///
+    /// [`TextureAccess::padded_level0`]: crate::exec::TextureAccess::padded_level0
+    fn of(view: Option<crate::exec::TexelView<'_>>, padded: Option<&[u8]>) -> FastTex {
         use crate::exec::{ViewFilter, ViewWrap};
         let Some(v) = view else {
             return FastTex::NONE;
@@ -248,9 +252,7 @@ impl FastTex {
         // The apron's texels: all of them inside i32 indices, as `pad` promises.
         let apron = crate::exec::PADDED_APRON as usize;
         let (pw, ph) = (v.width as usize + 2 * apron, v.height as usize + 2 * apron);
-        let padded = v
-            .padded
-            .filter(|p| pw * ph <= i32::MAX as usize / 2 && p.len() == pw * ph * 16);
+        let padded = padded.filter(|p| pw * ph <= i32::MAX as usize / 2 && p.len() == pw * ph * 16);
         // Sites compiled for a shape read the padded texels: without them the view is left to
         // the general path.
         let shape = shape.filter(|_| padded.is_some());
@@ -404,8 +406,18 @@ type KernelFn = unsafe extern "C" fn(*mut Ctx) -> u32;
 /// One compiled version of a kernel: its entry point and the inline texture sites it reads.
 struct Tier {
     func: KernelFn,
-    /// Distinct (view, sampler) units of the inline texture sites, one descriptor each.
-    fast_sites: Vec<(u32, u32)>,
+    /// The units of the inline texture sites, one descriptor each.
+    fast_sites: Vec<FastSiteUnits>,
+}
+
+/// The texture units one inline descriptor describes, and the hinted shape its sites were
+/// compiled for, if any: only those sites read the padded level 0, so it is asked for only
+/// when the bound view has that shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct FastSiteUnits {
+    pub view: u32,
+    pub sampler: u32,
+    pub shape: Option<crate::ir::InlineShape>,
 }
 
 /// A compiled program, shared between all [`JitShader`]s of equal programs.
@@ -1160,15 +1172,15 @@ impl JitShader {
         // The tier is read once: its code and its texture-site table must belong together.
         let tier = k.tier();
         scratch.fast.clear();
-        scratch
-            .fast
-            .extend(tier.fast_sites.iter().map(|&(view, sampler)| {
-                FastTex::of(resources.textures.texel_view(
-                    view,
-                    sampler,
-                    crate::ir::TextureTarget::Tex2D,
-                ))
-            }));
+        scratch.fast.extend(tier.fast_sites.iter().map(|units| {
+            let textures = resources.textures;
+            let view =
+                textures.texel_view(units.view, units.sampler, crate::ir::TextureTarget::Tex2D);
+            let padded = view
+                .filter(|v| units.shape.is_some() && v.inline_shape() == units.shape)
+                .and_then(|_| textures.padded_level0(units.view, units.sampler));
+            FastTex::of(view, padded)
+        }));
         let mut ctx = Ctx {
             regs: scratch.regs.as_mut_ptr(),
             inputs: f.inputs,
