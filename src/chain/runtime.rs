@@ -16,6 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
@@ -131,6 +132,10 @@ struct Pass {
     /// time one does).
     fragment_program: Program,
     fragment_generic: OnceLock<Result<Box<dyn QuadShader>, String>>,
+    /// The sampler hints the specialized fragment shader was compiled with.
+    sampler_hints: Vec<SamplerHint>,
+    /// Draws that bound a hinted unit with another state than its hint.
+    sampler_hint_misses: AtomicU64,
     executor: Executor,
     math: MathMode,
     frag_coord: FragCoordConvention,
@@ -165,7 +170,7 @@ impl PassPlan<'_> {
         let mut specialized = self.shader.fragment.0.program.clone();
         if !options.skip_specialization {
             crate::ir::opt::specialize(&mut specialized, self.fragment_units);
-            specialized.set_sampler_hints(self.sampler_hints);
+            specialized.set_sampler_hints(self.sampler_hints.iter().copied());
         }
         let fragment = build_shader(&specialized, options.executor, options.math)
             .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
@@ -181,6 +186,12 @@ impl PassPlan<'_> {
             fragment_units: self.fragment_units,
             fragment_program: self.shader.fragment.0.program.clone(),
             fragment_generic: OnceLock::new(),
+            sampler_hints: if options.skip_specialization {
+                Vec::new()
+            } else {
+                self.sampler_hints
+            },
+            sampler_hint_misses: AtomicU64::new(0),
             executor: options.executor,
             math: options.math,
             vertex_attributes,
@@ -194,14 +205,8 @@ impl PassPlan<'_> {
 /// A lookup texture with its sampler.
 struct Lut {
     texture: Arc<Texture>,
-    sampler: SamplerState,
-}
-
-/// A texture as a pass samples it.
-#[derive(Clone)]
-struct Input {
-    texture: Arc<Texture>,
-    sampler: SamplerState,
+    /// Its filter and wrap mode ([`lut_sampling`]).
+    sampling: (Filter, Wrap),
 }
 
 /// A compiled preset, ready to render frames. Holds the history and feedback between frames.
@@ -298,6 +303,38 @@ fn to_wrap(w: WrapMode) -> Wrap {
 fn sampler_for(filter: Filter, wrap: Wrap, texture: &Texture) -> SamplerState {
     let mip = (texture.level_count() > 1).then_some(filter);
     SamplerState::new(filter, wrap).with_mip_filter(mip)
+}
+
+/// The filter and wrap mode of samplers that follow `config`'s pass.
+fn pass_sampling(config: &PassConfig) -> (Filter, Wrap) {
+    (pass_filter(config), to_wrap(config.wrap_mode))
+}
+
+/// The filter and wrap mode of a LUT's sampler.
+fn lut_sampling(lut: &crate::chain::preset::TextureConfig) -> (Filter, Wrap) {
+    (to_filter(lut.filter), to_wrap(lut.wrap_mode))
+}
+
+/// Whose filter and wrap mode a pass samples a texture with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SamplingOf {
+    /// The pass of this index's ([`pass_sampling`]).
+    Pass(usize),
+    /// The LUT of this index's ([`lut_sampling`]).
+    Lut(usize),
+}
+
+/// Whose filter and wrap mode pass `reader` samples the texture of `semantic` with (librashader's
+/// rule): input frames (`Original`, the history) the first pass's, `Source` the reading pass's
+/// own, a pass's output and feedback that pass's, a LUT its own. The frame loop binds samplers
+/// by it, and the chain predicts each pass's sampler hints by it.
+fn sampling_of(semantic: TextureSemantic, reader: usize) -> SamplingOf {
+    match semantic {
+        TextureSemantic::Original | TextureSemantic::OriginalHistory(_) => SamplingOf::Pass(0),
+        TextureSemantic::Source => SamplingOf::Pass(reader),
+        TextureSemantic::PassOutput(n) | TextureSemantic::PassFeedback(n) => SamplingOf::Pass(n),
+        TextureSemantic::User(n) => SamplingOf::Lut(n),
+    }
 }
 
 fn pass_filter(config: &PassConfig) -> Filter {
@@ -528,10 +565,9 @@ impl FilterChain {
             .par_iter()
             .map(|t| {
                 let texture = load_lut(&t.name, &t.path, t.mipmap)?;
-                let sampler = sampler_for(to_filter(t.filter), to_wrap(t.wrap_mode), &texture);
                 Ok(Lut {
                     texture: Arc::new(texture),
-                    sampler,
+                    sampling: lut_sampling(t),
                 })
             })
             .collect::<Result<Vec<_>, ChainError>>()?;
@@ -572,6 +608,16 @@ impl FilterChain {
     /// The number of passes.
     pub fn pass_count(&self) -> usize {
         self.passes.len()
+    }
+
+    /// Pass draws so far that bound a texture unit with another sampler state than the pass's
+    /// sampler hints predicted from the preset (see [`Program::sampler_hints`]): such a draw
+    /// runs its hinted texture sites on the general path, slower but with the same pixels.
+    pub fn sampler_hint_misses(&self) -> u64 {
+        self.passes
+            .iter()
+            .map(|p| p.sampler_hint_misses.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// The value of every parameter (shader defaults, then the preset's, then the options').
@@ -616,51 +662,27 @@ impl FilterChain {
         }
 
         // Feedback: the previous frame's outputs, transparent black when missing or resized.
-        let mut feedback: Vec<Option<Input>> = vec![None; count];
+        let mut feedback: Vec<Option<Arc<Texture>>> = vec![None; count];
         for &i in &self.feedback_passes {
             let (w, h) = sizes[i];
-            let texture = match self.previous_outputs[i].take() {
+            feedback[i] = Some(match self.previous_outputs[i].take() {
                 Some(t) if t.width() == w && t.height() == h => t,
                 _ => blank(w, h)?,
-            };
-            let cfg = &self.passes[i].config;
-            feedback[i] = Some(Input {
-                sampler: sampler_for(pass_filter(cfg), to_wrap(cfg.wrap_mode), &texture),
-                texture,
             });
         }
 
-        let first = &self.passes[0].config;
-        let (first_filter, first_wrap) = (pass_filter(first), to_wrap(first.wrap_mode));
-        let original = Input {
-            sampler: sampler_for(first_filter, first_wrap, input),
-            texture: input.clone(),
-        };
-        let history: Vec<Input> = self
-            .history
-            .iter()
-            .map(|t| Input {
-                sampler: sampler_for(first_filter, first_wrap, t),
-                texture: t.clone(),
-            })
-            .collect();
-
-        let mut outputs: Vec<Option<Input>> = vec![None; count];
-        let mut source = original.texture.clone();
+        let mut outputs: Vec<Option<Arc<Texture>>> = vec![None; count];
+        let mut source = input.clone();
         let mut result = None;
         for index in 0..count {
             let pass = &self.passes[index];
-            let filter = pass_filter(&pass.config);
-            let wrap = to_wrap(pass.config.wrap_mode);
-            let source_input = Input {
-                sampler: sampler_for(filter, wrap, &source),
-                texture: source.clone(),
-            };
+            let pass_source = source.clone();
             // The pass outputs grow during the frame: each draw adds the current ones.
             let base = FrameState {
-                original: &original,
-                source: &source_input,
-                history: &history,
+                passes: &self.passes,
+                original: input,
+                source: &pass_source,
+                history: &self.history,
                 outputs: &[],
                 feedback: &feedback,
                 luts: &self.luts,
@@ -702,10 +724,7 @@ impl FilterChain {
                     target.decoded_levels();
                 }
                 let target = Arc::new(target);
-                outputs[index] = Some(Input {
-                    sampler: sampler_for(filter, wrap, &target),
-                    texture: target.clone(),
-                });
+                outputs[index] = Some(target.clone());
                 source = target;
             }
             if last {
@@ -738,7 +757,7 @@ impl FilterChain {
             self.history.insert(0, input.clone());
         }
         for &i in &self.feedback_passes {
-            self.previous_outputs[i] = outputs[i].as_ref().map(|o| o.texture.clone());
+            self.previous_outputs[i] = outputs[i].clone();
         }
         result.ok_or_else(|| {
             ChainError::new(format!(
@@ -773,11 +792,12 @@ fn check_in_range(
 /// What a pass draw reads besides its own configuration.
 #[derive(Clone, Copy)]
 struct FrameState<'a> {
-    original: &'a Input,
-    source: &'a Input,
-    history: &'a [Input],
-    outputs: &'a [Option<Input>],
-    feedback: &'a [Option<Input>],
+    passes: &'a [Pass],
+    original: &'a Arc<Texture>,
+    source: &'a Arc<Texture>,
+    history: &'a [Arc<Texture>],
+    outputs: &'a [Option<Arc<Texture>>],
+    feedback: &'a [Option<Arc<Texture>>],
     luts: &'a [Lut],
     parameters: &'a HashMap<String, f32>,
     viewport: (u32, u32),
@@ -786,18 +806,26 @@ struct FrameState<'a> {
 }
 
 impl FrameState<'_> {
-    fn texture(&self, sem: TextureSemantic) -> Option<(Arc<Texture>, SamplerState)> {
-        let input = match sem {
+    /// The texture of `sem` in this frame.
+    fn texture(&self, sem: TextureSemantic) -> Option<&Arc<Texture>> {
+        match sem {
             TextureSemantic::Original => Some(self.original),
             TextureSemantic::Source => Some(self.source),
             TextureSemantic::OriginalHistory(n) => self.history.get(n - 1),
             TextureSemantic::PassOutput(n) => self.outputs.get(n).and_then(|o| o.as_ref()),
             TextureSemantic::PassFeedback(n) => self.feedback.get(n).and_then(|o| o.as_ref()),
-            TextureSemantic::User(n) => {
-                return self.luts.get(n).map(|l| (l.texture.clone(), l.sampler));
-            }
-        }?;
-        Some((input.texture.clone(), input.sampler))
+            TextureSemantic::User(n) => self.luts.get(n).map(|l| &l.texture),
+        }
+    }
+
+    /// The texture of `sem` and the sampler pass `reader` samples it with ([`sampling_of`]).
+    fn bound(&self, sem: TextureSemantic, reader: usize) -> Option<(Arc<Texture>, SamplerState)> {
+        let texture = self.texture(sem)?;
+        let (filter, wrap) = match sampling_of(sem, reader) {
+            SamplingOf::Pass(n) => pass_sampling(&self.passes.get(n)?.config),
+            SamplingOf::Lut(n) => self.luts.get(n)?.sampling,
+        };
+        Some((texture.clone(), sampler_for(filter, wrap, texture)))
     }
 }
 
@@ -810,7 +838,7 @@ fn uniform_value(
 ) -> UniformValue {
     let options = frame.options;
     let aspect = if options.aspect_ratio == 0.0 {
-        frame.original.texture.width() as f32 / frame.original.texture.height() as f32
+        frame.original.width() as f32 / frame.original.height() as f32
     } else {
         options.aspect_ratio
     };
@@ -854,7 +882,7 @@ fn uniform_value(
             UniformValue::Floats(vec![frame.parameters.get(name).copied().unwrap_or(0.0)])
         }
         UniformSemantic::TextureSize(t) => match frame.texture(*t) {
-            Some((tex, _)) => size_vec4(tex.width(), tex.height()),
+            Some(tex) => size_vec4(tex.width(), tex.height()),
             None => UniformValue::Floats(vec![0.0; 4]),
         },
     }
@@ -893,7 +921,7 @@ fn stage_resources(
     // such as dithering/blue_noise fetch past the end of a LUT), not softpipe's edge texel.
     let mut units = TextureUnits::new().with_fetch_bounds(FetchBounds::Zero);
     for t in &bindings.textures {
-        if let Some((texture, sampler)) = frame.texture(t.semantic) {
+        if let Some((texture, sampler)) = frame.bound(t.semantic, pass.config.index) {
             units.bind(t.unit, texture, sampler);
         }
     }
@@ -931,34 +959,23 @@ fn predicted_level_independent_units(
 }
 
 /// Sampler hints (see [`Program::sampler_hints`]) for the fragment units of `config`'s pass
-/// among `level_independent` (the others have mipmaps): each texture sampled as the frame loop
-/// binds it — input frames with the first pass's filter and wrap mode, `Source` with the pass's
-/// own, a pass's output and feedback with that pass's, LUTs with theirs.
+/// among `level_independent` (the others have mipmaps): each texture's filter and wrap mode by
+/// [`sampling_of`], as the frame loop binds it.
 fn predicted_sampler_hints(
     preset: &Preset,
     config: &PassConfig,
     bindings: &StageBindings,
     level_independent: u64,
 ) -> Vec<SamplerHint> {
-    let of_pass = |p: &PassConfig| Some((pass_filter(p), to_wrap(p.wrap_mode)));
     bindings
         .textures
         .iter()
         .filter(|t| t.unit < 64 && level_independent & (1 << t.unit) != 0)
         .filter_map(|t| {
-            let (filter, wrap) = match t.semantic {
-                TextureSemantic::Original | TextureSemantic::OriginalHistory(_) => {
-                    of_pass(preset.passes.first()?)
-                }
-                TextureSemantic::Source => of_pass(config),
-                TextureSemantic::PassOutput(n) | TextureSemantic::PassFeedback(n) => {
-                    of_pass(preset.passes.get(n)?)
-                }
-                TextureSemantic::User(n) => {
-                    let lut = preset.textures.get(n)?;
-                    Some((to_filter(lut.filter), to_wrap(lut.wrap_mode)))
-                }
-            }?;
+            let (filter, wrap) = match sampling_of(t.semantic, config.index) {
+                SamplingOf::Pass(n) => pass_sampling(preset.passes.get(n)?),
+                SamplingOf::Lut(n) => lut_sampling(preset.textures.get(n)?),
+            };
             let shape = SamplerState::new(filter, wrap).inline_shape(None)?;
             Some(SamplerHint {
                 unit: t.unit,
@@ -981,6 +998,12 @@ fn draw_pass(
         stage_resources(&pass.vertex_bindings, pass, frame, output_size, mvp);
     let (fs_consts, fs_units) =
         stage_resources(&pass.fragment_bindings, pass, frame, output_size, mvp);
+    if !pass.sampler_hints.is_empty() {
+        let bound = fs_units.sampler_hints();
+        if pass.sampler_hints.iter().any(|h| !bound.contains(h)) {
+            pass.sampler_hint_misses.fetch_add(1, Ordering::Relaxed);
+        }
+    }
     // The specialized shader's promise holds unless this frame binds a unit with mipmaps that
     // the prediction thought had none.
     let actual = fs_units.level_independent_units();
