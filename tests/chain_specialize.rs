@@ -10,8 +10,8 @@ use softgpu::texture::Texture;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The last of three frames, and the chain's sampler-hint misses.
-fn render(preset: &Path, skip_specialization: bool, input: &Arc<Texture>) -> (Vec<u8>, u64) {
+/// The last of three frames, the chain's sampler-hint misses and how many units it hints.
+fn render(preset: &Path, skip_specialization: bool, input: &Arc<Texture>) -> (Vec<u8>, u64, usize) {
     let options = ChainOptions {
         skip_specialization,
         ..Default::default()
@@ -27,7 +27,11 @@ fn render(preset: &Path, skip_specialization: bool, input: &Arc<Texture>) -> (Ve
         );
     }
     let pixels = last.expect("three frames").level_data(0).to_vec();
-    (pixels, chain.sampler_hint_misses())
+    (
+        pixels,
+        chain.sampler_hint_misses(),
+        chain.sampler_hint_count(),
+    )
 }
 
 fn presets() -> Vec<PathBuf> {
@@ -51,28 +55,31 @@ fn specialized_chains_render_the_same_pixels() {
         .expect("input"),
     );
     let mut rendered = 0;
+    let mut hinted = 0;
     for preset in presets() {
         // Presets that need options this test does not give (wildcards, parameters) are
         // covered by the goldens; everything else must load.
         if FilterChain::load(&preset, &ChainOptions::default()).is_err() {
             continue;
         }
-        let (specialized, misses) = render(&preset, false, &input);
-        let (plain, _) = render(&preset, true, &input);
-        // The sampler hints predicted from the preset must be what each frame binds, except
-        // REPEAT on a size that is no power of two (sizes are known only per frame): wrap's
-        // pass 1 reads a 64x48 `Source` with REPEAT, once in each of the three frames.
-        let expected_misses = if preset.ends_with("wrap.slangp") {
-            3
-        } else {
-            0
-        };
+        let (specialized, misses, hints) = render(&preset, false, &input);
+        let (plain, _, _) = render(&preset, true, &input);
+        // The sampler hints predicted from the preset must be what each frame binds (REPEAT
+        // is hinted only where the preset fixes a power-of-two size: wrap's REPEAT pass reads
+        // a 64x48 `Source` and is not hinted; luts' 16x16 REPEAT LUT is).
         assert_eq!(
             misses,
-            expected_misses,
+            0,
             "{}: draws whose bound sampler states differ from the predicted hints",
             preset.display()
         );
+        if preset.ends_with("luts.slangp") {
+            assert_eq!(
+                hints, 4,
+                "luts: four of its five LUTs are hinted (not the mipmapped)"
+            );
+        }
+        hinted += hints;
         assert!(
             specialized == plain,
             "{}: specialization changed the image",
@@ -81,4 +88,5 @@ fn specialized_chains_render_the_same_pixels() {
         rendered += 1;
     }
     assert!(rendered >= 20, "only {rendered} presets rendered");
+    assert!(hinted >= 75, "only {hinted} texture units hinted");
 }

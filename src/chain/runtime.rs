@@ -610,6 +610,12 @@ impl FilterChain {
         self.passes.len()
     }
 
+    /// How many fragment texture units, over all passes, have a sampler hint (their inline
+    /// texture sites are compiled for one sampler state).
+    pub fn sampler_hint_count(&self) -> usize {
+        self.passes.iter().map(|p| p.sampler_hints.len()).sum()
+    }
+
     /// Pass draws so far that bound a texture unit with another sampler state than the pass's
     /// sampler hints predicted from the preset (see [`Program::sampler_hints`]): such a draw
     /// runs its hinted texture sites on the general path, slower but with the same pixels.
@@ -958,9 +964,29 @@ fn predicted_level_independent_units(
         .fold(0, |units, t| units | 1 << t.unit)
 }
 
+/// The size the texture of `semantic` will have in every frame, when the preset alone says:
+/// the output (and feedback) of a pass scaled to an absolute size on both axes, `Source` after
+/// such a pass, a LUT (its image header). Input frames and sizes that follow the input or the
+/// viewport are unknown when the chain is built.
+fn predicted_size(preset: &Preset, semantic: TextureSemantic, reader: usize) -> Option<(u32, u32)> {
+    let output_of = |n: usize| {
+        let config = preset.passes.get(n)?;
+        let absolute = |s: &super::preset::Scaling| s.scale_type == ScaleType::Absolute;
+        (absolute(&config.scale.x) && absolute(&config.scale.y))
+            .then(|| scaled_size(config, (1, 1), (1, 1), (1, 1)))
+    };
+    match semantic {
+        TextureSemantic::Original | TextureSemantic::OriginalHistory(_) => None,
+        TextureSemantic::Source => output_of(reader.checked_sub(1)?),
+        TextureSemantic::PassOutput(n) | TextureSemantic::PassFeedback(n) => output_of(n),
+        TextureSemantic::User(n) => image::image_dimensions(&preset.textures.get(n)?.path).ok(),
+    }
+}
+
 /// Sampler hints (see [`Program::sampler_hints`]) for the fragment units of `config`'s pass
 /// among `level_independent` (the others have mipmaps): each texture's filter and wrap mode by
-/// [`sampling_of`], as the frame loop binds it.
+/// [`sampling_of`], as the frame loop binds it, and its size where [`predicted_size`] knows it
+/// (REPEAT is hinted only on a known power-of-two size: a wrong hint costs more than none).
 fn predicted_sampler_hints(
     preset: &Preset,
     config: &PassConfig,
@@ -976,7 +1002,8 @@ fn predicted_sampler_hints(
                 SamplingOf::Pass(n) => pass_sampling(preset.passes.get(n)?),
                 SamplingOf::Lut(n) => lut_sampling(preset.textures.get(n)?),
             };
-            let shape = SamplerState::new(filter, wrap).inline_shape(None)?;
+            let size = predicted_size(preset, t.semantic, config.index);
+            let shape = SamplerState::new(filter, wrap).inline_shape(size)?;
             Some(SamplerHint {
                 unit: t.unit,
                 shape,

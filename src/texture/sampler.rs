@@ -93,12 +93,15 @@ fn view_filter(filter: Filter) -> ViewFilter {
 impl SamplerState {
     /// The shape inline texture code may be compiled for (a [`SamplerHint`]'s) when this
     /// sampler samples a 2D texture of level-0 `size`, if it has one. With `size` unknown,
-    /// REPEAT is taken for a power-of-two size (a hint that turns out wrong costs only speed).
+    /// REPEAT has none (its shape needs power-of-two sizes).
     ///
     /// [`SamplerHint`]: softgpu_jit::ir::SamplerHint
     pub fn inline_shape(&self, size: Option<(u32, u32)>) -> Option<InlineShape> {
         let plain = plain_lod_value;
         if !(plain(self.lod_bias) && plain(self.min_lod) && plain(self.max_lod)) {
+            return None;
+        }
+        if size.is_none() && (self.wrap_s == Wrap::Repeat || self.wrap_t == Wrap::Repeat) {
             return None;
         }
         let (w, h) = size.unwrap_or((1, 1));
