@@ -341,3 +341,49 @@ fn padded_level0_holds_what_each_wrap_mode_reads_around_the_texture() {
         }
     }
 }
+
+/// Every stored channel value of the render-target formats filter chains write (8-bit unorm,
+/// 8-bit sRGB, every non-NaN half) decodes to the bits `read_texel` gives, in every channel
+/// position; 256x256 texels, so the parallel chunks run too.
+#[test]
+fn decoded_levels_of_every_channel_value_match_texel_reads() {
+    let halves: Vec<u16> = (0..=u16::MAX)
+        .filter(|h| !(h & 0x7c00 == 0x7c00 && h & 0x03ff != 0))
+        .collect();
+    let bytes: Vec<u16> = (0..256).collect();
+    for (format, values, width) in [
+        (Format::R8G8B8A8Unorm, &bytes, 1),
+        (Format::R8G8B8A8Srgb, &bytes, 1),
+        (Format::R16G16B16A16Sfloat, &halves, 2),
+    ] {
+        let (w, h) = (256u32, 256u32);
+        let mut t = Texture::new(format, w, h, 1).unwrap();
+        let n = values.len();
+        // Channel c of texel i holds value (i + 977 c) mod n: each channel sees every value.
+        for (i, texel) in t.level_data_mut(0).chunks_exact_mut(4 * width).enumerate() {
+            for c in 0..4 {
+                let v = values[(i + 977 * c) % n];
+                texel[c * width..(c + 1) * width].copy_from_slice(&v.to_le_bytes()[..width]);
+            }
+        }
+        let (texels, _) = t.decoded_levels().expect("no NaN among the values");
+        for y in 0..h {
+            for x in 0..w {
+                let at = ((y * w + x) * 16) as usize;
+                let got: Vec<u32> = texels[at..at + 16]
+                    .chunks_exact(4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                assert_eq!(got, t.read_texel(0, x, y), "{format:?} ({x}, {y})");
+            }
+        }
+    }
+    // One NaN half in any channel keeps the texture from being decoded (the inline sampler
+    // would pick another NaN than the sampler's arithmetic).
+    for channel in 0..4 {
+        let mut t = Texture::new(Format::R16G16B16A16Sfloat, 300, 300, 1).unwrap();
+        let at = (299 * 300 + 7) * 8 + channel * 2;
+        t.level_data_mut(0)[at..at + 2].copy_from_slice(&0x7e01u16.to_le_bytes());
+        assert!(t.decoded_levels().is_none(), "NaN in channel {channel}");
+    }
+}

@@ -96,6 +96,86 @@ struct Decoded {
     padded: [OnceLock<Option<Box<[u8]>>>; 3],
 }
 
+/// What each stored value of one channel decodes to, for the formats whose four channels are
+/// stored alike and decode independently — the render-target formats filter chains write —
+/// so that decoding a level is four table reads per texel. Each table is built by decoding
+/// every stored value with the sampler's own decoder (`texel_decoder`), so the bits are its
+/// bits; `bad` marks the values that decode to a NaN or a denormal.
+struct ChannelTables {
+    /// Bytes per channel: 1 (8-bit channels) or 2 (16-bit).
+    width: usize,
+    /// `[channel][stored value]` → f32 bits (256 or 65,536 values per channel).
+    bits: [Box<[u32]>; 4],
+    /// `[channel][stored value]`: decodes to a NaN or a denormal.
+    bad: [Box<[bool]>; 4],
+    /// Whether any value is bad (else the per-texel test is skipped).
+    any_bad: bool,
+}
+
+impl ChannelTables {
+    /// The tables of `format`, made once per process; None for the other formats.
+    fn of(format: Format) -> Option<&'static ChannelTables> {
+        static TABLES: [OnceLock<ChannelTables>; 3] =
+            [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+        let (slot, width) = match format {
+            Format::R8G8B8A8Unorm => (0, 1),
+            Format::R8G8B8A8Srgb => (1, 1),
+            Format::R16G16B16A16Sfloat => (2, 2),
+            _ => return None,
+        };
+        Some(TABLES[slot].get_or_init(|| ChannelTables::build(format, width)))
+    }
+
+    fn build(format: Format, width: usize) -> ChannelTables {
+        let decode = super::sampler::texel_decoder(format);
+        let values = 1usize << (8 * width);
+        let mut bits: [Vec<u32>; 4] = Default::default();
+        for value in 0..values {
+            // Every channel holds `value`: each decodes independently of the others.
+            let stored = &value.to_le_bytes()[..width];
+            let texel: Vec<u8> = (0..4).flat_map(|_| stored.iter().copied()).collect();
+            for (channel, b) in decode(&texel).into_iter().enumerate() {
+                bits[channel].push(b);
+            }
+        }
+        let is_bad = |b: &u32| {
+            let (exp, mant) = (b & 0x7f80_0000, b & 0x007f_ffff);
+            mant != 0 && (exp == 0 || exp == 0x7f80_0000)
+        };
+        let bad = bits
+            .each_ref()
+            .map(|t| t.iter().map(is_bad).collect::<Box<[bool]>>());
+        let any_bad = bad.iter().any(|t| t.iter().any(|&b| b));
+        ChannelTables {
+            width,
+            bits: bits.map(Vec::into_boxed_slice),
+            bad,
+            any_bad,
+        }
+    }
+
+    /// Decodes the texels of `src` into `dst` (16 bytes each); None at a NaN or denormal.
+    fn decode_run(&self, src: &[u8], dst: &mut [u8]) -> Option<()> {
+        let stride = 4 * self.width;
+        for (src, dst) in src.chunks_exact(stride).zip(dst.chunks_exact_mut(16)) {
+            for channel in 0..4 {
+                let at = channel * self.width;
+                let value = if self.width == 1 {
+                    src[at] as usize
+                } else {
+                    u16::from_le_bytes([src[at], src[at + 1]]) as usize
+                };
+                if self.any_bad && self.bad[channel][value] {
+                    return None;
+                }
+                let b = self.bits[channel][value];
+                dst[channel * 4..channel * 4 + 4].copy_from_slice(&b.to_le_bytes());
+            }
+        }
+        Some(())
+    }
+}
+
 /// Texels on each side of [`Texture::padded_level0`] (the JIT's `PADDED_APRON`): a bilinear
 /// footprint reaches from two texels before the first (CLAMP_TO_BORDER's coordinate clamp at
 /// -1, minus the filter's half texel) to one past the one after the last.
@@ -376,6 +456,7 @@ impl Texture {
         let mut out = vec![0u8; (total + 1) * 16].into_boxed_slice();
         let bpt = self.format.bytes_per_texel();
         let decode = super::sampler::texel_decoder(self.format);
+        let tables = ChannelTables::of(self.format);
         for (level, l) in levels.iter().enumerate() {
             let texels = l.width as usize * l.height as usize;
             let data = self.level_data(level as u32);
@@ -384,6 +465,9 @@ impl Texture {
             }
             let dst = &mut out[l.offset as usize * 16..(l.offset as usize + texels) * 16];
             let decode_run = |(src, dst): (&[u8], &mut [u8])| -> Option<()> {
+                if let Some(tables) = tables {
+                    return tables.decode_run(src, dst);
+                }
                 for (src, dst) in src.chunks_exact(bpt).zip(dst.chunks_exact_mut(16)) {
                     let bits = decode(src);
                     for (c, b) in bits.iter().enumerate() {
