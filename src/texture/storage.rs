@@ -96,6 +96,9 @@ struct Decoded {
     padded: [OnceLock<Option<Box<[u8]>>>; 3],
 }
 
+/// Texels per parallel chunk when `generate_mipmaps` decodes a level.
+const MIPMAP_CHUNK_TEXELS: usize = 1 << 14;
+
 /// What each stored value of one channel decodes to, for the formats whose four channels are
 /// stored alike and decode independently — the render-target formats filter chains write —
 /// so that decoding a level is four table reads per texel. Each table is built by decoding
@@ -154,17 +157,27 @@ impl ChannelTables {
         }
     }
 
+    /// The stored value of `channel` in the texel `src`.
+    fn stored(&self, src: &[u8], channel: usize) -> usize {
+        let at = channel * self.width;
+        if self.width == 1 {
+            src[at] as usize
+        } else {
+            u16::from_le_bytes([src[at], src[at + 1]]) as usize
+        }
+    }
+
+    /// One texel's bits (NaN and denormal results included).
+    fn decode_texel(&self, src: &[u8]) -> [u32; 4] {
+        std::array::from_fn(|channel| self.bits[channel][self.stored(src, channel)])
+    }
+
     /// Decodes the texels of `src` into `dst` (16 bytes each); None at a NaN or denormal.
     fn decode_run(&self, src: &[u8], dst: &mut [u8]) -> Option<()> {
         let stride = 4 * self.width;
         for (src, dst) in src.chunks_exact(stride).zip(dst.chunks_exact_mut(16)) {
             for channel in 0..4 {
-                let at = channel * self.width;
-                let value = if self.width == 1 {
-                    src[at] as usize
-                } else {
-                    u16::from_le_bytes([src[at], src[at + 1]]) as usize
-                };
+                let value = self.stored(src, channel);
                 if self.any_bad && self.bad[channel][value] {
                     return None;
                 }
@@ -565,11 +578,22 @@ impl Texture {
         for level in 1..self.level_count() {
             let (sw, sh) = self.level_size(level - 1);
             let (dw, dh) = self.level_size(level);
-            // The source level decoded once (what `read_texel` gives for each texel).
-            let src: Vec<[u32; 4]> = self.levels[level as usize - 1]
-                .chunks_exact(bpt)
-                .map(|t| format.decode(t))
-                .collect();
+            // The source level decoded once (what `read_texel` gives for each texel), in
+            // parallel chunks: a 1080p `mipmap_input` target is two million texels per frame.
+            let bytes = &self.levels[level as usize - 1];
+            let mut src = vec![[0u32; 4]; bytes.len() / bpt];
+            let tables = ChannelTables::of(format);
+            src.par_chunks_mut(MIPMAP_CHUNK_TEXELS)
+                .zip(bytes.par_chunks(MIPMAP_CHUNK_TEXELS * bpt))
+                .for_each(|(dst, bytes)| {
+                    for (d, t) in dst.iter_mut().zip(bytes.chunks_exact(bpt)) {
+                        *d = match tables {
+                            Some(tables) => tables.decode_texel(t),
+                            None => format.decode(t),
+                        };
+                    }
+                });
+            let src = &src;
             let read = |x: u32, y: u32| -> [u32; 4] {
                 if x < sw && y < sh {
                     src[(y * sw + x) as usize]
@@ -581,21 +605,20 @@ impl Texture {
             // The blit interpolates normalized coordinates as softpipe's setup does:
             // `a0 + dadx * x` with `dadx = 1 / size` and `a0 = dadx / 2`.
             let (ix, iy) = (1.0 / dw as f32, 1.0 / dh as f32);
-            for y in 0..dh {
-                let ty = (iy * 0.5 + iy * y as f32) * sh as f32 - 0.5;
-                for x in 0..dw {
-                    let tx = (ix * 0.5 + ix * x as f32) * sw as f32 - 0.5;
-                    let bits = if format.is_integer() {
-                        read(tx.round() as u32, ty.round() as u32)
-                    } else {
-                        bilinear_clamped(&read, tx, ty, sw, sh)
-                    };
-                    let o = (y as usize * dw as usize + x as usize) * bpt;
-                    if let Some(t) = dst.get_mut(o..o + bpt) {
+            dst.par_chunks_exact_mut(dw as usize * bpt)
+                .enumerate()
+                .for_each(|(y, row)| {
+                    let ty = (iy * 0.5 + iy * y as f32) * sh as f32 - 0.5;
+                    for (x, t) in row.chunks_exact_mut(bpt).enumerate() {
+                        let tx = (ix * 0.5 + ix * x as f32) * sw as f32 - 0.5;
+                        let bits = if format.is_integer() {
+                            read(tx.round() as u32, ty.round() as u32)
+                        } else {
+                            bilinear_clamped(&read, tx, ty, sw, sh)
+                        };
                         format.encode(bits, t);
                     }
-                }
-            }
+                });
             self.levels[level as usize] = dst;
         }
     }
