@@ -51,6 +51,11 @@ pub(super) struct Compiled {
     pub fast_sites: Vec<super::FastSiteUnits>,
 }
 
+/// Where in a kernel's scratch slot a padded texture site stores its four lane offsets, which
+/// it then loads as scalars: `extractlane` of lanes 1-3 is two µops on the shuffle port, which
+/// the sites' transposes keep busy (after the 192 bytes the sampler calls' operands take).
+const LANE_OFFSETS_AT: i32 = 192;
+
 /// Most texture instructions of one program sampled inline (each adds ~150 instructions); they
 /// share one descriptor per distinct (view, sampler).
 pub(crate) const MAX_INLINE_TEX: usize = 64;
@@ -351,8 +356,11 @@ fn compile_in(
         }
         tex.call_conv = call_conv;
         let tex_sig = b.import_signature(tex);
-        let slot =
-            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 192, 4));
+        let slot = b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            LANE_OFFSETS_AT as u32 + 16,
+            4,
+        ));
 
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -3209,9 +3217,11 @@ impl Emitter<'_, '_> {
         let index = self.b.ins().iadd(row, x0);
         let twice = self.twice(index);
         // Lane `l`'s texel address; indices may be negative (the apron before the first texel).
+        let scratch = self.b.ins().stack_addr(self.ptr, self.slot, 0);
+        self.b.ins().store(self.mf, twice, scratch, LANE_OFFSETS_AT);
         let address = |e: &mut Self, l: u8| {
-            let o = e.b.ins().extractlane(twice, l);
-            let o = e.b.ins().sextend(e.ptr, o);
+            let at = LANE_OFFSETS_AT + 4 * i32::from(l);
+            let o = e.b.ins().sload32(e.mf, scratch, at);
             let o = e.b.ins().ishl_imm_u(o, 3);
             e.b.ins().iadd(padded, o)
         };
