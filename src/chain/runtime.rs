@@ -202,7 +202,7 @@ impl PassPlan<'_> {
     }
 }
 
-/// A lookup texture with its sampler.
+/// A lookup texture with the filter and wrap mode it is sampled with.
 struct Lut {
     texture: Arc<Texture>,
     /// Its filter and wrap mode ([`lut_sampling`]).
