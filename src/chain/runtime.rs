@@ -986,7 +986,8 @@ fn predicted_size(preset: &Preset, semantic: TextureSemantic, reader: usize) -> 
 /// Sampler hints (see [`Program::sampler_hints`]) for the fragment units of `config`'s pass
 /// among `level_independent` (the others have mipmaps): each texture's filter and wrap mode by
 /// [`sampling_of`], as the frame loop binds it, and its size where [`predicted_size`] knows it
-/// (REPEAT is hinted only on a known power-of-two size: a wrong hint costs more than none).
+/// (REPEAT is hinted only on a known power-of-two size, so that every hint is what the frames
+/// bind).
 fn predicted_sampler_hints(
     preset: &Preset,
     config: &PassConfig,

@@ -3168,11 +3168,11 @@ impl Emitter<'_, '_> {
     }
 
     /// The texels of a site compiled for `shape` at the (offset, clamped or range-checked)
-    /// texel coordinates `us`, `ut`, from the view's padded level 0 (see `TexelView::padded`):
-    /// the apron holds what the wrap mode reads beyond each edge, so clamped coordinates need
-    /// no index clamp and no border test, and a bilinear lane's four texels are at its
-    /// top-left texel's address, one texel and one row further (one index per lane instead of
-    /// four).
+    /// texel coordinates `us`, `ut`, from the unit's padded level 0 (see
+    /// `TextureAccess::padded_level0`): the apron holds what the wrap mode reads beyond each
+    /// edge, so clamped coordinates need no index clamp and no border test, and a bilinear
+    /// lane's four texels are at its top-left texel's address, one texel and one row further
+    /// (one index per lane instead of four).
     fn padded_sample(
         &mut self,
         base: Value,

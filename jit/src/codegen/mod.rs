@@ -123,8 +123,8 @@ struct FastTex {
     /// `InlineShape::code` of the view's shape when it has one (then `ok`), else 0: sites
     /// compiled for one shape take their inline path only where this names it.
     shape: u32,
-    /// The view's `padded` level 0 at its first texel (inside the apron), and its row pitch in
-    /// texels (null and 0 without one).
+    /// The unit's padded level 0 (`TextureAccess::padded_level0`) at its first texel (inside
+    /// the apron), and its row pitch in texels (null and 0 without one).
     padded: *const u8,
     pitch: u32,
     linear: u32,
