@@ -96,8 +96,15 @@ struct Decoded {
     padded: [OnceLock<Option<Box<[u8]>>>; 3],
 }
 
-/// Texels per parallel chunk when `generate_mipmaps` decodes a level.
-const MIPMAP_CHUNK_TEXELS: usize = 1 << 14;
+/// Texels per parallel chunk when a level is decoded (`decode_levels`, `generate_mipmaps`).
+const DECODE_CHUNK_TEXELS: usize = 1 << 14;
+
+/// Whether f32 `bits` are a denormal (exponent 0) or a NaN (exponent all ones), i.e. have a
+/// non-zero mantissa there: decoded levels may hold neither.
+fn denormal_or_nan(bits: u32) -> bool {
+    let (exp, mant) = (bits & 0x7f80_0000, bits & 0x007f_ffff);
+    mant != 0 && (exp == 0 || exp == 0x7f80_0000)
+}
 
 /// What each stored value of one channel decodes to, for the formats whose four channels are
 /// stored alike and decode independently — the render-target formats filter chains write —
@@ -141,13 +148,11 @@ impl ChannelTables {
                 bits[channel].push(b);
             }
         }
-        let is_bad = |b: &u32| {
-            let (exp, mant) = (b & 0x7f80_0000, b & 0x007f_ffff);
-            mant != 0 && (exp == 0 || exp == 0x7f80_0000)
-        };
-        let bad = bits
-            .each_ref()
-            .map(|t| t.iter().map(is_bad).collect::<Box<[bool]>>());
+        let bad = bits.each_ref().map(|t| {
+            t.iter()
+                .map(|&b| denormal_or_nan(b))
+                .collect::<Box<[bool]>>()
+        });
         let any_bad = bad.iter().any(|t| t.iter().any(|&b| b));
         ChannelTables {
             width,
@@ -447,8 +452,8 @@ impl Texture {
     }
 
     fn decode_levels(&self) -> Option<Decoded> {
-        /// Levels of at least this many texels are decoded in parallel chunks of a quarter of it.
-        const PARALLEL_DECODE_TEXELS: usize = 1 << 16;
+        /// Levels of at least this many texels are decoded in parallel chunks.
+        const PARALLEL_DECODE_TEXELS: usize = 4 * DECODE_CHUNK_TEXELS;
         let base = self.width as usize * self.height as usize;
         if self.format.is_integer() || base > Self::MAX_DECODED_TEXELS {
             return None;
@@ -484,11 +489,7 @@ impl Texture {
                 for (src, dst) in src.chunks_exact(bpt).zip(dst.chunks_exact_mut(16)) {
                     let bits = decode(src);
                     for (c, b) in bits.iter().enumerate() {
-                        let exp = b & 0x7f80_0000;
-                        let mant = b & 0x007f_ffff;
-                        // Denormal (exponent 0) or NaN (exponent all ones) with a non-zero
-                        // mantissa.
-                        if mant != 0 && (exp == 0 || exp == 0x7f80_0000) {
+                        if denormal_or_nan(*b) {
                             return None;
                         }
                         dst[c * 4..c * 4 + 4].copy_from_slice(&b.to_le_bytes());
@@ -500,8 +501,8 @@ impl Texture {
             // decoded once per frame by whichever thread samples it first).
             let src = &data[..texels * bpt];
             if texels >= PARALLEL_DECODE_TEXELS {
-                src.par_chunks(PARALLEL_DECODE_TEXELS / 4 * bpt)
-                    .zip(dst.par_chunks_mut(PARALLEL_DECODE_TEXELS / 4 * 16))
+                src.par_chunks(DECODE_CHUNK_TEXELS * bpt)
+                    .zip(dst.par_chunks_mut(DECODE_CHUNK_TEXELS * 16))
                     .try_for_each(decode_run)?;
             } else {
                 decode_run((src, dst))?;
@@ -583,8 +584,8 @@ impl Texture {
             let bytes = &self.levels[level as usize - 1];
             let mut src = vec![[0u32; 4]; bytes.len() / bpt];
             let tables = ChannelTables::of(format);
-            src.par_chunks_mut(MIPMAP_CHUNK_TEXELS)
-                .zip(bytes.par_chunks(MIPMAP_CHUNK_TEXELS * bpt))
+            src.par_chunks_mut(DECODE_CHUNK_TEXELS)
+                .zip(bytes.par_chunks(DECODE_CHUNK_TEXELS * bpt))
                 .for_each(|(dst, bytes)| {
                     for (d, t) in dst.iter_mut().zip(bytes.chunks_exact(bpt)) {
                         *d = match tables {
