@@ -186,11 +186,8 @@ impl PassPlan<'_> {
             fragment_units: self.fragment_units,
             fragment_program: self.shader.fragment.0.program.clone(),
             fragment_generic: OnceLock::new(),
-            sampler_hints: if options.skip_specialization {
-                Vec::new()
-            } else {
-                self.sampler_hints
-            },
+            // Empty without specialization: no unit is then predicted level-independent.
+            sampler_hints: self.sampler_hints,
             sampler_hint_misses: AtomicU64::new(0),
             executor: options.executor,
             math: options.math,
@@ -1003,7 +1000,11 @@ fn predicted_sampler_hints(
                 SamplingOf::Pass(n) => pass_sampling(preset.passes.get(n)?),
                 SamplingOf::Lut(n) => lut_sampling(preset.textures.get(n)?),
             };
-            let size = predicted_size(preset, t.semantic, config.index);
+            // Only REPEAT's shape depends on the size (a power of two or not), and predicting a
+            // LUT's reads its image header.
+            let size = (wrap == Wrap::Repeat)
+                .then(|| predicted_size(preset, t.semantic, config.index))
+                .flatten();
             let shape = SamplerState::new(filter, wrap).inline_shape(size)?;
             Some(SamplerHint {
                 unit: t.unit,
