@@ -6,6 +6,14 @@ fn f(x: f32) -> u32 {
     x.to_bits()
 }
 
+/// The four f32 bit patterns of the decoded texel at byte `at` of `texels`.
+fn texel_bits(texels: &[u8], at: usize) -> [u32; 4] {
+    std::array::from_fn(|c| {
+        let b = &texels[at + 4 * c..at + 4 * c + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    })
+}
+
 #[test]
 fn sizes_are_checked_before_allocating() {
     assert!(matches!(
@@ -274,10 +282,7 @@ fn decoded_levels_of_large_textures_match_texel_reads() {
         for y in 0..l.height {
             for x in 0..l.width {
                 let at = (l.offset as usize + (y * l.width + x) as usize) * 16;
-                let got: Vec<u32> = texels[at..at + 16]
-                    .chunks_exact(4)
-                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect();
+                let got = texel_bits(texels, at);
                 assert_eq!(
                     got,
                     t.read_texel(level as u32, x, y),
@@ -327,10 +332,7 @@ fn padded_level0_holds_what_each_wrap_mode_reads_around_the_texture() {
             for y in -apron..i64::from(h) + apron {
                 for x in -apron..i64::from(w) + apron {
                     let at = (((y + apron) * pw + x + apron) * 16) as usize;
-                    let got: Vec<u32> = padded[at..at + 16]
-                        .chunks_exact(4)
-                        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                        .collect();
+                    let got = texel_bits(padded, at);
                     let expected = match (wrapped(x, i64::from(w)), wrapped(y, i64::from(h))) {
                         (Some(sx), Some(sy)) => t.read_texel(0, sx as u32, sy as u32),
                         _ => [0; 4],
@@ -370,10 +372,7 @@ fn decoded_levels_of_every_channel_value_match_texel_reads() {
         for y in 0..h {
             for x in 0..w {
                 let at = ((y * w + x) * 16) as usize;
-                let got: Vec<u32> = texels[at..at + 16]
-                    .chunks_exact(4)
-                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect();
+                let got = texel_bits(texels, at);
                 assert_eq!(got, t.read_texel(0, x, y), "{format:?} ({x}, {y})");
             }
         }
