@@ -90,3 +90,38 @@ fn specialized_chains_render_the_same_pixels() {
     assert!(rendered >= 20, "only {rendered} presets rendered");
     assert!(hinted >= 75, "only {hinted} texture units hinted");
 }
+
+/// The texel functions of `specialize/texel_functions.slangp` (see its comments): the curve
+/// passes are hoisted, the pass whose curve lifts black falls back on every draw (its source is
+/// sampled through a border the curve changes), and the pixels are those of the program as
+/// compiled (checked with every preset above). The bench's crt-lottes-class pass has one.
+#[test]
+fn texel_functions_are_hoisted_where_their_preconditions_hold() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chain");
+    let input = Arc::new(Texture::load(&root.join("inputs/scene64x48.png")).expect("input"));
+    let counts = |preset: &Path| {
+        let mut chain = FilterChain::load(preset, &ChainOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", preset.display()));
+        for frame in 0..3 {
+            chain
+                .frame(&input, (96, 72), frame, &FrameOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", preset.display()));
+        }
+        (chain.texel_prepass_count(), chain.texel_prepass_fallbacks())
+    };
+    let (hoisted, fallbacks) = counts(&root.join("specialize/texel_functions.slangp"));
+    assert_eq!(
+        hoisted, 4,
+        "texel_functions: passes 0, 1, 2 and 4 have a texel function (3 samples linearly)"
+    );
+    assert_eq!(
+        fallbacks, 3,
+        "texel_functions: pass 2's curve lifts the border, so each of its 3 draws falls back"
+    );
+    let (lottes, lottes_fallbacks) = counts(&root.join("bench/crt-lottes-class.slangp"));
+    assert_eq!(
+        (lottes, lottes_fallbacks),
+        (1, 0),
+        "crt-lottes-class: one texel function (its curve keeps the border black)"
+    );
+}

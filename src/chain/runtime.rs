@@ -27,6 +27,7 @@ use crate::frontend::cg;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::slang::{self, Parameter, StageReflection};
 use crate::ir::lpmath::MathMode;
+use crate::ir::texelfn::{hoist_texel_functions, TexelFunction};
 use crate::ir::{Program, SamplerHint};
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
 use crate::texture::{FetchBounds, Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
@@ -136,6 +137,12 @@ struct Pass {
     sampler_hints: Vec<SamplerHint>,
     /// Draws that bound a hinted unit with another state than its hint.
     sampler_hint_misses: AtomicU64,
+    /// The functions of nearest texels the specialized fragment shader reads from derived
+    /// textures (`ir::texelfn`), which each draw renders first.
+    texel_prepasses: Vec<TexelPrepass>,
+    /// Draws whose bound textures broke a texel function's preconditions (they ran the
+    /// fragment program as compiled).
+    texel_prepass_fallbacks: AtomicU64,
     executor: Executor,
     math: MathMode,
     frag_coord: FragCoordConvention,
@@ -145,6 +152,88 @@ struct Pass {
     fragment_bindings: StageBindings,
 }
 
+/// A texel function's pre-pass, compiled.
+struct TexelPrepass {
+    source_unit: u32,
+    derived_unit: u32,
+    vertex: Box<dyn QuadShader>,
+    fragment: Box<dyn QuadShader>,
+    frag_coord: FragCoordConvention,
+}
+
+/// The pre-passes' vertex program: the full-screen quad's clip-space positions as given.
+const PREPASS_VERTEX_PROGRAM: &str =
+    "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: MOV OUT[0], IN[0]\n  1: END\n";
+
+impl TexelPrepass {
+    fn build(function: &TexelFunction, options: &ChainOptions) -> Result<TexelPrepass, String> {
+        let vertex_program = crate::ir::text::parse_program(PREPASS_VERTEX_PROGRAM)
+            .map_err(|e| format!("texel pre-pass vertex program: {e}"))?;
+        let vertex = build_shader(&vertex_program, options.executor, options.math)
+            .map_err(|e| e.to_string())?;
+        let fragment = build_shader(&function.program, options.executor, options.math)
+            .map_err(|e| format!("texel pre-pass: {e}"))?;
+        Ok(TexelPrepass {
+            source_unit: function.source_unit,
+            derived_unit: function.derived_unit,
+            vertex,
+            fragment,
+            frag_coord: FragCoordConvention::from_program(&function.program),
+        })
+    }
+
+    /// Renders the function's values for every texel of `source` into a new float texture of
+    /// its size (`units` and `constants` as the pass binds them).
+    fn render(
+        &self,
+        source: &Texture,
+        constants: &[&[[u32; 4]]],
+        units: &TextureUnits,
+    ) -> Result<Texture, String> {
+        let mut target = Texture::new(
+            Format::R32G32B32A32Sfloat,
+            source.width(),
+            source.height(),
+            1,
+        )
+        .map_err(|e| e.to_string())?;
+        let state = DrawState {
+            vertex_resources: ShaderResources {
+                constants: &[],
+                textures: &TextureUnits::new(),
+            },
+            fragment_resources: ShaderResources {
+                constants,
+                textures: units,
+            },
+            frag_coord: self.frag_coord,
+            ..DrawState::new(&*self.vertex, &*self.fragment, ClipConvention::Vulkan)
+        };
+        let vertices = quad_vertices(false, 2);
+        raster::draw_triangles(&state, Vertices::new(&vertices, 2), &mut target)
+            .map_err(|e| e.to_string())?;
+        Ok(target)
+    }
+
+    /// Whether the function maps the border texel (transparent black) to transparent black, as
+    /// a lookup outside a `CLAMP_TO_BORDER` derived texture returns.
+    fn maps_border_to_border(
+        &self,
+        constants: &[&[[u32; 4]]],
+        units: &TextureUnits,
+    ) -> Result<bool, String> {
+        let border =
+            Arc::new(Texture::new(Format::R32G32B32A32Sfloat, 1, 1, 1).map_err(|e| e.to_string())?);
+        let mut units = units.clone();
+        let sampler = units
+            .get(self.source_unit)
+            .map_or_else(SamplerState::default, |(_, s)| *s);
+        units.bind(self.source_unit, border.clone(), sampler);
+        let values = self.render(&border, constants, &units)?;
+        Ok(values.level_data(0).iter().all(|&b| b == 0))
+    }
+}
+
 /// A pass bound and checked, before its shaders are built.
 struct PassPlan<'a> {
     config: &'a PassConfig,
@@ -152,6 +241,8 @@ struct PassPlan<'a> {
     label: String,
     format: Format,
     fragment_units: u64,
+    /// The units among `fragment_units` the preset samples with nearest filtering.
+    nearest_units: u64,
     /// How the fragment units will be sampled, as far as the preset tells.
     sampler_hints: Vec<SamplerHint>,
     vertex_bindings: StageBindings,
@@ -168,11 +259,29 @@ impl PassPlan<'_> {
         )
         .map_err(|e| ChainError::new(format!("{}, vertex: {e}", self.label)))?;
         let mut specialized = self.shader.fragment.0.program.clone();
+        let mut sampler_hints = self.sampler_hints;
+        let mut texel_functions = Vec::new();
         if !options.skip_specialization {
             crate::ir::opt::specialize(&mut specialized, self.fragment_units);
-            specialized.set_sampler_hints(self.sampler_hints.iter().copied());
+            texel_functions = hoist_texel_functions(&mut specialized, self.nearest_units);
+            // A derived texture is sampled as its source is.
+            for f in &texel_functions {
+                let source = sampler_hints.iter().find(|h| h.unit == f.source_unit);
+                if let Some(&hint) = source {
+                    sampler_hints.push(SamplerHint {
+                        unit: f.derived_unit,
+                        ..hint
+                    });
+                }
+            }
+            specialized.set_sampler_hints(sampler_hints.iter().copied());
         }
         let fragment = build_shader(&specialized, options.executor, options.math)
+            .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
+        let texel_prepasses = texel_functions
+            .iter()
+            .map(|f| TexelPrepass::build(f, options))
+            .collect::<Result<Vec<_>, String>>()
             .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
         let vertex_attributes = ShaderSignature::from_program(&self.shader.vertex.0.program)
             .num_inputs
@@ -187,8 +296,10 @@ impl PassPlan<'_> {
             fragment_program: self.shader.fragment.0.program.clone(),
             fragment_generic: OnceLock::new(),
             // Empty without specialization: no unit is then predicted level-independent.
-            sampler_hints: self.sampler_hints,
+            sampler_hints,
             sampler_hint_misses: AtomicU64::new(0),
+            texel_prepasses,
+            texel_prepass_fallbacks: AtomicU64::new(0),
             executor: options.executor,
             math: options.math,
             vertex_attributes,
@@ -537,12 +648,15 @@ impl FilterChain {
             };
             let sampler_hints =
                 predicted_sampler_hints(preset, config, &fragment_bindings, fragment_units);
+            let nearest_units =
+                predicted_nearest_units(preset, config, &fragment_bindings, fragment_units);
             plans.push(PassPlan {
                 config,
                 shader,
                 label,
                 format,
                 fragment_units,
+                nearest_units,
                 sampler_hints,
                 vertex_bindings,
                 fragment_bindings,
@@ -620,6 +734,22 @@ impl FilterChain {
         self.passes
             .iter()
             .map(|p| p.sampler_hint_misses.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// How many functions of nearest texels the passes compute once per texel in a pre-pass
+    /// instead of at every lookup (see `ir::texelfn`).
+    pub fn texel_prepass_count(&self) -> usize {
+        self.passes.iter().map(|p| p.texel_prepasses.len()).sum()
+    }
+
+    /// Pass draws so far whose bound textures broke a texel function's preconditions (a
+    /// filter other than nearest, or a border the function does not keep): they ran the
+    /// pass's fragment program as compiled, slower but with the same pixels.
+    pub fn texel_prepass_fallbacks(&self) -> u64 {
+        self.passes
+            .iter()
+            .map(|p| p.texel_prepass_fallbacks.load(Ordering::Relaxed))
             .sum()
     }
 
@@ -996,10 +1126,7 @@ fn predicted_sampler_hints(
         .iter()
         .filter(|t| t.unit < 64 && level_independent & (1 << t.unit) != 0)
         .filter_map(|t| {
-            let (filter, wrap) = match sampling_of(t.semantic, config.index) {
-                SamplingOf::Pass(n) => pass_sampling(preset.passes.get(n)?),
-                SamplingOf::Lut(n) => lut_sampling(preset.textures.get(n)?),
-            };
+            let (filter, wrap) = predicted_sampling(preset, config, t.semantic)?;
             // Only REPEAT's shape depends on the size (a power of two or not), and predicting a
             // LUT's reads its image header.
             let size = (wrap == Wrap::Repeat)
@@ -1014,6 +1141,78 @@ fn predicted_sampler_hints(
         .collect()
 }
 
+/// The filter and wrap mode `config`'s pass samples the texture of `semantic` with.
+fn predicted_sampling(
+    preset: &Preset,
+    config: &PassConfig,
+    semantic: TextureSemantic,
+) -> Option<(Filter, Wrap)> {
+    match sampling_of(semantic, config.index) {
+        SamplingOf::Pass(n) => Some(pass_sampling(preset.passes.get(n)?)),
+        SamplingOf::Lut(n) => Some(lut_sampling(preset.textures.get(n)?)),
+    }
+}
+
+/// The fragment units of `config`'s pass among `level_independent` that the preset samples
+/// with nearest filtering: each lane reads one texel of level 0, picked by its coordinates.
+fn predicted_nearest_units(
+    preset: &Preset,
+    config: &PassConfig,
+    bindings: &StageBindings,
+    level_independent: u64,
+) -> u64 {
+    bindings
+        .textures
+        .iter()
+        .filter(|t| t.unit < 64 && level_independent & (1 << t.unit) != 0)
+        .filter(|t| {
+            predicted_sampling(preset, config, t.semantic)
+                .is_some_and(|(filter, _)| filter == Filter::Nearest)
+        })
+        .fold(0, |units, t| units | 1 << t.unit)
+}
+
+/// Renders the pass's texel functions' derived textures and binds them to `units`; false
+/// (nothing bound) when a bound source breaks a function's preconditions: sampled with another
+/// filter than nearest or at several levels, or through a border the function changes.
+fn bind_derived_textures(
+    pass: &Pass,
+    constants: &[&[[u32; 4]]],
+    units: &mut TextureUnits,
+) -> Result<bool, ChainError> {
+    let failed = |e: String| ChainError::new(format!("{}: {e}", pass.label));
+    let mut derived = Vec::with_capacity(pass.texel_prepasses.len());
+    for prepass in &pass.texel_prepasses {
+        let Some((source, sampler)) = units.get(prepass.source_unit).cloned() else {
+            return Ok(false);
+        };
+        let nearest = sampler.min_filter == Filter::Nearest
+            && sampler.mag_filter == Filter::Nearest
+            && sampler.is_level_independent(&source);
+        if !nearest {
+            return Ok(false);
+        }
+        let border = [sampler.wrap_s, sampler.wrap_t].contains(&Wrap::ClampToBorder);
+        if border
+            && !prepass
+                .maps_border_to_border(constants, units)
+                .map_err(failed)?
+        {
+            return Ok(false);
+        }
+        let texture = prepass.render(&source, constants, units).map_err(failed)?;
+        if pass.executor == Executor::Jit {
+            texture.decoded_levels();
+        }
+        let sampler = sampler.with_mip_filter(None);
+        derived.push((prepass.derived_unit, Arc::new(texture), sampler));
+    }
+    for (unit, texture, sampler) in derived {
+        units.bind(unit, texture, sampler);
+    }
+    Ok(true)
+}
+
 /// Draws a pass's full-screen quad into `target`.
 fn draw_pass(
     pass: &Pass,
@@ -1025,18 +1224,34 @@ fn draw_pass(
 ) -> Result<(), ChainError> {
     let (vs_consts, vs_units) =
         stage_resources(&pass.vertex_bindings, pass, frame, output_size, mvp);
-    let (fs_consts, fs_units) =
+    let (fs_consts, mut fs_units) =
         stage_resources(&pass.fragment_bindings, pass, frame, output_size, mvp);
+    let fs_refs: Vec<&[[u32; 4]]> = fs_consts.iter().map(|v| v.as_slice()).collect();
+    // The specialized shader's promise holds unless this frame binds a unit with mipmaps that
+    // the prediction thought had none, or breaks a texel function's preconditions.
+    let actual = fs_units.level_independent_units();
+    let mut specialized_holds = pass.fragment_units & !actual == 0;
+    if specialized_holds && !pass.texel_prepasses.is_empty() {
+        specialized_holds = bind_derived_textures(pass, &fs_refs, &mut fs_units)?;
+        if !specialized_holds {
+            pass.texel_prepass_fallbacks.fetch_add(1, Ordering::Relaxed);
+        }
+    }
     if !pass.sampler_hints.is_empty() {
         let bound = fs_units.sampler_hints();
-        if pass.sampler_hints.iter().any(|h| !bound.contains(h)) {
+        // Derived units are bound only for the specialized shader.
+        let derived = |unit: u32| pass.texel_prepasses.iter().any(|p| p.derived_unit == unit);
+        let relevant = |h: &&SamplerHint| specialized_holds || !derived(h.unit);
+        if pass
+            .sampler_hints
+            .iter()
+            .filter(relevant)
+            .any(|h| !bound.contains(h))
+        {
             pass.sampler_hint_misses.fetch_add(1, Ordering::Relaxed);
         }
     }
-    // The specialized shader's promise holds unless this frame binds a unit with mipmaps that
-    // the prediction thought had none.
-    let actual = fs_units.level_independent_units();
-    let fragment: &dyn QuadShader = if pass.fragment_units & !actual == 0 {
+    let fragment: &dyn QuadShader = if specialized_holds {
         &*pass.fragment
     } else {
         match pass.fragment_generic.get_or_init(|| {
@@ -1048,7 +1263,6 @@ fn draw_pass(
         }
     };
     let vs_refs: Vec<&[[u32; 4]]> = vs_consts.iter().map(|v| v.as_slice()).collect();
-    let fs_refs: Vec<&[[u32; 4]]> = fs_consts.iter().map(|v| v.as_slice()).collect();
     let state = DrawState {
         vertex_resources: ShaderResources {
             constants: &vs_refs,

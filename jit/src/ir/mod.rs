@@ -9,6 +9,7 @@ pub mod ifconv;
 pub mod lpmath;
 pub mod lvn;
 pub mod opt;
+pub mod texelfn;
 pub mod text;
 mod types;
 pub mod unroll;

@@ -157,7 +157,7 @@ fn is_copy_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
 
 /// The components an instruction's destination really receives: its write mask, except for
 /// `LODQ`, which writes x and y only (the executors leave z and w as they were).
-pub(super) fn written_mask(inst: &super::Instruction) -> u8 {
+pub(crate) fn written_mask(inst: &super::Instruction) -> u8 {
     let mask = inst.dst.first().map_or(0, |d| d.write_mask);
     if inst.opcode == Opcode::LODQ {
         mask & 0b11
