@@ -724,33 +724,31 @@ impl FilterChain {
     /// How many fragment texture units, over all passes, have a sampler hint (their inline
     /// texture sites are compiled for one sampler state).
     pub fn sampler_hint_count(&self) -> usize {
-        self.passes.iter().map(|p| p.sampler_hints.len()).sum()
+        self.sum_over_passes(|p| p.sampler_hints.len() as u64) as usize
     }
 
     /// Pass draws so far that bound a texture unit with another sampler state than the pass's
     /// sampler hints predicted from the preset (see [`Program::sampler_hints`]): such a draw
     /// runs its hinted texture sites on the general path, slower but with the same pixels.
     pub fn sampler_hint_misses(&self) -> u64 {
-        self.passes
-            .iter()
-            .map(|p| p.sampler_hint_misses.load(Ordering::Relaxed))
-            .sum()
+        self.sum_over_passes(|p| p.sampler_hint_misses.load(Ordering::Relaxed))
     }
 
     /// How many functions of nearest texels the passes compute once per texel in a pre-pass
     /// instead of at every lookup (see `ir::texelfn`).
     pub fn texel_prepass_count(&self) -> usize {
-        self.passes.iter().map(|p| p.texel_prepasses.len()).sum()
+        self.sum_over_passes(|p| p.texel_prepasses.len() as u64) as usize
     }
 
     /// Pass draws so far whose bound textures broke a texel function's preconditions (a
     /// filter other than nearest, or a border the function does not keep): they ran the
     /// pass's fragment program as compiled, slower but with the same pixels.
     pub fn texel_prepass_fallbacks(&self) -> u64 {
-        self.passes
-            .iter()
-            .map(|p| p.texel_prepass_fallbacks.load(Ordering::Relaxed))
-            .sum()
+        self.sum_over_passes(|p| p.texel_prepass_fallbacks.load(Ordering::Relaxed))
+    }
+
+    fn sum_over_passes(&self, count: impl Fn(&Pass) -> u64) -> u64 {
+        self.passes.iter().map(count).sum()
     }
 
     /// The value of every parameter (shader defaults, then the preset's, then the options').
