@@ -118,6 +118,9 @@ impl Default for FrameOptions {
     }
 }
 
+/// A shader only some draws need, compiled by the first (or why it did not compile).
+type LazyShader = OnceLock<Result<Box<dyn QuadShader>, String>>;
+
 /// One compiled pass.
 struct Pass {
     config: PassConfig,
@@ -132,7 +135,7 @@ struct Pass {
     /// The fragment program as compiled, for frames that bind a unit otherwise (built the first
     /// time one does).
     fragment_program: Program,
-    fragment_generic: OnceLock<Result<Box<dyn QuadShader>, String>>,
+    fragment_generic: LazyShader,
     /// The sampler hints the specialized fragment shader was compiled with.
     sampler_hints: Vec<SamplerHint>,
     /// Draws that bound a hinted unit with another state than its hint.
@@ -140,9 +143,12 @@ struct Pass {
     /// The functions of nearest texels the specialized fragment shader reads from derived
     /// textures (`ir::texelfn`), which each draw renders first.
     texel_prepasses: Vec<TexelPrepass>,
-    /// Draws whose bound textures broke a texel function's preconditions (they ran the
-    /// fragment program as compiled).
+    /// Draws whose bound textures broke a texel function's preconditions, or made its
+    /// pre-pass cost more than it saves: they ran the specialized program as it was before
+    /// the functions were hoisted.
     texel_prepass_fallbacks: AtomicU64,
+    /// That program (when there are texel functions), compiled the first time it is needed.
+    fragment_unhoisted: Option<(Program, LazyShader)>,
     executor: Executor,
     math: MathMode,
     frag_coord: FragCoordConvention,
@@ -156,6 +162,8 @@ struct Pass {
 struct TexelPrepass {
     source_unit: u32,
     derived_unit: u32,
+    /// The program's lookups it serves.
+    lookups: usize,
     vertex: Box<dyn QuadShader>,
     fragment: Box<dyn QuadShader>,
     frag_coord: FragCoordConvention,
@@ -176,6 +184,7 @@ impl TexelPrepass {
         Ok(TexelPrepass {
             source_unit: function.source_unit,
             derived_unit: function.derived_unit,
+            lookups: function.lookups,
             vertex,
             fragment,
             frag_coord: FragCoordConvention::from_program(&function.program),
@@ -261,9 +270,15 @@ impl PassPlan<'_> {
         let mut specialized = self.shader.fragment.0.program.clone();
         let mut sampler_hints = self.sampler_hints;
         let mut texel_functions = Vec::new();
+        let mut fragment_unhoisted = None;
         if !options.skip_specialization {
             crate::ir::opt::specialize(&mut specialized, self.fragment_units);
+            let mut unhoisted = specialized.clone();
+            unhoisted.set_sampler_hints(sampler_hints.iter().copied());
             texel_functions = hoist_texel_functions(&mut specialized, self.nearest_units);
+            if !texel_functions.is_empty() {
+                fragment_unhoisted = Some((unhoisted, OnceLock::new()));
+            }
             // A derived texture is sampled as its source is.
             for f in &texel_functions {
                 let source = sampler_hints.iter().find(|h| h.unit == f.source_unit);
@@ -300,6 +315,7 @@ impl PassPlan<'_> {
             sampler_hint_misses: AtomicU64::new(0),
             texel_prepasses,
             texel_prepass_fallbacks: AtomicU64::new(0),
+            fragment_unhoisted,
             executor: options.executor,
             math: options.math,
             vertex_attributes,
@@ -1171,12 +1187,15 @@ fn predicted_nearest_units(
 }
 
 /// Renders the pass's texel functions' derived textures and binds them to `units`; false
-/// (nothing bound) when a bound source breaks a function's preconditions: sampled with another
-/// filter than nearest or at several levels, or through a border the function changes.
+/// (nothing bound) when a bound source breaks a function's preconditions — sampled with another
+/// filter than nearest or at several levels, or through a border the function changes — or
+/// when a pre-pass would evaluate its function more often than the draw of `pixels` (a source
+/// larger than the lookups' pixels; and none larger than [`Texture::MAX_DECODED_TEXELS`]).
 fn bind_derived_textures(
     pass: &Pass,
     constants: &[&[[u32; 4]]],
     units: &mut TextureUnits,
+    pixels: u64,
 ) -> Result<bool, ChainError> {
     let failed = |e: String| ChainError::new(format!("{}: {e}", pass.label));
     let mut derived = Vec::with_capacity(pass.texel_prepasses.len());
@@ -1187,7 +1206,10 @@ fn bind_derived_textures(
         let nearest = sampler.min_filter == Filter::Nearest
             && sampler.mag_filter == Filter::Nearest
             && sampler.is_level_independent(&source);
-        if !nearest {
+        let texels = u64::from(source.width()) * u64::from(source.height());
+        let pays = texels <= pixels.saturating_mul(prepass.lookups as u64)
+            && texels <= Texture::MAX_DECODED_TEXELS as u64;
+        if !nearest || !pays {
             return Ok(false);
         }
         let border = [sampler.wrap_s, sampler.wrap_t].contains(&Wrap::ClampToBorder);
@@ -1211,6 +1233,18 @@ fn bind_derived_textures(
     Ok(true)
 }
 
+/// A fragment shader of `pass` that only some draws need, compiled by the first.
+fn compiled_once<'a>(
+    pass: &Pass,
+    program: &Program,
+    cell: &'a LazyShader,
+) -> Result<&'a dyn QuadShader, ChainError> {
+    cell.get_or_init(|| build_shader(program, pass.executor, pass.math).map_err(|e| e.to_string()))
+        .as_ref()
+        .map(|shader| &**shader)
+        .map_err(|e| ChainError::new(format!("{}, fragment: {e}", pass.label)))
+}
+
 /// Draws a pass's full-screen quad into `target`.
 fn draw_pass(
     pass: &Pass,
@@ -1228,18 +1262,20 @@ fn draw_pass(
     // The specialized shader's promise holds unless this frame binds a unit with mipmaps that
     // the prediction thought had none, or breaks a texel function's preconditions.
     let actual = fs_units.level_independent_units();
-    let mut specialized_holds = pass.fragment_units & !actual == 0;
+    let specialized_holds = pass.fragment_units & !actual == 0;
+    let mut derived_bound = false;
     if specialized_holds && !pass.texel_prepasses.is_empty() {
-        specialized_holds = bind_derived_textures(pass, &fs_refs, &mut fs_units)?;
-        if !specialized_holds {
+        let pixels = u64::from(target.width()) * u64::from(target.height());
+        derived_bound = bind_derived_textures(pass, &fs_refs, &mut fs_units, pixels)?;
+        if !derived_bound {
             pass.texel_prepass_fallbacks.fetch_add(1, Ordering::Relaxed);
         }
     }
     if !pass.sampler_hints.is_empty() {
         let bound = fs_units.sampler_hints();
-        // Derived units are bound only for the specialized shader.
+        // Derived units are bound only for the program that reads them.
         let derived = |unit: u32| pass.texel_prepasses.iter().any(|p| p.derived_unit == unit);
-        let relevant = |h: &&SamplerHint| specialized_holds || !derived(h.unit);
+        let relevant = |h: &&SamplerHint| derived_bound || !derived(h.unit);
         if pass
             .sampler_hints
             .iter()
@@ -1249,16 +1285,10 @@ fn draw_pass(
             pass.sampler_hint_misses.fetch_add(1, Ordering::Relaxed);
         }
     }
-    let fragment: &dyn QuadShader = if specialized_holds {
-        &*pass.fragment
-    } else {
-        match pass.fragment_generic.get_or_init(|| {
-            build_shader(&pass.fragment_program, pass.executor, pass.math)
-                .map_err(|e| e.to_string())
-        }) {
-            Ok(shader) => &**shader,
-            Err(e) => return Err(ChainError::new(format!("{}, fragment: {e}", pass.label))),
-        }
+    let fragment: &dyn QuadShader = match (&pass.fragment_unhoisted, specialized_holds) {
+        (_, false) => compiled_once(pass, &pass.fragment_program, &pass.fragment_generic)?,
+        (Some((program, cell)), true) if !derived_bound => compiled_once(pass, program, cell)?,
+        _ => &*pass.fragment,
     };
     let vs_refs: Vec<&[[u32; 4]]> = vs_consts.iter().map(|v| v.as_slice()).collect();
     let state = DrawState {

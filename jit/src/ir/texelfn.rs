@@ -51,6 +51,9 @@ pub struct TexelFunction {
     pub derived_unit: u32,
     /// How many channels of the derived texture the program reads (1 to 4).
     pub channels: usize,
+    /// How many texture instructions of the program read the derived texture: the pre-pass
+    /// pays when the source has fewer texels than that many times the pixels drawn.
+    pub lookups: usize,
     /// The pre-pass: a fragment program that writes to `COLOR0` the function's values for the
     /// texel of the source unit at its pixel (`TXF` at the integer fragment coordinate), so a
     /// full-screen draw into a target of the source's size renders the derived texture. It
@@ -568,6 +571,8 @@ pub fn hoist_texel_functions(program: &mut Program, nearest_units: u64) -> Vec<T
 /// A group of sites of one unit sharing a derived texture.
 struct Group {
     unit: u32,
+    /// How many sites read it.
+    lookups: usize,
     /// The escaping nodes, one channel each.
     channels: Vec<u32>,
     derived_unit: u32,
@@ -659,6 +664,7 @@ impl Plan {
                 {
                     groups.push(Group {
                         unit: site.unit,
+                        lookups: 0,
                         channels: Vec::new(),
                         derived_unit: first_unit + groups.len() as u32,
                     });
@@ -671,6 +677,7 @@ impl Plan {
                     groups[g].channels.push(n);
                 }
             }
+            groups[g].lookups += 1;
             site_group[s] = Some(g);
         }
         Plan {
@@ -1029,6 +1036,7 @@ fn prepass(program: &Program, analysis: &Analysis, group: &Group) -> Option<Texe
         source_unit: group.unit,
         derived_unit: group.derived_unit,
         channels: group.channels.len(),
+        lookups: group.lookups,
         program: Program {
             processor: Processor::Fragment,
             header,
