@@ -27,10 +27,16 @@
 //!
 //! The program must be straight code outside `IF`/`UIF` branches. After a branch on a uniform
 //! value (every lane takes the same side) a register holds a select on the condition, which the
-//! pre-pass computes as `UCMP`; after a branch on anything else, either side's value lane by
-//! lane, which escapes. Only texture instructions outside every branch start slices (a derived
-//! lookup inside a branch would leave the copies after it unfed). Programs with loops,
-//! subroutines or indirect access to temporaries are left alone.
+//! pre-pass computes as `UCMP`, unless a site inside the branch is involved (its derived lookup
+//! may not have run); after a branch on anything else, either side's value lane by lane, which
+//! escapes. Inside a branch on anything else, the lanes that do not take it keep the values they
+//! held, and derivatives and implicit levels of detail read them there: the site values held
+//! when such a branch begins, in the registers its first side's derivatives and texture
+//! instructions read, escape (on the `ELSE` side, what the other lanes hold differs from what
+//! that side leaves, so it escapes at the `ENDIF`). An indirect read of a
+//! temporary array reads any value in it, an indirect write may change any. Programs with
+//! loops, subroutines, or indirect access to temporaries outside declared arrays are left
+//! alone.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -117,6 +123,8 @@ struct Def {
 struct Site {
     inst: usize,
     unit: u32,
+    /// How many branches enclose it.
+    depth: usize,
     /// Sum of the costs of the slice's instructions.
     cost: u32,
 }
@@ -131,6 +139,8 @@ struct OpenBranch {
 
 #[derive(Default)]
 struct Analysis {
+    /// The TEMP range of each declared array.
+    arrays: HashMap<u32, (u32, u32)>,
     /// The node of zero bits (what unwritten temporaries hold).
     zero: u32,
     nodes: Vec<Node>,
@@ -174,6 +184,9 @@ impl Analysis {
     fn read(&mut self, src: &SrcOperand, comp: u8) -> Option<Value> {
         let reg = &src.reg;
         let c = src.swizzle[comp as usize];
+        if reg.indirect.is_some() {
+            return None;
+        }
         match reg.file {
             RegisterFile::Temporary => match self.held(&self.state, (reg.index, c)) {
                 Value::Other => None,
@@ -206,6 +219,17 @@ impl Analysis {
         };
         for src in &inst.src {
             if src.reg.file != RegisterFile::Temporary {
+                continue;
+            }
+            if src.reg.indirect.is_some() {
+                // Any component of any register of the array.
+                for index in self.temps_reached(&src.reg) {
+                    for c in 0..4 {
+                        if let Some(Value::Site(def)) = self.state.get(&(index, c)) {
+                            self.escaping.insert(*def);
+                        }
+                    }
+                }
                 continue;
             }
             for &c in &comps {
@@ -253,8 +277,24 @@ impl Analysis {
             .iter()
             .filter(|d| d.reg.file == RegisterFile::Temporary)
         {
-            for c in (0..4u8).filter(|c| d.write_mask & (1 << c) != 0) {
-                self.state.insert((d.reg.index, c), Value::Other);
+            for index in self.temps_reached(&d.reg) {
+                for c in (0..4u8).filter(|c| d.write_mask & (1 << c) != 0) {
+                    self.state.insert((index, c), Value::Other);
+                }
+            }
+        }
+    }
+
+    /// The temporaries an operand may reach: its own, or every register of the array an
+    /// indirect access names (programs with other indirect accesses are not analysed).
+    fn temps_reached(&self, reg: &Register) -> Vec<i32> {
+        match reg.indirect {
+            None => vec![reg.index],
+            Some(ind) => {
+                let range = ind.array_id.and_then(|id| self.arrays.get(&id));
+                range.map_or_else(Vec::new, |&(first, last)| {
+                    (first as i32..=last as i32).collect()
+                })
             }
         }
     }
@@ -287,13 +327,14 @@ impl Analysis {
             .then_some(unit as u32)
     }
 
-    fn visit(&mut self, index: usize, inst: &Instruction, nearest_units: u64, top_level: bool) {
-        if let Some(unit) = Self::site_unit(inst, nearest_units).filter(|_| top_level) {
+    fn visit(&mut self, index: usize, inst: &Instruction, nearest_units: u64, depth: usize) {
+        if let Some(unit) = Self::site_unit(inst, nearest_units) {
             self.escape_reads(inst);
             let site = self.sites.len();
             self.sites.push(Site {
                 inst: index,
                 unit,
+                depth,
                 cost: 0,
             });
             let dst = inst.dst[0];
@@ -311,7 +352,8 @@ impl Analysis {
             && matches!(shape(inst.opcode), Shape::Componentwise | Shape::Scalar)
             && inst.texture.is_none()
             && inst.dst.len() == 1
-            && inst.dst[0].reg.file == RegisterFile::Temporary;
+            && inst.dst[0].reg.file == RegisterFile::Temporary
+            && inst.dst[0].reg.indirect.is_none();
         if !sliceable {
             self.escape_reads(inst);
             self.forget_writes(inst);
@@ -406,6 +448,7 @@ impl Analysis {
         cond: Option<u32>,
         taken: HashMap<(i32, u8), Value>,
         skipped: HashMap<(i32, u8), Value>,
+        depth: usize,
     ) {
         let mut keys: Vec<(i32, u8)> = taken.keys().chain(skipped.keys()).copied().collect();
         keys.sort_unstable();
@@ -430,11 +473,14 @@ impl Analysis {
                 .into_iter()
                 .flatten()
                 .collect();
+            // A site inside the branch may not have run: its derived lookup neither.
+            let inside = sites.iter().any(|&s| self.sites[s].depth > depth);
             let nodes = (
                 a.and_then(|v| self.node_of(v)),
                 b.and_then(|v| self.node_of(v)),
             );
-            let (Some(a_node), Some(b_node), Some(cond)) = (nodes.0, nodes.1, cond) else {
+            let (Some(a_node), Some(b_node), Some(cond), false) = (nodes.0, nodes.1, cond, inside)
+            else {
                 // What the register holds after the branch is unknown on one side: the site
                 // values it may hold are read by something outside their slices.
                 self.escape_values([a, b]);
@@ -464,6 +510,44 @@ impl Analysis {
         if !made.is_empty() {
             self.merge_defs.insert(index, made);
         }
+    }
+
+    /// Marks the site values `state` holds in `registers` as escaping.
+    fn escape_held(&mut self, state: &HashMap<(i32, u8), Value>, registers: &HashSet<(i32, u8)>) {
+        for (key, value) in state {
+            if let (Value::Site(d), true) = (value, registers.contains(key)) {
+                self.escaping.insert(*d);
+            }
+        }
+    }
+
+    /// The temporary components that instructions reading other lanes of the quad
+    /// (derivatives, texture instructions) read in the first side of the branch that begins at
+    /// instruction `start`, nested branches included.
+    fn lane_crossing_reads(&self, insts: &[Instruction], start: usize) -> HashSet<(i32, u8)> {
+        let mut read = HashSet::new();
+        let mut depth = 0usize;
+        for inst in &insts[start + 1..] {
+            match inst.opcode {
+                Opcode::IF | Opcode::UIF => depth += 1,
+                Opcode::ELSE if depth == 0 => break,
+                Opcode::ENDIF if depth == 0 => break,
+                Opcode::ENDIF => depth -= 1,
+                op if super::opt::reads_other_lanes(op) => {
+                    for src in inst
+                        .src
+                        .iter()
+                        .filter(|s| s.reg.file == RegisterFile::Temporary)
+                    {
+                        for index in self.temps_reached(&src.reg) {
+                            read.extend((0..4).map(|c| (index, c)));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        read
     }
 
     fn escape_values(&mut self, values: [Option<Value>; 2]) {
@@ -506,23 +590,33 @@ pub fn hoist_texel_functions(program: &mut Program, nearest_units: u64) -> Vec<T
     if program.processor != Processor::Fragment || nearest_units == 0 {
         return Vec::new();
     }
-    let indirect_temps = program.instructions.iter().any(|i| {
+    let arrays: HashMap<u32, (u32, u32)> = program
+        .declarations()
+        .filter(|d| d.file == RegisterFile::Temporary)
+        .filter_map(|d| Some((d.array_id?, (d.first, d.last))))
+        .collect();
+    // Indirect access to temporaries outside a declared array, or indexed by a temporary.
+    let unbounded = program.instructions.iter().any(|i| {
         let regs = i
             .src
             .iter()
             .map(|s| s.reg)
             .chain(i.dst.iter().map(|d| d.reg));
         regs.into_iter().any(|r| {
-            r.indirect.is_some() && r.file == RegisterFile::Temporary
+            let outside_arrays = r.file == RegisterFile::Temporary
+                && r.indirect
+                    .is_some_and(|ind| ind.array_id.is_none_or(|id| !arrays.contains_key(&id)));
+            outside_arrays
                 || r.indirect
                     .is_some_and(|ind| ind.file == RegisterFile::Temporary)
         })
     });
-    if indirect_temps {
+    if unbounded {
         return Vec::new();
     }
     let mut analysis = Analysis {
         immediates: program.immediates().map(Immediate::components).collect(),
+        arrays,
         ..Analysis::default()
     };
     analysis.zero = analysis.intern(Node::Imm(0));
@@ -533,6 +627,10 @@ pub fn hoist_texel_functions(program: &mut Program, nearest_units: u64) -> Vec<T
                 let cond = analysis.uniform_condition(inst);
                 if cond.is_none() {
                     analysis.escape_reads(inst);
+                    // Inside, lanes that do not take the branch keep what they hold now, and
+                    // derivatives and implicit levels of detail read them.
+                    let read = analysis.lane_crossing_reads(&program.instructions, index);
+                    analysis.escape_held(&analysis.state.clone(), &read);
                 }
                 branches.push(OpenBranch {
                     cond,
@@ -544,6 +642,9 @@ pub fn hoist_texel_functions(program: &mut Program, nearest_units: u64) -> Vec<T
                 let Some(open) = branches.last_mut() else {
                     return Vec::new();
                 };
+                // The lanes that took the first side keep its values through the second; a
+                // value they hold there that the second side reads in other lanes escapes at the
+                // ENDIF (the second side's value differs from it).
                 open.then_state = Some(std::mem::replace(&mut analysis.state, open.before.clone()));
             }
             Opcode::ENDIF => {
@@ -555,11 +656,11 @@ pub fn hoist_texel_functions(program: &mut Program, nearest_units: u64) -> Vec<T
                     Some(then_state) => (then_state, current),
                     None => (current, open.before),
                 };
-                analysis.merge(index, open.cond, taken, skipped);
+                analysis.merge(index, open.cond, taken, skipped, branches.len());
             }
             Opcode::END | Opcode::NOP => {}
             _ if inst.opcode.class() == OpcodeClass::Flow => return Vec::new(),
-            _ => analysis.visit(index, inst, nearest_units, branches.is_empty()),
+            _ => analysis.visit(index, inst, nearest_units, branches.len()),
         }
     }
     if !branches.is_empty() {
