@@ -149,6 +149,26 @@ MOV OUT[0], TEMP[7].xyxy
 END
 ";
 
+/// A temporary array: curves written to it directly, read back through a per-lane index (any of
+/// them may be read), and an indirect write that may replace one before it is read directly.
+const ARRAYS: &str = "
+DCL TEMP[16..19], ARRAY(1)
+DCL ADDR[0]
+MAD TEMP[0].xy, IN[0].xyyy, CONST[0][0].xyyy, CONST[0][0].zwww
+TEX TEMP[1], TEMP[0], SAMP[0], 2D
+POW TEMP[16].x, TEMP[1].xxxx, IMM[0].xxxx
+POW TEMP[17].x, TEMP[1].yyyy, IMM[0].xxxx
+MUL TEMP[3].x, IN[0].xxxx, IMM[0].yyyy
+FRC TEMP[3].x, TEMP[3].xxxx
+ADD TEMP[3].x, TEMP[3].xxxx, TEMP[3].xxxx
+ARL ADDR[0].x, TEMP[3].xxxx
+MOV TEMP[4].x, TEMP[ADDR[0].x+16](1).xxxx
+MOV TEMP[ADDR[0].x+17](1).x, IMM[1].xxxx
+ADD TEMP[4].y, TEMP[17].xxxx, IMM[1].zzzz
+MOV OUT[0], TEMP[4].xyxy
+END
+";
+
 const SIZE: (u32, u32) = (24, 20);
 
 fn program(body: &str) -> Program {
@@ -337,6 +357,13 @@ fn values_leaving_by_lane_branches_and_lookups_are_copied() {
 #[test]
 fn lanes_outside_a_branch_keep_their_values() {
     let (compared, functions) = check("quad split", QUAD_SPLIT, 60, 0x5a17);
+    assert!(!functions.is_empty(), "the curves are hoisted");
+    assert!(compared >= 30, "only {compared} rounds compared");
+}
+
+#[test]
+fn indirectly_addressed_arrays_hold_any_value() {
+    let (compared, functions) = check("arrays", ARRAYS, 60, 0xa77a);
     assert!(!functions.is_empty(), "the curves are hoisted");
     assert!(compared >= 30, "only {compared} rounds compared");
 }

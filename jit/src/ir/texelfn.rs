@@ -353,7 +353,8 @@ impl Analysis {
             && inst.texture.is_none()
             && inst.dst.len() == 1
             && inst.dst[0].reg.file == RegisterFile::Temporary
-            && inst.dst[0].reg.indirect.is_none();
+            && inst.dst[0].reg.indirect.is_none()
+            && inst.src.iter().all(|s| s.reg.indirect.is_none());
         if !sliceable {
             self.escape_reads(inst);
             self.forget_writes(inst);
