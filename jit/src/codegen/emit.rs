@@ -22,6 +22,7 @@ use cranelift_codegen::ir::{
     StackSlotData, StackSlotKind, Type, UserFuncName, Value,
 };
 use cranelift_codegen::ir::{Inst as ClifInst, ValueDef};
+use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
@@ -82,7 +83,7 @@ pub(super) fn compile_mip_fns(
 ) -> Result<Vec<FuncId>, ExecError> {
     let cl = |e: &dyn std::fmt::Display| unsupported(0, format!("cranelift: {e}"));
     let ptr = module.target_config().pointer_type();
-    let call_conv = module.isa().default_call_conv();
+    let call_conv = shims.call_conv(module);
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
     let d = Decoded {
@@ -211,6 +212,77 @@ pub(super) fn compile_mip_fns(
     Ok(ids)
 }
 
+/// The Rust functions compiled code calls (`tex_sample`, `lane_op`, `interp_step`), each behind
+/// a trampoline of Cranelift's `preserve_all` convention, in this order: `(ctx, pc, io, fast)`,
+/// `(op, args)` and `(ctx, pc, exec, status)` (the step's result is stored at `status`, as
+/// `preserve_all` returns nothing). A call of the C convention clobbers every XMM register,
+/// so every vector value live across one — a kernel calls the sampler or a per-lane function
+/// on its rare paths, inside the loop over quads — lived in a stack slot, reloaded on the hot
+/// path too; across a trampoline call nothing is clobbered, and the trampoline saves and
+/// restores what the C function may clobber only when the rare path runs.
+pub(super) fn compile_trampolines(
+    module: &mut JITModule,
+    targets: [*const u8; 3],
+) -> Result<[FuncId; 3], ExecError> {
+    let cl = |e: &dyn std::fmt::Display| unsupported(0, format!("cranelift: {e}"));
+    let ptr = module.target_config().pointer_type();
+    let c_conv = module.isa().default_call_conv();
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let shapes: [(&[Type], bool); 3] = [
+        (&[ptr, I32, ptr, ptr], false),
+        (&[I32, ptr], false),
+        (&[ptr, I32, I32, ptr], true),
+    ];
+    let mut ids = [FuncId::from_u32(0); 3];
+    for ((params, returns_status), (target, id)) in
+        shapes.into_iter().zip(targets.into_iter().zip(&mut ids))
+    {
+        let mut sig = module.make_signature();
+        sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        sig.call_conv = CallConv::PreserveAll;
+        *id = module
+            .declare_anonymous_function(&sig)
+            .map_err(|e| cl(&e))?;
+        module.clear_context(&mut ctx);
+        ctx.func.signature = sig;
+        ctx.func.name = UserFuncName::user(0, id.as_u32());
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let mut c_sig = module.make_signature();
+        let c_params = if returns_status { &params[..3] } else { params };
+        c_sig
+            .params
+            .extend(c_params.iter().map(|&t| AbiParam::new(t)));
+        if returns_status {
+            c_sig.returns.push(AbiParam::new(I32));
+        }
+        c_sig.call_conv = c_conv;
+        let c_sig = b.import_signature(c_sig);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        let args = b.block_params(entry).to_vec();
+        let callee = b.ins().iconst(ptr, target as i64);
+        let call = b
+            .ins()
+            .call_indirect(c_sig, callee, &args[..c_params.len()]);
+        if returns_status {
+            let status = b.inst_results(call)[0];
+            b.ins()
+                .store(MemFlagsData::new().with_notrap(), status, args[3], 0);
+        }
+        b.ins().return_(&[]);
+        b.finalize(module.target_config());
+        module
+            .define_function(*id, &mut ctx)
+            .map_err(|e| cl(&format!("{e:?}")))?;
+        module.clear_context(&mut ctx);
+    }
+    module.finalize_definitions().map_err(|e| cl(&e))?;
+    Ok(ids)
+}
+
 /// The values of one inline texture site's descriptor, as vectors where lanes use them.
 #[derive(Clone, Copy)]
 struct FastSite {
@@ -291,7 +363,7 @@ fn compile_in(
 ) -> Result<Compiled, ExecError> {
     let cl = |e: &dyn std::fmt::Display| unsupported(0, format!("cranelift: {e}"));
     let ptr = module.target_config().pointer_type();
-    let call_conv = module.isa().default_call_conv();
+    let call_conv = shims.call_conv(module);
     let mut sig = module.make_signature();
     sig.params.push(AbiParam::new(ptr));
     sig.returns.push(AbiParam::new(I32));
@@ -342,7 +414,11 @@ fn compile_in(
         step.params.push(AbiParam::new(ptr));
         step.params.push(AbiParam::new(I32));
         step.params.push(AbiParam::new(I32));
-        step.returns.push(AbiParam::new(I32));
+        if shims.preserve_all {
+            step.params.push(AbiParam::new(ptr));
+        } else {
+            step.returns.push(AbiParam::new(I32));
+        }
         step.call_conv = call_conv;
         let step_sig = b.import_signature(step);
         let mut lanes = module.make_signature();
@@ -2743,11 +2819,19 @@ impl Emitter<'_, '_> {
         };
         let pcv = self.b.ins().iconst(I32, pc as i64);
         let callee = self.b.ins().iconst(self.ptr, self.shims.step as i64);
-        let call = self
-            .b
-            .ins()
-            .call_indirect(self.step_sig, callee, &[self.ctx, pcv, bits]);
-        let r = self.b.inst_results(call)[0];
+        let r = if self.shims.preserve_all {
+            let status = self.b.ins().stack_addr(self.ptr, self.slot, 0);
+            self.b
+                .ins()
+                .call_indirect(self.step_sig, callee, &[self.ctx, pcv, bits, status]);
+            self.b.ins().load(I32, self.mf, status, 0)
+        } else {
+            let call = self
+                .b
+                .ins()
+                .call_indirect(self.step_sig, callee, &[self.ctx, pcv, bits]);
+            self.b.inst_results(call)[0]
+        };
         let bad = self.b.create_block();
         let ok = self.b.create_block();
         self.b.ins().brif(r, bad, &[], ok, &[]);

@@ -786,14 +786,12 @@ fn compile_tier(
         decoded,
         CtxOffsets::get(),
         Shims {
-            step: interp_step as *const u8,
-            lanes: lane_op as *const u8,
-            tex: tex_sample as *const u8,
             mip: if optimize {
                 mip_fns()
             } else {
                 [std::ptr::null(); 5]
             },
+            ..Shims::rust()
         },
         optimize,
         lp_native,
@@ -867,7 +865,7 @@ fn perf_map(ptr: *const u8, size: usize, program: &Program, insts: usize) {
     let _ = std::fs::write(format!("/tmp/softgpu-kernel-{:x}.bin", ptr as usize), code);
 }
 
-/// Addresses of the Rust functions compiled code calls.
+/// Addresses of the functions compiled code calls.
 #[derive(Clone, Copy)]
 struct Shims {
     step: *const u8,
@@ -875,6 +873,70 @@ struct Shims {
     tex: *const u8,
     /// The general inline texture paths by `emit::MIP_OPS` (null: call the sampler instead).
     mip: [*const u8; 5],
+    /// Whether `step`, `lanes`, `tex` and `mip` are of the `preserve_all` convention (the
+    /// trampolines of [`trampolines`] and the general paths compiled with them) rather than C.
+    preserve_all: bool,
+}
+
+impl Shims {
+    /// The Rust functions behind their `preserve_all` trampolines, or called directly when
+    /// the trampolines could not be compiled; no general texture paths.
+    fn rust() -> Shims {
+        let direct = [
+            tex_sample as *const u8,
+            lane_op as *const u8,
+            interp_step as *const u8,
+        ];
+        let (targets, preserve_all) = match trampolines() {
+            Some(t) => (t, true),
+            None => (direct, false),
+        };
+        Shims {
+            tex: targets[0],
+            lanes: targets[1],
+            step: targets[2],
+            mip: [std::ptr::null(); 5],
+            preserve_all,
+        }
+    }
+
+    /// The calling convention of the functions these addresses point to.
+    fn call_conv(&self, module: &JITModule) -> cranelift_codegen::isa::CallConv {
+        use cranelift_module::Module;
+        if self.preserve_all {
+            cranelift_codegen::isa::CallConv::PreserveAll
+        } else {
+            module.isa().default_call_conv()
+        }
+    }
+}
+
+/// `tex_sample`, `lane_op` and `interp_step` behind trampolines of the `preserve_all`
+/// convention (see `emit::compile_trampolines`), compiled once per process into a module that
+/// is never freed; `None` when that failed.
+fn trampolines() -> Option<[*const u8; 3]> {
+    static FNS: OnceLock<Option<[usize; 3]>> = OnceLock::new();
+    let fns = FNS.get_or_init(|| {
+        let compiled = std::panic::catch_unwind(|| -> Result<[usize; 3], String> {
+            let isa = isa(true)?;
+            let mut module = JITModule::new(JITBuilder::with_isa(
+                isa,
+                cranelift_module::default_libcall_names(),
+            ));
+            let targets = [
+                tex_sample as *const u8,
+                lane_op as *const u8,
+                interp_step as *const u8,
+            ];
+            let ids = emit::compile_trampolines(&mut module, targets).map_err(|e| e.to_string())?;
+            let addrs = ids.map(|id| module.get_finalized_function(id) as usize);
+            // Kernels of every later compilation call this code: it must stay mapped.
+            std::mem::forget(module);
+            Ok(addrs)
+        });
+        compiled.ok().and_then(Result::ok)
+    });
+    fns.map(|a| a.map(|f| f as *const u8))
 }
 
 /// The general inline texture paths, compiled once per process into a module that is never
@@ -888,13 +950,7 @@ fn mip_fns() -> [*const u8; 5] {
                 isa,
                 cranelift_module::default_libcall_names(),
             ));
-            let shims = Shims {
-                step: interp_step as *const u8,
-                lanes: lane_op as *const u8,
-                tex: tex_sample as *const u8,
-                mip: [std::ptr::null(); 5],
-            };
-            let ids = emit::compile_mip_fns(&mut module, CtxOffsets::get(), shims)
+            let ids = emit::compile_mip_fns(&mut module, CtxOffsets::get(), Shims::rust())
                 .map_err(|e| e.to_string())?;
             let mut addrs = [0usize; 5];
             for (a, id) in addrs.iter_mut().zip(ids) {
