@@ -1236,6 +1236,98 @@ fn specialized_programs(first: u64, count: u64) -> (usize, usize) {
     (changed, flattened)
 }
 
+/// Constants folded into immediates (`ir::opt::fold_known_constants`, what a filter chain does
+/// with its shader parameters): each random program gets one set of constant-buffer values, a
+/// random part of which is declared known and folded (then unrolled and optimized); with those
+/// values in its buffers the original must give the same bits and kill mask as the folded
+/// program through the interpreter, and the folded one the same through both JIT tiers.
+#[test]
+fn folded_random_programs_match_the_originals() {
+    let (changed, flattened) = folded_programs(31_000, 1500);
+    assert!(changed > 1000, "only {changed} of 1,500 programs changed");
+    assert!(flattened > 50, "only {flattened} programs lost a branch");
+}
+
+#[test]
+#[ignore = "nightly-size run: cargo test --release -p softgpu-jit --test jit_diff -- --ignored"]
+fn many_folded_random_programs_match_the_originals() {
+    folded_programs(200_000, 20_000);
+}
+
+/// Runs `count` random programs from seed `first` through the comparison above; returns how
+/// many folding changed and how many of those lost a branch.
+fn folded_programs(first: u64, count: u64) -> (usize, usize) {
+    let mut rng = Rng(0xf01d_c0de ^ first);
+    let mut changed = 0;
+    let mut flattened = 0;
+    for seed in first..first + count {
+        let text = random_program_with(seed, 24, true, true);
+        let original = parse_program(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let values = random_inputs(&mut rng, 1, 0, 1).constants;
+        let mut known = softgpu_jit::ir::opt::KnownConstants::new();
+        for (buffer, vectors) in values.iter().enumerate() {
+            for (index, vector) in vectors.iter().enumerate() {
+                let components = vector.map(|bits| rng.chance(75).then_some(bits));
+                known.insert((buffer as u32, index as u32), components);
+            }
+        }
+        let mut folded = original.clone();
+        if softgpu_jit::ir::opt::fold_known_constants(&mut folded, &known) == 0 {
+            continue;
+        }
+        changed += 1;
+        let flow = |p: &Program| {
+            p.instructions
+                .iter()
+                .filter(|i| {
+                    use softgpu_jit::ir::Opcode;
+                    matches!(i.opcode, Opcode::IF | Opcode::UIF | Opcode::BGNLOOP)
+                })
+                .count()
+        };
+        if flow(&folded) < flow(&original) {
+            flattened += 1;
+        }
+        let what = format!("folded random program {seed}");
+        let Ok(before) = Interpreter::new(&original) else {
+            continue;
+        };
+        let before = before.with_budget(BUDGET);
+        let after = Interpreter::new(&folded)
+            .unwrap_or_else(|e| panic!("{what}: the interpreter rejects it: {e}"))
+            .with_budget(BUDGET);
+        let sig = before.signature();
+        for trial in 0..8 {
+            let mut inp = random_inputs(
+                &mut rng,
+                sig.num_inputs.max(3),
+                sig.num_system_values,
+                sig.num_outputs.max(2),
+            );
+            inp.constants = values.clone();
+            let (rb, ob) = run(&before, &inp);
+            let (ra, oa) = run(&after, &inp);
+            let out_of_budget =
+                |r: &Result<u8, ExecError>| matches!(r, Err(ExecError::BudgetExceeded { .. }));
+            if out_of_budget(&rb) || out_of_budget(&ra) {
+                continue;
+            }
+            if rb != ra || ob != oa {
+                panic!(
+                    "{what}, trial {trial}: original {rb:?} vs folded {ra:?}\n\
+                     live {:#x}\nconstants {:x?}\noriginal outputs {ob:x?}\nfolded outputs   {oa:x?}\n\
+                     original:\n{text}\nfolded:\n{}",
+                    inp.live,
+                    inp.constants,
+                    softgpu_jit::ir::text::print_program(&folded)
+                );
+            }
+        }
+        assert!(compare(&folded, &what, &mut rng, 4), "{what}: rejected");
+    }
+    (changed, flattened)
+}
+
 /// An indirect TEMP access without a declared array may reach any temporary: the optimizer's
 /// dead-write removal (and specialization) must treat every TEMP as read, or `TEMP[2]`'s only
 /// write below disappears (it did, in `softgpu draw --exec jit` on hand-written TGSI).

@@ -19,7 +19,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{Opcode, OpcodeClass, Program, Register, RegisterFile};
+use super::{
+    Dimension, HeaderItem, Immediate, ImmediateType, Opcode, OpcodeClass, Program, Register,
+    RegisterFile,
+};
 
 /// Optimizes `program` in place (see the module documentation).
 pub fn optimize(program: &mut Program) {
@@ -31,8 +34,13 @@ pub fn optimize(program: &mut Program) {
         return;
     }
     super::unroll::unroll_loops(program);
+    forward_and_remove(program);
+}
+
+/// Copy propagation and dead-write removal, a few rounds: removing dead copies can expose
+/// further forwarding.
+fn forward_and_remove(program: &mut Program) {
     let arrays = array_temps(program);
-    // A few rounds: removing dead copies can expose further forwarding.
     for _ in 0..4 {
         let forwarded = forward_copies(program, &arrays);
         let removed = remove_dead_writes(program, &arrays);
@@ -40,6 +48,99 @@ pub fn optimize(program: &mut Program) {
             break;
         }
     }
+}
+
+/// Constant-buffer components whose bits are known when a program is compiled, by (buffer,
+/// vec4 index): the four components, `None` where a component is not known.
+pub type KnownConstants = HashMap<(u32, u32), [Option<u32>; 4]>;
+
+/// Specializes `program` for constant-buffer values that are the same in every draw it will
+/// make (a filter chain's shader parameters): every direct read of `CONST[b][i]` whose swizzled
+/// components are all in `known` becomes a read of an immediate holding the same bits (through
+/// the same swizzle and modifiers, so every lane reads what the buffer would give), then the
+/// program is optimized again, so that branches and loop bounds the values decide fold and
+/// unroll. Unrolling is left out when it would give more texture instructions than the JIT
+/// samples inline (as in [`specialize`]). Returns the number of operands replaced.
+pub fn fold_known_constants(program: &mut Program, known: &KnownConstants) -> usize {
+    if known.is_empty() || has_subroutines(&program.instructions) {
+        return 0;
+    }
+    let mut immediates: Vec<[u32; 4]> = program.immediates().map(Immediate::components).collect();
+    let first_new = immediates.len();
+    let mut replaced = 0;
+    let mut folded = program.clone();
+    for inst in &mut folded.instructions {
+        for src in &mut inst.src {
+            let reg = src.reg;
+            let buffer = match reg.dimension {
+                None => 0,
+                Some(Dimension {
+                    index,
+                    indirect: None,
+                }) if index >= 0 => index as u32,
+                Some(_) => continue,
+            };
+            if reg.file != RegisterFile::Constant || reg.indirect.is_some() || reg.index < 0 {
+                continue;
+            }
+            let Some(components) = known.get(&(buffer, reg.index as u32)) else {
+                continue;
+            };
+            if src
+                .swizzle
+                .iter()
+                .any(|&c| components[c as usize].is_none())
+            {
+                continue;
+            }
+            let values = components.map(|c| c.unwrap_or(0));
+            let index = match immediates.iter().position(|v| *v == values) {
+                Some(i) => i,
+                None => {
+                    immediates.push(values);
+                    immediates.len() - 1
+                }
+            };
+            src.reg = Register::new(RegisterFile::Immediate, index as i32);
+            replaced += 1;
+        }
+    }
+    if replaced == 0 {
+        return 0;
+    }
+    for values in &immediates[first_new..] {
+        folded.header.push(HeaderItem::Immediate(Immediate {
+            ty: ImmediateType::Uint32,
+            values: values.to_vec(),
+        }));
+    }
+    let mut unrolled = folded.clone();
+    optimize(&mut unrolled);
+    if texture_instructions(&unrolled) <= inline_texture_limit(program) {
+        *program = unrolled;
+    } else {
+        // Branches and constants still fold; loops stay loops.
+        super::unroll::unroll_loops_within(&mut folded, 0, 0);
+        forward_and_remove(&mut folded);
+        *program = folded;
+    }
+    replaced
+}
+
+/// The texture instructions of `program`.
+fn texture_instructions(program: &Program) -> usize {
+    program
+        .instructions
+        .iter()
+        .filter(|i| i.opcode.class() == OpcodeClass::Texture)
+        .count()
+}
+
+/// How many texture instructions a rewrite of `original` may leave: what the JIT samples
+/// inline, or the original's count when that is more (unrolling a texture loop past the limit
+/// made motion_interpolation's kernel 1.5x slower: 15 reads in a loop became 106).
+fn inline_texture_limit(original: &Program) -> usize {
+    crate::codegen::MAX_INLINE_TEX.max(texture_instructions(original))
 }
 
 /// Instructions [`specialize`] lets a program grow to by unrolling loops again once if-conversion
@@ -54,10 +155,21 @@ pub const MAX_SPECIALIZED_INSTRUCTIONS: usize = 12_000;
 /// stays below [`MAX_SPECIALIZED_INSTRUCTIONS`]. Exact for every program whose units satisfy
 /// the promise; the temporaries are compacted afterwards.
 pub fn specialize(program: &mut Program, lane_local_units: u64) {
-    if has_subroutines(&program.instructions) {
-        return;
+    if let Some(candidate) = specialization_candidate(program, lane_local_units) {
+        if rewrite_pays(program, &candidate) {
+            *program = candidate;
+        }
     }
-    let original = program.clone();
+}
+
+/// The rewrite [`specialize`] makes of `original`, before it decides whether the rewrite pays
+/// ([`rewrite_pays`]), temporaries compacted; `None` for programs with subroutines. Exact under
+/// the same promise.
+pub fn specialization_candidate(original: &Program, lane_local_units: u64) -> Option<Program> {
+    if has_subroutines(&original.instructions) {
+        return None;
+    }
+    let mut program = original.clone();
     for round in 0..4 {
         if round > 0 {
             let before = program.instructions.len();
@@ -70,38 +182,34 @@ pub fn specialize(program: &mut Program, lane_local_units: u64) {
             if !unrolled || candidate.instructions.len() > MAX_SPECIALIZED_INSTRUCTIONS {
                 break;
             }
-            *program = candidate;
+            program = candidate;
         }
-        super::ifconv::convert_blocks(program, lane_local_units);
-        super::lvn::number_values(program);
-        let arrays = array_temps(program);
+        super::ifconv::convert_blocks(&mut program, lane_local_units);
+        super::lvn::number_values(&mut program);
+        let arrays = array_temps(&program);
         for _ in 0..4 {
             // remove_unread_writes also removes every write remove_dead_writes would.
-            let forwarded = forward_copies(program, &arrays);
-            let removed = remove_unread_writes(program, &arrays);
+            let forwarded = forward_copies(&mut program, &arrays);
+            let removed = remove_unread_writes(&mut program, &arrays);
             if !forwarded && !removed {
                 break;
             }
         }
     }
-    // Running both arms of every small branch pays only where value numbering then removes
-    // work (crt-lottes-style repeated taps); elsewhere it is measured slower (crt-lottes itself,
-    // whose repeated taps sit in branches on a shader parameter, 2.3x). Both forms are exact.
+    super::compact::compact_temps(&mut program);
+    Some(program)
+}
+
+/// Whether `rewritten` should replace `original`: its estimated per-quad cost is at least 10%
+/// lower and it holds no more texture instructions than the JIT samples inline (or `original`
+/// holds). Running both arms of every small branch pays only where value numbering then removes
+/// work (crt-lottes-style repeated taps) or a texel function leaves the branch for a pre-pass;
+/// elsewhere it is measured slower (crt-lottes itself, whose repeated taps sit in branches on a
+/// shader parameter, 2.3x). Both forms are exact.
+pub fn rewrite_pays(original: &Program, rewritten: &Program) -> bool {
     let cost = super::ifconv::estimated_cost;
-    // Unrolling a texture loop can leave more texture instructions than the JIT samples inline
-    // (motion_interpolation: 15 in a loop become 106, and the kernel ran 1.5x slower).
-    let textures = |p: &Program| {
-        p.instructions
-            .iter()
-            .filter(|i| i.opcode.class() == OpcodeClass::Texture)
-            .count()
-    };
-    let inline_limit = crate::codegen::MAX_INLINE_TEX.max(textures(&original));
-    if cost(program) * 10 > cost(&original) * 9 || textures(program) > inline_limit {
-        *program = original;
-        return;
-    }
-    super::compact::compact_temps(program);
+    cost(rewritten) * 10 <= cost(original) * 9
+        && texture_instructions(rewritten) <= inline_texture_limit(original)
 }
 
 /// TEMP registers in `ARRAY` declarations or reached by indirect addressing: an indirect
