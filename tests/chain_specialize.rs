@@ -3,15 +3,22 @@
 //! preset of `tests/chain/` and the bench presets render byte-identically with and without it,
 //! including `specialize/mip_branch.slangp`, whose mipmapped pass reads textures inside branches
 //! that split quads (converting those branches would change the level of detail). The sampler
-//! hints the chain predicts for each pass must match what its frames bind.
+//! hints the chain predicts for each pass must match what its frames bind. Specialization also
+//! folds the shader parameters into the programs (`ir::opt::fold_known_constants`), which must
+//! not change a pixel either.
 
 use softgpu::chain::{ChainOptions, FilterChain, FrameOptions};
 use softgpu::texture::Texture;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The last of three frames, the chain's sampler-hint misses and how many units it hints.
-fn render(preset: &Path, skip_specialization: bool, input: &Arc<Texture>) -> (Vec<u8>, u64, usize) {
+/// The last of three frames, the chain's sampler-hint misses, how many units it hints and how
+/// many parameter reads it folded.
+fn render(
+    preset: &Path,
+    skip_specialization: bool,
+    input: &Arc<Texture>,
+) -> (Vec<u8>, u64, usize, usize) {
     let options = ChainOptions {
         skip_specialization,
         ..Default::default()
@@ -31,6 +38,7 @@ fn render(preset: &Path, skip_specialization: bool, input: &Arc<Texture>) -> (Ve
         pixels,
         chain.sampler_hint_misses(),
         chain.sampler_hint_count(),
+        chain.folded_constant_count(),
     )
 }
 
@@ -56,14 +64,22 @@ fn specialized_chains_render_the_same_pixels() {
     );
     let mut rendered = 0;
     let mut hinted = 0;
+    let mut folded = 0;
     for preset in presets() {
         // Presets that need options this test does not give (wildcards, parameters) are
         // covered by the goldens; everything else must load.
         if FilterChain::load(&preset, &ChainOptions::default()).is_err() {
             continue;
         }
-        let (specialized, misses, hints) = render(&preset, false, &input);
-        let (plain, _, _) = render(&preset, true, &input);
+        let (specialized, misses, hints, folds) = render(&preset, false, &input);
+        let (plain, _, _, plain_folds) = render(&preset, true, &input);
+        assert_eq!(
+            plain_folds,
+            0,
+            "{}: folded without specialization",
+            preset.display()
+        );
+        folded += folds;
         // The sampler hints predicted from the preset must be what each frame binds (REPEAT
         // is hinted only where the preset fixes a power-of-two size: wrap's REPEAT pass reads
         // a 64x48 `Source` and is not hinted; luts' 16x16 REPEAT LUT is).
@@ -89,6 +105,8 @@ fn specialized_chains_render_the_same_pixels() {
     }
     assert!(rendered >= 20, "only {rendered} presets rendered");
     assert!(hinted >= 75, "only {hinted} texture units hinted");
+    // params, reference, the bench presets and the texel-function passes read parameters.
+    assert!(folded >= 150, "only {folded} parameter reads folded");
 }
 
 /// The texel functions of `specialize/texel_functions.slangp` (see its comments): the curve

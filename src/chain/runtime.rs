@@ -27,6 +27,7 @@ use crate::frontend::cg;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::slang::{self, Parameter, StageReflection};
 use crate::ir::lpmath::MathMode;
+use crate::ir::opt::KnownConstants;
 use crate::ir::texelfn::{hoist_texel_functions, TexelFunction};
 use crate::ir::{Program, SamplerHint};
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
@@ -149,6 +150,9 @@ struct Pass {
     texel_prepass_fallbacks: AtomicU64,
     /// That program (when there are texel functions), compiled the first time it is needed.
     fragment_unhoisted: Option<(Program, LazyShader)>,
+    /// Operands of the fragment program that read a parameter (or another frame-invariant
+    /// constant) and were folded into immediates.
+    folded_constants: usize,
     executor: Executor,
     math: MathMode,
     frag_coord: FragCoordConvention,
@@ -254,6 +258,8 @@ struct PassPlan<'a> {
     nearest_units: u64,
     /// How the fragment units will be sampled, as far as the preset tells.
     sampler_hints: Vec<SamplerHint>,
+    /// The fragment stage's constants that hold the same bits in every frame.
+    fragment_constants: KnownConstants,
     vertex_bindings: StageBindings,
     fragment_bindings: StageBindings,
 }
@@ -271,11 +277,43 @@ impl PassPlan<'_> {
         let mut sampler_hints = self.sampler_hints;
         let mut texel_functions = Vec::new();
         let mut fragment_unhoisted = None;
+        let mut folded_constants = 0;
         if !options.skip_specialization {
-            crate::ir::opt::specialize(&mut specialized, self.fragment_units);
-            let mut unhoisted = specialized.clone();
+            folded_constants =
+                crate::ir::opt::fold_known_constants(&mut specialized, &self.fragment_constants);
+            // (the rewrite with its texel functions hoisted, those functions)
+            let mut hoisted_candidate = None;
+            if let Some(candidate) =
+                crate::ir::opt::specialization_candidate(&specialized, self.fragment_units)
+            {
+                if crate::ir::opt::rewrite_pays(&specialized, &candidate) {
+                    specialized = candidate;
+                } else {
+                    // Branches turned into selects can free texel functions that the branches
+                    // hid (the sRGB curve's `c <= 0.04045 ? … : pow(…)` once a parameter has
+                    // folded the branches around it), and their pre-pass can make it pay.
+                    let mut hoisted = candidate.clone();
+                    let functions = hoist_texel_functions(&mut hoisted, self.nearest_units);
+                    if !functions.is_empty() && crate::ir::opt::rewrite_pays(&specialized, &hoisted)
+                    {
+                        hoisted_candidate = Some((hoisted, functions));
+                    }
+                }
+            }
+            let mut unhoisted = match hoisted_candidate {
+                // Draws that cannot use the pre-pass run the program as it was before the
+                // rewrite, which pays only with the pre-pass.
+                Some((hoisted, functions)) => {
+                    texel_functions = functions;
+                    std::mem::replace(&mut specialized, hoisted)
+                }
+                None => {
+                    let unhoisted = specialized.clone();
+                    texel_functions = hoist_texel_functions(&mut specialized, self.nearest_units);
+                    unhoisted
+                }
+            };
             unhoisted.set_sampler_hints(sampler_hints.iter().copied());
-            texel_functions = hoist_texel_functions(&mut specialized, self.nearest_units);
             if !texel_functions.is_empty() {
                 fragment_unhoisted = Some((unhoisted, OnceLock::new()));
             }
@@ -316,6 +354,7 @@ impl PassPlan<'_> {
             texel_prepasses,
             texel_prepass_fallbacks: AtomicU64::new(0),
             fragment_unhoisted,
+            folded_constants,
             executor: options.executor,
             math: options.math,
             vertex_attributes,
@@ -666,6 +705,7 @@ impl FilterChain {
                 predicted_sampler_hints(preset, config, &fragment_bindings, fragment_units);
             let nearest_units =
                 predicted_nearest_units(preset, config, &fragment_bindings, fragment_units);
+            let fragment_constants = frame_invariant_constants(&fragment_bindings, &parameters);
             plans.push(PassPlan {
                 config,
                 shader,
@@ -674,6 +714,7 @@ impl FilterChain {
                 fragment_units,
                 nearest_units,
                 sampler_hints,
+                fragment_constants,
                 vertex_bindings,
                 fragment_bindings,
             });
@@ -761,6 +802,13 @@ impl FilterChain {
     /// pass's fragment program as compiled, slower but with the same pixels.
     pub fn texel_prepass_fallbacks(&self) -> u64 {
         self.sum_over_passes(|p| p.texel_prepass_fallbacks.load(Ordering::Relaxed))
+    }
+
+    /// Fragment-program operands that read a shader parameter (or another constant that is the
+    /// same in every frame) and were folded into the programs as immediates when the chain was
+    /// built (none with `skip_specialization`).
+    pub fn folded_constant_count(&self) -> usize {
+        self.sum_over_passes(|p| p.folded_constants as u64) as usize
     }
 
     fn sum_over_passes(&self, count: impl Fn(&Pass) -> u64) -> u64 {
@@ -1017,6 +1065,25 @@ fn uniform_value(
         }
         UniformSemantic::OriginalFps => UniformValue::Floats(vec![options.frames_per_second]),
         UniformSemantic::FrameTimeDelta => UniformValue::Uint(options.frametime_delta),
+        UniformSemantic::Fixed(_) | UniformSemantic::Parameter(_) => {
+            frame_invariant_value(sem, frame.parameters)
+                .expect("fixed uniforms and parameters have frame-invariant values")
+        }
+        UniformSemantic::TextureSize(t) => match frame.texture(*t) {
+            Some(tex) => size_vec4(tex.width(), tex.height()),
+            None => UniformValue::Floats(vec![0.0; 4]),
+        },
+    }
+}
+
+/// The value of a uniform that is the same in every frame of a chain — a shader parameter (fixed
+/// when the chain is built) or one of librashader's HDR and sensor uniforms at its default —
+/// or `None` for the uniforms that follow the frame.
+fn frame_invariant_value(
+    sem: &UniformSemantic,
+    parameters: &HashMap<String, f32>,
+) -> Option<UniformValue> {
+    Some(match sem {
         UniformSemantic::Fixed(name) => match *name {
             "BrightnessNits" => UniformValue::Floats(vec![200.0]),
             "Scanlines" | "InverseTonemap" | "HDR10" => UniformValue::Floats(vec![0.0]),
@@ -1026,13 +1093,44 @@ fn uniform_value(
             _ => UniformValue::Uint(0),
         },
         UniformSemantic::Parameter(name) => {
-            UniformValue::Floats(vec![frame.parameters.get(name).copied().unwrap_or(0.0)])
+            UniformValue::Floats(vec![parameters.get(name).copied().unwrap_or(0.0)])
         }
-        UniformSemantic::TextureSize(t) => match frame.texture(*t) {
-            Some(tex) => size_vec4(tex.width(), tex.height()),
-            None => UniformValue::Floats(vec![0.0; 4]),
-        },
+        _ => return None,
+    })
+}
+
+/// The constant-buffer components of a stage that every frame fills with the same bits: those
+/// [`stage_resources`] writes from members with a [`frame_invariant_value`] (in member order,
+/// as it writes them, so a later member over the same bytes wins there too).
+fn frame_invariant_constants(
+    bindings: &StageBindings,
+    parameters: &HashMap<String, f32>,
+) -> KnownConstants {
+    let mut known = KnownConstants::new();
+    for buffer in &bindings.buffers {
+        let len = (buffer.size as usize).div_ceil(16) * 16;
+        let mut data = vec![0u8; len];
+        let mut invariant = vec![false; len];
+        for member in &buffer.members {
+            let value = frame_invariant_value(&member.semantic, parameters);
+            if let Some(value) = &value {
+                write_member(&mut data, member, value);
+            }
+            let start = (member.offset as usize).min(len);
+            let end = (start + 4 * member.ty.components as usize).min(len);
+            invariant[start..end].fill(value.is_some());
+        }
+        for (word, bytes) in data.chunks_exact(4).enumerate() {
+            if invariant[word * 4..word * 4 + 4].iter().all(|&k| k) {
+                let bits = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                let entry = known
+                    .entry((buffer.buffer, (word / 4) as u32))
+                    .or_insert([None; 4]);
+                entry[word % 4] = Some(bits);
+            }
+        }
     }
+    known
 }
 
 /// The constant buffers and texture units of one stage.
@@ -1186,11 +1284,19 @@ fn predicted_nearest_units(
         .fold(0, |units, t| units | 1 << t.unit)
 }
 
+/// How many times fewer evaluations of a texel function a pre-pass must make than the draw
+/// would, to be run: a pre-pass also renders, stores and decodes its texture, and the draw
+/// reads it back, about one more evaluation per texel (hyllian's glow-mask pass, whose `pow`
+/// chain reads each texel of a viewport-sized source once, ran 5% slower with a pre-pass of as
+/// many texels as pixels).
+const PREPASS_MIN_SAVING: u64 = 2;
+
 /// Renders the pass's texel functions' derived textures and binds them to `units`; false
 /// (nothing bound) when a bound source breaks a function's preconditions — sampled with another
 /// filter than nearest or at several levels, or through a border the function changes — or
-/// when a pre-pass would evaluate its function more often than the draw of `pixels` (a source
-/// larger than the lookups' pixels; and none larger than [`Texture::MAX_DECODED_TEXELS`]).
+/// when a pre-pass would not evaluate its function [`PREPASS_MIN_SAVING`] times less often than
+/// the draw of `pixels` (source texels against the lookups' pixels; and no source larger than
+/// [`Texture::MAX_DECODED_TEXELS`]).
 fn bind_derived_textures(
     pass: &Pass,
     constants: &[&[[u32; 4]]],
@@ -1207,7 +1313,8 @@ fn bind_derived_textures(
             && sampler.mag_filter == Filter::Nearest
             && sampler.is_level_independent(&source);
         let texels = u64::from(source.width()) * u64::from(source.height());
-        let pays = texels <= pixels.saturating_mul(prepass.lookups as u64)
+        let pays = texels.saturating_mul(PREPASS_MIN_SAVING)
+            <= pixels.saturating_mul(prepass.lookups as u64)
             && texels <= Texture::MAX_DECODED_TEXELS as u64;
         if !nearest || !pays {
             return Ok(false);
