@@ -32,7 +32,9 @@
 //! function per opcode (`mip_fns`), which the site's sampler call reaches instead. Everything else — other texture instructions, legacy and packing
 //! opcodes (LIT, EXP, LOG, XPD, NRM, PK*/UP*, …) — runs the interpreter's own executor for that
 //! one instruction (`interp_step`) on the same register memory, so its result is the
-//! interpreter's by construction. Registers live in SSA variables (CPU registers where Cranelift
+//! interpreter's by construction. Kernels reach these Rust functions through trampolines of the
+//! `preserve_all` convention (`trampolines`), so that a rare call clobbers no register of the
+//! code around it. Registers live in SSA variables (CPU registers where Cranelift
 //! can), except those an indirect operand addresses, which stay in a memory block laid out as the
 //! interpreter's (`TEMP` then `ADDR`, `[channel][lane]`); before an interpreted instruction the
 //! variables are stored to that block, and its destination is reloaded after.
