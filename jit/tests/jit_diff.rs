@@ -1196,41 +1196,13 @@ fn specialized_programs(first: u64, count: u64) -> (usize, usize) {
             flattened += 1;
         }
         let what = format!("specialized random program {seed}");
-        let Ok(before) = Interpreter::new(&original) else {
-            continue;
-        };
-        let after = Interpreter::new(&specialized)
-            .unwrap_or_else(|e| panic!("{what}: the interpreter rejects it: {e}"))
-            .with_budget(BUDGET);
-        let before = before.with_budget(BUDGET);
-        let sig = before.signature();
-        for trial in 0..8 {
-            let inp = random_inputs(
-                &mut rng,
-                sig.num_inputs.max(3),
-                sig.num_system_values,
-                sig.num_outputs.max(2),
-            );
-            let (rb, ob) = run_with(&before, &inp, &LaneTextures);
-            let (ra, oa) = run_with(&after, &inp, &LaneTextures);
-            let out_of_budget =
-                |r: &Result<u8, ExecError>| matches!(r, Err(ExecError::BudgetExceeded { .. }));
-            if out_of_budget(&rb) || out_of_budget(&ra) {
-                continue;
-            }
-            if rb != ra || ob != oa {
-                panic!(
-                    "{what}, trial {trial}: original {rb:?} vs specialized {ra:?}\n\
-                     live {:#x}\noriginal outputs    {ob:x?}\nspecialized outputs {oa:x?}\n\
-                     original:\n{text}\nspecialized:\n{}",
-                    inp.live,
-                    softgpu_jit::ir::text::print_program(&specialized)
-                );
-            }
-        }
-        assert!(
-            compare(&specialized, &what, &mut rng, 4),
-            "{what}: rejected"
+        assert_rewrite_matches(
+            (&original, &text),
+            (&specialized, "specialized"),
+            &what,
+            &mut rng,
+            &LaneTextures,
+            None,
         );
     }
     (changed, flattened)
@@ -1289,43 +1261,67 @@ fn folded_programs(first: u64, count: u64) -> (usize, usize) {
             flattened += 1;
         }
         let what = format!("folded random program {seed}");
-        let Ok(before) = Interpreter::new(&original) else {
-            continue;
-        };
-        let before = before.with_budget(BUDGET);
-        let after = Interpreter::new(&folded)
-            .unwrap_or_else(|e| panic!("{what}: the interpreter rejects it: {e}"))
-            .with_budget(BUDGET);
-        let sig = before.signature();
-        for trial in 0..8 {
-            let mut inp = random_inputs(
-                &mut rng,
-                sig.num_inputs.max(3),
-                sig.num_system_values,
-                sig.num_outputs.max(2),
-            );
-            inp.constants = values.clone();
-            let (rb, ob) = run(&before, &inp);
-            let (ra, oa) = run(&after, &inp);
-            let out_of_budget =
-                |r: &Result<u8, ExecError>| matches!(r, Err(ExecError::BudgetExceeded { .. }));
-            if out_of_budget(&rb) || out_of_budget(&ra) {
-                continue;
-            }
-            if rb != ra || ob != oa {
-                panic!(
-                    "{what}, trial {trial}: original {rb:?} vs folded {ra:?}\n\
-                     live {:#x}\nconstants {:x?}\noriginal outputs {ob:x?}\nfolded outputs   {oa:x?}\n\
-                     original:\n{text}\nfolded:\n{}",
-                    inp.live,
-                    inp.constants,
-                    softgpu_jit::ir::text::print_program(&folded)
-                );
-            }
-        }
-        assert!(compare(&folded, &what, &mut rng, 4), "{what}: rejected");
+        assert_rewrite_matches(
+            (&original, &text),
+            (&folded, "folded"),
+            &what,
+            &mut rng,
+            &HashTextures,
+            Some(&values),
+        );
     }
     (changed, flattened)
+}
+
+/// A program rewritten by an `ir::opt` pass against its original `(program, text)`: the
+/// interpreter runs both on 8 random input sets (with `constants` in the buffers when given) and
+/// must give the same bits and kill mask, unless either runs out of budget; then the rewrite
+/// must give the interpreter's bits through both JIT tiers.
+fn assert_rewrite_matches(
+    (original, text): (&Program, &str),
+    (rewritten, how): (&Program, &str),
+    what: &str,
+    rng: &mut Rng,
+    textures: &dyn TextureAccess,
+    constants: Option<&Vec<Vec<[u32; 4]>>>,
+) {
+    let Ok(before) = Interpreter::new(original) else {
+        return;
+    };
+    let before = before.with_budget(BUDGET);
+    let after = Interpreter::new(rewritten)
+        .unwrap_or_else(|e| panic!("{what}: the interpreter rejects it: {e}"))
+        .with_budget(BUDGET);
+    let sig = before.signature();
+    for trial in 0..8 {
+        let mut inp = random_inputs(
+            rng,
+            sig.num_inputs.max(3),
+            sig.num_system_values,
+            sig.num_outputs.max(2),
+        );
+        if let Some(constants) = constants {
+            inp.constants = constants.clone();
+        }
+        let (rb, ob) = run_with(&before, &inp, textures);
+        let (ra, oa) = run_with(&after, &inp, textures);
+        let out_of_budget =
+            |r: &Result<u8, ExecError>| matches!(r, Err(ExecError::BudgetExceeded { .. }));
+        if out_of_budget(&rb) || out_of_budget(&ra) {
+            continue;
+        }
+        if rb != ra || ob != oa {
+            panic!(
+                "{what}, trial {trial}: original {rb:?} vs {how} {ra:?}\n\
+                 live {:#x}\nconstants {:x?}\noriginal outputs {ob:x?}\n{how} outputs {oa:x?}\n\
+                 original:\n{text}\n{how}:\n{}",
+                inp.live,
+                inp.constants,
+                softgpu_jit::ir::text::print_program(rewritten)
+            );
+        }
+    }
+    assert!(compare(rewritten, what, rng, 4), "{what}: rejected");
 }
 
 /// An indirect TEMP access without a declared array may reach any temporary: the optimizer's
