@@ -913,76 +913,75 @@ impl Shims {
     }
 }
 
+/// Functions compiled once per process by `compile` into a module that is never freed (kernels
+/// of every later compilation call them: the code must stay mapped); their addresses, or
+/// `None` when compiling failed.
+fn process_functions<const N: usize>(
+    compile: impl FnOnce(&mut JITModule) -> Result<Vec<cranelift_module::FuncId>, ExecError>,
+) -> Option<[usize; N]> {
+    let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let isa = isa(true).ok()?;
+        let mut module = JITModule::new(JITBuilder::with_isa(
+            isa,
+            cranelift_module::default_libcall_names(),
+        ));
+        let ids = compile(&mut module).ok()?;
+        let addrs: Vec<usize> = ids
+            .into_iter()
+            .map(|id| module.get_finalized_function(id) as usize)
+            .collect();
+        std::mem::forget(module);
+        addrs.try_into().ok()
+    }));
+    compiled.ok().flatten()
+}
+
 /// `tex_sample`, `lane_op` and `interp_step` behind trampolines of the `preserve_all`
-/// convention (see `emit::compile_trampolines`), compiled once per process into a module that
-/// is never freed; `None` when that failed.
+/// convention (see `emit::compile_trampolines`), compiled once per process; `None` when that
+/// failed.
 fn trampolines() -> Option<[*const u8; 3]> {
     static FNS: OnceLock<Option<[usize; 3]>> = OnceLock::new();
     let fns = FNS.get_or_init(|| {
-        let compiled = std::panic::catch_unwind(|| -> Result<[usize; 3], String> {
-            let isa = isa(true)?;
-            let mut module = JITModule::new(JITBuilder::with_isa(
-                isa,
-                cranelift_module::default_libcall_names(),
-            ));
+        process_functions(|module| {
             let targets = [
                 tex_sample as *const u8,
                 lane_op as *const u8,
                 interp_step as *const u8,
             ];
-            let ids = emit::compile_trampolines(&mut module, targets).map_err(|e| e.to_string())?;
-            let addrs = ids.map(|id| module.get_finalized_function(id) as usize);
-            // Kernels of every later compilation call this code: it must stay mapped.
-            std::mem::forget(module);
-            Ok(addrs)
-        });
-        compiled.ok().and_then(Result::ok)
+            emit::compile_trampolines(module, targets).map(Vec::from)
+        })
     });
     fns.map(|a| a.map(|f| f as *const u8))
 }
 
-/// The general inline texture paths, compiled once per process into a module that is never
-/// freed (see `emit::compile_mip_fns`); null pointers when that failed.
+/// The general inline texture paths, compiled once per process (see `emit::compile_mip_fns`);
+/// null pointers when that failed.
 fn mip_fns() -> [*const u8; 5] {
     static FNS: OnceLock<[usize; 5]> = OnceLock::new();
     let fns = FNS.get_or_init(|| {
-        let compiled = std::panic::catch_unwind(|| -> Result<[usize; 5], String> {
-            let isa = isa(true)?;
-            let mut module = JITModule::new(JITBuilder::with_isa(
-                isa,
-                cranelift_module::default_libcall_names(),
-            ));
-            let ids = emit::compile_mip_fns(&mut module, CtxOffsets::get(), Shims::rust())
-                .map_err(|e| e.to_string())?;
-            let mut addrs = [0usize; 5];
-            for (a, id) in addrs.iter_mut().zip(ids) {
-                *a = module.get_finalized_function(id) as usize;
-            }
-            if std::env::var_os("SOFTGPU_PERF_MAP").is_some() {
-                use std::io::Write;
-                let path = format!("/tmp/perf-{}.map", std::process::id());
-                if let Ok(mut f) = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                {
-                    // Sizes are not known here; each function ends where the next one in
-                    // memory begins (at most 16 KB).
-                    for (k, &a) in addrs.iter().enumerate() {
-                        let end = addrs.iter().copied().filter(|&b| b > a).min();
-                        let size = end.map_or(0x4000, |e| (e - a).min(0x4000));
-                        let _ = writeln!(f, "{a:x} {size:x} softgpu_tex_general_{k}");
-                    }
+        let Some(addrs) = process_functions::<5>(|module| {
+            emit::compile_mip_fns(module, CtxOffsets::get(), Shims::rust())
+        }) else {
+            return [0; 5];
+        };
+        if std::env::var_os("SOFTGPU_PERF_MAP").is_some() {
+            use std::io::Write;
+            let path = format!("/tmp/perf-{}.map", std::process::id());
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
+                // Sizes are not known here; each function ends where the next one in
+                // memory begins (at most 16 KB).
+                for (k, &a) in addrs.iter().enumerate() {
+                    let end = addrs.iter().copied().filter(|&b| b > a).min();
+                    let size = end.map_or(0x4000, |e| (e - a).min(0x4000));
+                    let _ = writeln!(f, "{a:x} {size:x} softgpu_tex_general_{k}");
                 }
             }
-            // Kernels of every later compilation call this code: it must stay mapped.
-            std::mem::forget(module);
-            Ok(addrs)
-        });
-        match compiled {
-            Ok(Ok(addrs)) => addrs,
-            _ => [0; 5],
         }
+        addrs
     });
     fns.map(|a| a as *const u8)
 }
