@@ -77,7 +77,8 @@ struct RenderArgs {
     #[arg(long, value_enum, default_value = "exact")]
     math: MathArg,
     /// Run each pass's fragment program as compiled, without specializing it for the textures
-    /// the pass binds (the same pixels, usually slower; for checking the specialization).
+    /// the pass binds and the shader parameters it reads (the same pixels, usually slower; for
+    /// checking the specialization).
     #[arg(long)]
     no_specialize: bool,
     /// Never show the progress bar.

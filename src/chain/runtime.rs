@@ -69,7 +69,8 @@ pub struct ChainOptions {
     /// How EX2/LG2/POW/SIN/COS compute: glibc-exact (default) or llvmpipe/lavapipe's bits.
     pub math: MathMode,
     /// Run fragment programs as compiled instead of specialized for the textures each pass
-    /// binds (`ir::opt::specialize`; the same pixels either way).
+    /// binds and the parameters it reads (`ir::opt::specialize`, `fold_known_constants`; the
+    /// same pixels either way).
     pub skip_specialization: bool,
 }
 
