@@ -223,12 +223,18 @@ fn inline_sampling_matches_the_sampler() {
         .iter()
         .map(|line| {
             let p = program(line);
+            // For each hint, the kernel compiled before a draw (C calls into Rust) and the one a
+            // large program is recompiled to in the background (`preserve_all` calls).
             let jits: Vec<(Option<InlineShape>, JitShader)> = shapes
                 .iter()
-                .map(|&shape| {
+                .flat_map(|&shape| {
                     let mut hinted = p.clone();
                     hinted.set_sampler_hints(shape.map(|shape| SamplerHint { unit: 0, shape }));
-                    (shape, JitShader::compile(&hinted).expect("JIT compiles"))
+                    [
+                        JitShader::compile(&hinted).expect("JIT compiles"),
+                        JitShader::compile_optimized(&hinted).expect("JIT compiles"),
+                    ]
+                    .map(|jit| (shape, jit))
                 })
                 .collect();
             let interp = Interpreter::new(&p).expect("interpreter accepts");

@@ -32,9 +32,7 @@
 //! function per opcode (`mip_fns`), which the site's sampler call reaches instead. Everything else — other texture instructions, legacy and packing
 //! opcodes (LIT, EXP, LOG, XPD, NRM, PK*/UP*, …) — runs the interpreter's own executor for that
 //! one instruction (`interp_step`) on the same register memory, so its result is the
-//! interpreter's by construction. Kernels reach these Rust functions through trampolines of the
-//! `preserve_all` convention (`trampolines`), so that a rare call clobbers no register of the
-//! code around it. Registers live in SSA variables (CPU registers where Cranelift
+//! interpreter's by construction. Registers live in SSA variables (CPU registers where Cranelift
 //! can), except those an indirect operand addresses, which stay in a memory block laid out as the
 //! interpreter's (`TEMP` then `ADDR`, `[channel][lane]`); before an interpreted instruction the
 //! variables are stored to that block, and its destination is reloaded after.
@@ -50,7 +48,9 @@
 //! optimizer and backtracking register allocator. Larger ones are first compiled without the
 //! optimizer and with the single-pass allocator (about 4x faster to compile, 2x slower to run,
 //! no inline texture sites), then recompiled for speed on a background thread, which the
-//! kernel switches to when done (both compute the same bits) — tiered compilation. Setting
+//! kernel switches to when done (both compute the same bits) — tiered compilation. That
+//! background kernel reaches Rust through `preserve_all` trampolines (see `Build`); kernels
+//! compiled before a draw call Rust in the C convention, which compiles faster. Setting
 //! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr,
 //! `SOFTGPU_JIT_STATS` how many Cranelift instructions each opcode emitted;
 //! `SOFTGPU_PERF_MAP` writes `/tmp/perf-PID.map` so that `perf report` names the kernels,
@@ -500,6 +500,22 @@ impl std::fmt::Debug for JitShader {
 /// the background.
 const OPTIMIZE_MAX_INSTRUCTIONS: usize = 400;
 
+/// What a compilation of a kernel is for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Build {
+    /// Compile time: no optimizer, the single-pass register allocator, no inline texture sites
+    /// (the first kernel of a large program).
+    Fast,
+    /// Run time, compiled before the first draw (programs up to `OPTIMIZE_MAX_INSTRUCTIONS`):
+    /// calls into Rust in the C convention, whose clobbers keep the allocator's work small.
+    Optimized,
+    /// Run time, compiled in the background (a large program's second kernel), where compile
+    /// time is hidden: calls into Rust go through the `preserve_all` trampolines, which clobber
+    /// nothing, so values live across a rare call can stay in registers (the register allocator
+    /// works longer: math_builtins 1.8 -> 2.4 ms; ntsc-class's decode kernel runs 14% faster).
+    Background,
+}
+
 /// Programs larger than this are never recompiled for speed (the optimizing compile grows to
 /// seconds).
 const BACKGROUND_MAX_INSTRUCTIONS: usize = 20_000;
@@ -628,7 +644,8 @@ impl JitShader {
     }
 
     /// Compiles `program` for speed whatever its size, before returning (uncached): what a large
-    /// program runs once its background recompilation is done.
+    /// program runs once its background recompilation is done (calls into Rust through the
+    /// `preserve_all` trampolines).
     pub fn compile_optimized(program: &Program) -> Result<JitShader, ExecError> {
         Self::compile_tier_math(program, MathMode::Exact, true)
     }
@@ -639,17 +656,23 @@ impl JitShader {
         Self::compile_tier_math(program, MathMode::Exact, false)
     }
 
-    /// Compiles `program` in `math` for speed (`optimize`) or for compile time, uncached and
-    /// never recompiled: either tier of [`Self::compile_math`], for tests.
+    /// Compiles `program` in `math` for speed (`optimize`: as a large program's background
+    /// recompilation) or for compile time, uncached and never recompiled: either tier of a large
+    /// program under [`Self::compile_math`], for tests.
     pub fn compile_tier_math(
         program: &Program,
         math: MathMode,
         optimize: bool,
     ) -> Result<JitShader, ExecError> {
+        let build = if optimize {
+            Build::Background
+        } else {
+            Build::Fast
+        };
         Ok(Self::of(Arc::new(compile_kernel(
             program,
             math,
-            Some(optimize),
+            Some(build),
         )?)))
     }
 
@@ -694,7 +717,7 @@ impl JitShader {
 fn compile_kernel(
     program: &Program,
     math: MathMode,
-    optimize: Option<bool>,
+    build: Option<Build>,
 ) -> Result<Kernel, ExecError> {
     if !cfg!(target_arch = "x86_64") {
         return Err(ExecError::Unsupported {
@@ -715,8 +738,12 @@ fn compile_kernel(
     };
     let interp = Interpreter::new(&compiled_program)?;
     let decoded = decode::decode(&compiled_program)?;
-    let optimize = optimize.unwrap_or(decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS);
-    let (tier, module, compiled) = compile_tier(program, &decoded, optimize, lp_native)?;
+    let build = build.unwrap_or(if decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS {
+        Build::Optimized
+    } else {
+        Build::Fast
+    });
+    let (tier, module, compiled) = compile_tier(program, &decoded, build, lp_native)?;
     Ok(Kernel {
         program: program.clone(),
         math,
@@ -726,7 +753,7 @@ fn compile_kernel(
         interp,
         spec,
         first: tier,
-        first_optimized: optimize,
+        first_optimized: build != Build::Fast,
         optimized: OnceLock::new(),
         num_inputs: compiled.num_inputs,
         num_sysvals: compiled.num_sysvals,
@@ -756,7 +783,12 @@ fn optimize_in_background(weak: Weak<Kernel>) {
             return;
         };
         let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            compile_tier(&kernel.program, &kernel.decoded, true, kernel.lp_native)
+            compile_tier(
+                &kernel.program,
+                &kernel.decoded,
+                Build::Background,
+                kernel.lp_native,
+            )
         }));
         // A failure keeps the first version, which works.
         if let Ok(Ok((tier, module, _))) = compiled {
@@ -775,9 +807,11 @@ fn optimize_in_background(weak: Weak<Kernel>) {
 fn compile_tier(
     program: &Program,
     decoded: &Decoded,
-    optimize: bool,
+    build: Build,
     lp_native: bool,
 ) -> Result<(Tier, JITModule, emit::Compiled), ExecError> {
+    let optimize = build != Build::Fast;
+    let preserve_all = build == Build::Background;
     let isa = isa(optimize).map_err(|message| ExecError::Unsupported { pc: 0, message })?;
     let mut module = JITModule::new(JITBuilder::with_isa(
         isa,
@@ -789,11 +823,11 @@ fn compile_tier(
         CtxOffsets::get(),
         Shims {
             mip: if optimize {
-                mip_fns()
+                mip_fns(preserve_all)
             } else {
                 [std::ptr::null(); 5]
             },
-            ..Shims::rust()
+            ..Shims::rust(preserve_all)
         },
         optimize,
         lp_native,
@@ -881,15 +915,15 @@ struct Shims {
 }
 
 impl Shims {
-    /// The Rust functions behind their `preserve_all` trampolines, or called directly when
-    /// the trampolines could not be compiled; no general texture paths.
-    fn rust() -> Shims {
+    /// The Rust functions, called directly or (with `preserve_all`) behind their `preserve_all`
+    /// trampolines when those could be compiled; no general texture paths.
+    fn rust(preserve_all: bool) -> Shims {
         let direct = [
             tex_sample as *const u8,
             lane_op as *const u8,
             interp_step as *const u8,
         ];
-        let (targets, preserve_all) = match trampolines() {
+        let (targets, preserve_all) = match trampolines().filter(|_| preserve_all) {
             Some(t) => (t, true),
             None => (direct, false),
         };
@@ -954,13 +988,13 @@ fn trampolines() -> Option<[*const u8; 3]> {
     fns.map(|a| a.map(|f| f as *const u8))
 }
 
-/// The general inline texture paths, compiled once per process (see `emit::compile_mip_fns`);
-/// null pointers when that failed.
-fn mip_fns() -> [*const u8; 5] {
-    static FNS: OnceLock<[usize; 5]> = OnceLock::new();
-    let fns = FNS.get_or_init(|| {
+/// The general inline texture paths calling into Rust as [`Shims::rust`] says, compiled once
+/// per process for each way (see `emit::compile_mip_fns`); null pointers when that failed.
+fn mip_fns(preserve_all: bool) -> [*const u8; 5] {
+    static FNS: [OnceLock<[usize; 5]>; 2] = [OnceLock::new(), OnceLock::new()];
+    let fns = FNS[usize::from(preserve_all)].get_or_init(|| {
         let Some(addrs) = process_functions::<5>(|module| {
-            emit::compile_mip_fns(module, CtxOffsets::get(), Shims::rust())
+            emit::compile_mip_fns(module, CtxOffsets::get(), Shims::rust(preserve_all))
         }) else {
             return [0; 5];
         };
@@ -977,7 +1011,8 @@ fn mip_fns() -> [*const u8; 5] {
                 for (k, &a) in addrs.iter().enumerate() {
                     let end = addrs.iter().copied().filter(|&b| b > a).min();
                     let size = end.map_or(0x4000, |e| (e - a).min(0x4000));
-                    let _ = writeln!(f, "{a:x} {size:x} softgpu_tex_general_{k}");
+                    let conv = if preserve_all { "_preserve_all" } else { "" };
+                    let _ = writeln!(f, "{a:x} {size:x} softgpu_tex_general_{k}{conv}");
                 }
             }
         }
