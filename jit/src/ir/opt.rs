@@ -67,6 +67,12 @@ pub fn fold_known_constants(program: &mut Program, known: &KnownConstants) -> us
     }
     let mut immediates: Vec<[u32; 4]> = program.immediates().map(Immediate::components).collect();
     let first_new = immediates.len();
+    let mut imm_index: HashMap<[u32; 4], usize> = immediates
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (*v, i))
+        .rev()
+        .collect();
     let mut replaced = 0;
     let mut folded = program.clone();
     for inst in &mut folded.instructions {
@@ -94,13 +100,10 @@ pub fn fold_known_constants(program: &mut Program, known: &KnownConstants) -> us
                 continue;
             }
             let values = components.map(|c| c.unwrap_or(0));
-            let index = match immediates.iter().position(|v| *v == values) {
-                Some(i) => i,
-                None => {
-                    immediates.push(values);
-                    immediates.len() - 1
-                }
-            };
+            let index = *imm_index.entry(values).or_insert_with(|| {
+                immediates.push(values);
+                immediates.len() - 1
+            });
             src.reg = Register::new(RegisterFile::Immediate, index as i32);
             replaced += 1;
         }
