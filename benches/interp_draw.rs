@@ -8,11 +8,11 @@
 mod support;
 
 use criterion::{criterion_group, Criterion, Throughput};
-use softgpu::draw::{self, DrawJob, Executor};
+use softgpu::draw::{self, DrawJob, Executor, StageConstants};
 use softgpu::ir::lpmath::MathMode;
 use softgpu::ir::Processor;
 use softgpu::raster::ClipConvention;
-use softgpu::texture::{Filter, Texture, Wrap};
+use softgpu::texture::{Filter, Format, Texture, Wrap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -29,6 +29,10 @@ const GROUPS: [(&str, Executor); 2] = [
 /// shaders that use them: the like-for-like comparison with llvmpipe.
 const LP_GROUP: &str = "draw_1080p_jit_math_llvmpipe";
 const LP_SHADERS: [&str; 1] = ["math_builtins"];
+/// The JIT through `draw::run_with`, which allocates and zero-fills a new 8 MB target per draw:
+/// what a one-shot `softgpu draw` pays on top of the draw itself.
+const FRESH_GROUP: &str = "draw_1080p_jit_fresh_target";
+const FRESH_SHADERS: [&str; 2] = ["tex_mul", "const_color"];
 
 fn shader_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -69,10 +73,31 @@ fn bench_draws(c: &mut Criterion) {
                 math,
                 ..load_job(name)
             };
-            group.bench_function(name, |b| b.iter(|| draw::run_with(&job, executor).unwrap()));
+            // Like the peer's loop (`mesa_run.py --frames`: N draws into one framebuffer), every
+            // iteration draws into the same target; FRESH_GROUP measures a new target per draw.
+            let constants = StageConstants {
+                vertex: vec![job.constants.clone()],
+                fragment: vec![job.constants.clone()],
+            };
+            let mut target = Texture::new(Format::R8G8B8A8Unorm, WIDTH, HEIGHT, 1).unwrap();
+            group.bench_function(name, |b| {
+                b.iter(|| draw::draw_into(&job, &constants, executor, &mut target).unwrap())
+            });
         }
         group.finish();
     }
+    let mut group = c.benchmark_group(FRESH_GROUP);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(8));
+    group.throughput(Throughput::Elements(u64::from(WIDTH * HEIGHT)));
+    for name in FRESH_SHADERS {
+        let job = load_job(name);
+        group.bench_function(name, |b| {
+            b.iter(|| draw::run_with(&job, Executor::Jit).unwrap())
+        });
+    }
+    group.finish();
 }
 
 /// The peer's fill rate in Mpix/s from `mesa_run.py --frames`, or None when Mesa is missing.

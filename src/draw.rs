@@ -355,6 +355,29 @@ pub fn run_with_constants(
     constants: &StageConstants,
     executor: Executor,
 ) -> Result<Texture> {
+    let mut target = Texture::new(Format::R8G8B8A8Unorm, job.size.0, job.size.1, 1)?;
+    draw_into(job, constants, executor, &mut target)?;
+    Ok(target)
+}
+
+/// Draws over the pixels already in `target` (an RGBA8 texture of `job.size`, row 0 at the top),
+/// as a GPU draws into a bound framebuffer: uncovered pixels keep their values.
+pub fn draw_into(
+    job: &DrawJob,
+    constants: &StageConstants,
+    executor: Executor,
+    target: &mut Texture,
+) -> Result<()> {
+    if target.format() != Format::R8G8B8A8Unorm || (target.width(), target.height()) != job.size {
+        bail!(
+            "the draw target is {:?} {}x{}; the draw needs R8G8B8A8Unorm {}x{}",
+            target.format(),
+            target.width(),
+            target.height(),
+            job.size.0,
+            job.size.1
+        );
+    }
     // The JIT runs the program after the IR's bit-exact optimizations (TGSI files arrive as
     // written); the interpreter, the specification, runs it as given, so `--exec jit` against
     // `--exec interp` also checks the optimizer.
@@ -397,16 +420,15 @@ pub fn run_with_constants(
         frag_coord: FragCoordConvention::from_program(&job.fragment_program),
         ..DrawState::new(&*vertex_shader, &*fragment_shader, job.convention)
     };
-    let mut target = Texture::new(Format::R8G8B8A8Unorm, job.size.0, job.size.1, 1)?;
     let vertices = Vertices::new(&job.vertices.registers, job.vertices.attributes);
-    let rows = RenderTarget::of(&mut target)?;
+    let rows = RenderTarget::of(target)?;
     // OpenGL window space has row 0 at the bottom of the picture.
     let rows = match job.convention {
         ClipConvention::OpenGl => rows.bottom_up(),
         _ => rows,
     };
     raster::draw_triangles_into(&state, vertices, rows)?;
-    Ok(target)
+    Ok(())
 }
 
 /// `program` after `ir::opt` (loop unrolling, constant folding, copy propagation, dead writes)
