@@ -1,6 +1,10 @@
 //! Full-screen 1920x1080 draws through the JIT and the reference interpreter, side by side with
 //! Mesa's softpipe and llvmpipe measured in the same run.
 //!
+//! Each iteration draws into the same target (`draw::draw_into`), as the peer's loop draws its N
+//! frames into one framebuffer; `draw_1080p_jit_fresh_target` measures `draw::run_with`, which
+//! allocates and zero-fills a new 8 MB target per draw, as a one-shot `softgpu draw` does.
+//!
 //! `cargo bench --bench interp_draw` prints criterion's numbers, then a table of Mpix/s and
 //! ratios. The peers run through `mesa_run.py --frames N` (path from `MESA_RUN`, default
 //! `../shared/peers/mesa_run.py`); set `SOFTGPU_BENCH_PEERS=0` to skip them (e.g. without Mesa).
