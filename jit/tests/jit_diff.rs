@@ -250,8 +250,8 @@ fn compare(program: &Program, what: &str, rng: &mut Rng, trials: usize) -> bool 
         Err(e) => panic!("{what}: the JIT rejects a program the interpreter runs: {e}"),
     };
     // A large program first runs a kernel compiled for compile time, then (once recompiled in
-    // the background) one compiled for speed, calling Rust through `preserve_all` trampolines:
-    // both must match, whichever is running now. Small programs, compiled for speed with C
+    // the background) one compiled for speed, calling Rust through `preserve_all` trampolines
+    // when every texture instruction has an inline site: both must match, whichever is running. Small programs, compiled for speed with C
     // calls, get those two kernels too, which they never run otherwise.
     let mut jits = vec![jit];
     let mut others = vec![JitShader::compile_optimized(program)];

@@ -325,6 +325,32 @@ thread_local! {
     static WORKSPACE: std::cell::Cell<Option<Box<Workspace>>> = const { std::cell::Cell::new(None) };
 }
 
+/// Whether `inst` gets an inline texture site in an optimized kernel (while fewer than
+/// [`MAX_INLINE_TEX`] sites exist): a TEX-family 2D lookup with its operands in src0 (not TXP),
+/// or a TXD.
+fn inline_site_candidate(d: &Decoded, inst: &Inst) -> bool {
+    matches!(
+        inst.op,
+        Opcode::TEX | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ | Opcode::TXD
+    ) && super::tex_fast_path(d, inst)
+        && d.textures
+            .get(inst.aux as usize)
+            .is_some_and(|t| t.target == crate::ir::TextureTarget::Tex2D)
+}
+
+/// Whether every texture instruction of `d` gets an inline site in an optimized kernel, so that
+/// the kernel calls the Rust sampler only on the rare quads an inline site cannot take.
+pub(super) fn every_texture_site_inline(d: &Decoded) -> bool {
+    let mut sites = 0;
+    d.insts
+        .iter()
+        .filter(|inst| inst.op.class() == OpcodeClass::Texture)
+        .all(|inst| {
+            sites += 1;
+            sites <= MAX_INLINE_TEX && inline_site_candidate(d, inst)
+        })
+}
+
 /// Compiles `d` into one function of `module` and finalizes it.
 pub(super) fn compile(
     module: &mut JITModule,
@@ -492,15 +518,7 @@ fn compile_in(
         let hint = |unit: u32| hints.iter().find(|h| h.unit == unit).map(|h| h.shape);
         if optimize {
             for (pc, inst) in d.insts.iter().enumerate() {
-                let t = d.textures.get(inst.aux as usize);
-                if fast_of_pc.len() < MAX_INLINE_TEX
-                    && matches!(
-                        inst.op,
-                        Opcode::TEX | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ | Opcode::TXD
-                    )
-                    && super::tex_fast_path(d, inst)
-                    && t.is_some_and(|t| t.target == crate::ir::TextureTarget::Tex2D)
-                {
+                if fast_of_pc.len() < MAX_INLINE_TEX && inline_site_candidate(d, inst) {
                     // One descriptor per distinct (view, sampler), shared by its sites.
                     let t = d.textures[inst.aux as usize];
                     let shape = hint(t.sampler.index);
@@ -4612,4 +4630,48 @@ fn memory_locals(d: &Decoded) -> Vec<bool> {
         }
     }
     mem
+}
+
+#[cfg(test)]
+mod tests {
+    use super::every_texture_site_inline;
+    use crate::interp::decode::decode;
+    use crate::ir::text::parse_program;
+
+    fn decoded(body: &str) -> crate::interp::decode::Decoded {
+        let text = format!(
+            "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\n\
+             DCL SVIEW[0], 2D, FLOAT\nDCL TEMP[0..1]\n{body}END\n"
+        );
+        decode(&parse_program(&text).expect("test program parses")).expect("decodes")
+    }
+
+    #[test]
+    fn sampler_calls_are_rare_only_when_every_texture_site_is_inline() {
+        // No texture instruction, or only 2D TEX-family lookups: calls are fallbacks.
+        assert!(every_texture_site_inline(&decoded("MOV OUT[0], IN[0]\n")));
+        assert!(every_texture_site_inline(&decoded(
+            "TEX TEMP[0], IN[0], SAMP[0], 2D\nTXL TEMP[1], IN[0], SAMP[0], 2D\n\
+             ADD OUT[0], TEMP[0], TEMP[1]\n"
+        )));
+        // texelFetch and size queries call Rust on every quad; so does a projective lookup.
+        for op in [
+            "TXF TEMP[0], IN[0], SAMP[0], 2D",
+            "TXQ TEMP[0], IN[0], SAMP[0], 2D",
+            "TXP TEMP[0], IN[0], SAMP[0], 2D",
+        ] {
+            let body =
+                format!("TEX TEMP[1], IN[0], SAMP[0], 2D\n{op}\nADD OUT[0], TEMP[0], TEMP[1]\n");
+            assert!(!every_texture_site_inline(&decoded(&body)), "{op}");
+        }
+        // Past MAX_INLINE_TEX lookups, the rest call the sampler.
+        let many = "TEX TEMP[0], IN[0], SAMP[0], 2D\n".repeat(super::MAX_INLINE_TEX + 1);
+        assert!(!every_texture_site_inline(&decoded(&format!(
+            "{many}MOV OUT[0], TEMP[0]\n"
+        ))));
+        let most = "TEX TEMP[0], IN[0], SAMP[0], 2D\n".repeat(super::MAX_INLINE_TEX);
+        assert!(every_texture_site_inline(&decoded(&format!(
+            "{most}MOV OUT[0], TEMP[0]\n"
+        ))));
+    }
 }

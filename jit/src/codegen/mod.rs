@@ -510,9 +510,14 @@ enum Build {
     /// calls into Rust in the C convention, whose clobbers keep the allocator's work small.
     Optimized,
     /// Run time, compiled in the background (a large program's second kernel), where compile
-    /// time is hidden: calls into Rust go through the `preserve_all` trampolines, which clobber
-    /// nothing, so values live across a rare call can stay in registers (the register allocator
-    /// works longer: math_builtins 1.8 -> 2.4 ms; ntsc-class's decode kernel runs 14% faster).
+    /// time is hidden: when every texture instruction has an inline site (calls into the sampler
+    /// are rare fallbacks), calls into Rust go through the `preserve_all` trampolines, which
+    /// clobber nothing, so values live across a rare call can stay in registers (the register
+    /// allocator works longer: math_builtins 1.8 -> 2.4 ms; ntsc-class's decode kernel runs 14%
+    /// faster). A program calling the sampler on every quad (`texelFetch`, which has no inline
+    /// site) keeps C calls: through the trampolines, CuNNy's ~80 `TXF`s per pixel took its
+    /// background compiles several times longer and its kernels 14% slower (2x the CPU time of
+    /// a 3-frame render).
     Background,
 }
 
@@ -811,7 +816,7 @@ fn compile_tier(
     lp_native: bool,
 ) -> Result<(Tier, JITModule, emit::Compiled), ExecError> {
     let optimize = build != Build::Fast;
-    let preserve_all = build == Build::Background;
+    let preserve_all = build == Build::Background && emit::every_texture_site_inline(decoded);
     let isa = isa(optimize).map_err(|message| ExecError::Unsupported { pc: 0, message })?;
     let mut module = JITModule::new(JITBuilder::with_isa(
         isa,
