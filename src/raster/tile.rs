@@ -193,7 +193,7 @@ pub(crate) fn shade(
     jobs.into_par_iter()
         .map_init(
             || ctx.batch_registers(),
-            |(regs, scratch), mut job| ctx.tile(&mut job, regs, scratch),
+            |regs, mut job| ctx.tile(&mut job, regs),
         )
         .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))
 }
@@ -305,7 +305,8 @@ const BATCH: usize = 128;
 /// Quads in a row of a tile.
 const ROW_QUADS: usize = TILE as usize / 2;
 
-/// Per-tile scratch registers: [`BATCH`] blocks of each file, one per quad of the batch.
+/// Batch registers, reused from tile to tile: [`BATCH`] blocks of each file, one per quad of
+/// the batch, and the plane inputs of [`Context::fill`].
 struct Regs {
     inputs: Vec<QuadVec4>,
     system_values: Vec<QuadVec4>,
@@ -318,11 +319,6 @@ struct Regs {
     /// Quads in the batch.
     count: usize,
     killed: Vec<u8>,
-}
-
-/// Per-tile scratch of the quad push and [`Context::fill`], kept across calls so that it is not
-/// zeroed per row.
-struct PlaneScratch {
     /// The batch slots' quad x coordinates, written with their positions (converted through
     /// i32: coordinates are below 2^21, and SSE2 has no u32 -> f32 conversion). Read back from
     /// `Regs::pos` they cost a failed store forward per vector load.
@@ -333,7 +329,7 @@ struct PlaneScratch {
 
 impl Context<'_> {
     /// Empty batch registers for [`Context::tile`], reusable from tile to tile.
-    fn batch_registers(&self) -> (Regs, PlaneScratch) {
+    fn batch_registers(&self) -> Regs {
         let plan = self.plan;
         let mut regs = Regs {
             inputs: vec![[[0; 4]; 4]; plan.fs_num_inputs * BATCH],
@@ -343,6 +339,8 @@ impl Context<'_> {
             live: [0; BATCH + ROW_QUADS],
             count: 0,
             killed: vec![0; BATCH],
+            xs: [0.0; BATCH],
+            inv_w: [[0.0; 4]; BATCH],
         };
         for slot in 0..BATCH {
             for &register in &self.inputs.sample_pos {
@@ -350,19 +348,10 @@ impl Context<'_> {
                     [[0.5f32.to_bits(); 4], [0.5f32.to_bits(); 4], [0; 4], [0; 4]];
             }
         }
-        let scratch = PlaneScratch {
-            xs: [0.0; BATCH],
-            inv_w: [[0.0; 4]; BATCH],
-        };
-        (regs, scratch)
+        regs
     }
 
-    fn tile(
-        &self,
-        job: &mut Job<'_>,
-        regs: &mut Regs,
-        scratch: &mut PlaneScratch,
-    ) -> Result<(u64, u64), RasterError> {
+    fn tile(&self, job: &mut Job<'_>, regs: &mut Regs) -> Result<(u64, u64), RasterError> {
         // A tile that failed leaves its batch behind (the draw fails with it).
         regs.count = 0;
         let tile_x1 = (job.x0 + TILE).min(self.width) - 1;
@@ -435,7 +424,7 @@ impl Context<'_> {
                         }
                         let slots = regs.pos[first..first + take]
                             .iter_mut()
-                            .zip(&mut scratch.xs[first..first + take]);
+                            .zip(&mut regs.xs[first..first + take]);
                         for (k, (pos, x)) in slots.enumerate() {
                             let qx = x0 + 2 * (next + k) as u32;
                             *pos = (qx, qy);
@@ -449,13 +438,13 @@ impl Context<'_> {
                             let qx = x0 + 2 * i as u32;
                             regs.live[count] = mask;
                             regs.pos[count] = (qx, qy);
-                            scratch.xs[count] = qx as i32 as f32;
+                            regs.xs[count] = qx as i32 as f32;
                             count += usize::from(mask != 0);
                         }
                     }
                     regs.count = count;
                     next += take;
-                    self.fill(tri, qy, first, regs, scratch);
+                    self.fill(tri, qy, first, regs);
                     if count == BATCH {
                         self.flush(job, regs, &mut counts)?;
                     }
@@ -578,14 +567,7 @@ impl Context<'_> {
 
     /// Fills the per-quad inputs of batch slots `first..` (quads of row `qy`, positions and live
     /// lanes already pushed). Input by input over the slots, so each loop is one plane.
-    fn fill(
-        &self,
-        tri: &Triangle,
-        qy: u32,
-        first: usize,
-        regs: &mut Regs,
-        scratch: &mut PlaneScratch,
-    ) {
+    fn fill(&self, tri: &Triangle, qy: u32, first: usize, regs: &mut Regs) {
         let plan = self.plan;
         let end = regs.count;
         if first >= end {
@@ -594,7 +576,7 @@ impl Context<'_> {
         let (ni, ns) = (plan.fs_num_inputs, plan.fs_num_sv);
         let coefs = &self.prepared.coefs[tri.coef..];
         let y = qy as f32;
-        let xs = &scratch.xs[first..end];
+        let xs = &regs.xs[first..end];
         let w = coefs[1];
         // A constant 1/w of exactly 1 (every full-screen pass): dividing by it returns every
         // plane value unchanged (no plane value is a signalling NaN), so the division is skipped.
@@ -606,7 +588,7 @@ impl Context<'_> {
             PerQuad::FragCoord { .. } => true,
             _ => false,
         });
-        let inv_w = &mut scratch.inv_w;
+        let inv_w = &mut regs.inv_w;
         if needs_inv_w {
             for (iw, &x) in inv_w[first..end].iter_mut().zip(xs) {
                 *iw = plane(w, x, y);
