@@ -11,7 +11,8 @@
 
 mod support;
 
-use criterion::{criterion_group, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 use softgpu::draw::{self, DrawJob, Executor, StageConstants};
 use softgpu::ir::lpmath::MathMode;
 use softgpu::ir::Processor;
@@ -60,6 +61,16 @@ fn load_job(name: &str) -> DrawJob {
     }
 }
 
+/// A criterion group of full-screen draws: 10 samples over 8 s, throughput in pixels.
+fn draw_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(8));
+    group.throughput(Throughput::Elements(u64::from(WIDTH * HEIGHT)));
+    group
+}
+
 fn bench_draws(c: &mut Criterion) {
     let runs: [(&str, Executor, MathMode, &[&str]); 3] = [
         (GROUPS[0].0, GROUPS[0].1, MathMode::Exact, &SHADERS),
@@ -67,11 +78,7 @@ fn bench_draws(c: &mut Criterion) {
         (LP_GROUP, Executor::Jit, MathMode::Llvmpipe, &LP_SHADERS),
     ];
     for (group_name, executor, math, shaders) in runs {
-        let mut group = c.benchmark_group(group_name);
-        group.sample_size(10);
-        group.warm_up_time(Duration::from_secs(1));
-        group.measurement_time(Duration::from_secs(8));
-        group.throughput(Throughput::Elements(u64::from(WIDTH * HEIGHT)));
+        let mut group = draw_group(c, group_name);
         for &name in shaders {
             let job = DrawJob {
                 math,
@@ -90,11 +97,7 @@ fn bench_draws(c: &mut Criterion) {
         }
         group.finish();
     }
-    let mut group = c.benchmark_group(FRESH_GROUP);
-    group.sample_size(10);
-    group.warm_up_time(Duration::from_secs(1));
-    group.measurement_time(Duration::from_secs(8));
-    group.throughput(Throughput::Elements(u64::from(WIDTH * HEIGHT)));
+    let mut group = draw_group(c, FRESH_GROUP);
     for name in FRESH_SHADERS {
         let job = load_job(name);
         group.bench_function(name, |b| {
