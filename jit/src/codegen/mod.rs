@@ -48,9 +48,9 @@
 //! optimizer and backtracking register allocator. Larger ones are first compiled without the
 //! optimizer and with the single-pass allocator (about 4x faster to compile, 2x slower to run,
 //! no inline texture sites), then recompiled for speed on a background thread, which the
-//! kernel switches to when done (both compute the same bits) — tiered compilation. That
-//! background kernel reaches Rust through `preserve_all` trampolines (see `Build`); kernels
-//! compiled before a draw call Rust in the C convention, which compiles faster. Setting
+//! kernel switches to when done (both compute the same bits) — tiered compilation. Optimized
+//! kernels whose texture sites are all inline reach Rust through `preserve_all` trampolines
+//! (see `Build`); the others call Rust in the C convention. Setting
 //! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr,
 //! `SOFTGPU_JIT_STATS` how many Cranelift instructions each opcode emitted;
 //! `SOFTGPU_PERF_MAP` writes `/tmp/perf-PID.map` so that `perf report` names the kernels,
@@ -506,19 +506,17 @@ enum Build {
     /// Compile time: no optimizer, the single-pass register allocator, no inline texture sites
     /// (the first kernel of a large program).
     Fast,
-    /// Run time, compiled before the first draw (programs up to `OPTIMIZE_MAX_INSTRUCTIONS`):
-    /// calls into Rust in the C convention, whose clobbers keep the allocator's work small.
+    /// Run time: a small program's only kernel, compiled before the first draw, or a large
+    /// program's second kernel, compiled in the background. When every texture instruction has
+    /// an inline site (calls into the sampler are rare fallbacks), calls into Rust go through
+    /// the `preserve_all` trampolines, which clobber nothing, so values live across a rare call
+    /// stay in registers instead of being stored to the stack and reloaded on every quad
+    /// (`tex_mul` ~10% faster; ntsc-class's decode kernel 14%). The register allocator works
+    /// longer for it (compile: `tex_mul` 1.08 -> 1.27 ms, `math_builtins` 1.8 -> 2.4 ms). A
+    /// program calling the sampler on every quad (`texelFetch`, which has no inline site) keeps
+    /// C calls: through the trampolines, CuNNy's ~80 `TXF`s per pixel took its compiles several
+    /// times longer and its kernels 14% slower.
     Optimized,
-    /// Run time, compiled in the background (a large program's second kernel), where compile
-    /// time is hidden: when every texture instruction has an inline site (calls into the sampler
-    /// are rare fallbacks), calls into Rust go through the `preserve_all` trampolines, which
-    /// clobber nothing, so values live across a rare call can stay in registers (the register
-    /// allocator works longer: math_builtins 1.8 -> 2.4 ms; ntsc-class's decode kernel runs 14%
-    /// faster). A program calling the sampler on every quad (`texelFetch`, which has no inline
-    /// site) keeps C calls: through the trampolines, CuNNy's ~80 `TXF`s per pixel took its
-    /// background compiles several times longer and its kernels 14% slower (2x the CPU time of
-    /// a 3-frame render).
-    Background,
 }
 
 /// Programs larger than this are never recompiled for speed (the optimizing compile grows to
@@ -649,8 +647,7 @@ impl JitShader {
     }
 
     /// Compiles `program` for speed whatever its size, before returning (uncached): what a large
-    /// program runs once its background recompilation is done (calls into Rust through the
-    /// `preserve_all` trampolines).
+    /// program runs once its background recompilation is done.
     pub fn compile_optimized(program: &Program) -> Result<JitShader, ExecError> {
         Self::compile_tier_math(program, MathMode::Exact, true)
     }
@@ -670,7 +667,7 @@ impl JitShader {
         optimize: bool,
     ) -> Result<JitShader, ExecError> {
         let build = if optimize {
-            Build::Background
+            Build::Optimized
         } else {
             Build::Fast
         };
@@ -791,7 +788,7 @@ fn optimize_in_background(weak: Weak<Kernel>) {
             compile_tier(
                 &kernel.program,
                 &kernel.decoded,
-                Build::Background,
+                Build::Optimized,
                 kernel.lp_native,
             )
         }));
@@ -816,7 +813,7 @@ fn compile_tier(
     lp_native: bool,
 ) -> Result<(Tier, JITModule, emit::Compiled), ExecError> {
     let optimize = build != Build::Fast;
-    let preserve_all = build == Build::Background && emit::every_texture_site_inline(decoded);
+    let preserve_all = optimize && emit::every_texture_site_inline(decoded);
     let isa = isa(optimize).map_err(|message| ExecError::Unsupported { pc: 0, message })?;
     let mut module = JITModule::new(JITBuilder::with_isa(
         isa,
