@@ -219,6 +219,13 @@ fn pragma_errors_name_file_and_line() {
         ("#pragma stage geometry\n", "unknown stage `geometry`", 2),
         ("#pragma parameter P \"p\" 0.5 0.0\n", "has 2 of the 3 required numbers", 2),
         ("#pragma parameter P \"p\" 0.5 zero 1.0\n", "minimum value `zero` of `P` is not a number", 2),
+        // A multi-byte character inside the first number (a crash once: `inf` was compared by
+        // slicing the text at byte 3).
+        (
+            "#pragma parameter P \"p\" 0\u{fffd}15 0.0 1.0\n",
+            "minimum value `\u{fffd}15` of `P` is not a number",
+            2,
+        ),
         ("#pragma parameter P p 0.5 0.0 1.0\n", "must be in double quotes", 2),
         ("#pragma parameter P \"unterminated 0.5 0.0 1.0\n", "unterminated description", 2),
         (

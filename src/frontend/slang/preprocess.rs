@@ -467,7 +467,10 @@ fn float_prefix(s: &str) -> Option<(f32, usize)> {
         i += 1;
     }
     for word in ["infinity", "inf", "nan"] {
-        if s.len() >= i + word.len() && s[i..i + word.len()].eq_ignore_ascii_case(word) {
+        // Bytes, not `str` slices: the text after a sign may start with a multi-byte character.
+        if b.get(i..i + word.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+        {
             let len = i + word.len();
             return s[..len].to_ascii_lowercase().parse().ok().map(|v| (v, len));
         }
