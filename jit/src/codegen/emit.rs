@@ -2226,9 +2226,6 @@ impl Emitter<'_, '_> {
         V { v, flushed }
     }
 
-    /// `lanes ? val : old` per lane, for a lane mask (every lane all ones or all zeros): one
-    /// `blendvps`, where `bitselect` of a mask Cranelift cannot see the origin of (a variable,
-    /// a block parameter) becomes three instructions.
     /// The type `var` was declared with.
     fn var_type(&self, var: Variable) -> Type {
         self.var_types[var.as_u32() as usize]
@@ -2242,6 +2239,9 @@ impl Emitter<'_, '_> {
         var
     }
 
+    /// `lanes ? val : old` per lane, for a lane mask (every lane all ones or all zeros): one
+    /// `blendvps`, where `bitselect` of a mask Cranelift cannot see the origin of (a variable,
+    /// a block parameter) becomes three instructions.
     fn blend_lanes(&mut self, lanes: Value, val: Value, old: Value) -> Value {
         let val = self.i(val);
         let old = self.i(old);
