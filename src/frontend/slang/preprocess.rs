@@ -467,7 +467,7 @@ fn float_prefix(s: &str) -> Option<(f32, usize)> {
         i += 1;
     }
     for word in ["infinity", "inf", "nan"] {
-        // Bytes, not `str` slices: the text after a sign may start with a multi-byte character.
+        // Bytes, not `str` slices: a multi-byte character may straddle the compared range.
         if b.get(i..i + word.len())
             .is_some_and(|w| w.eq_ignore_ascii_case(word.as_bytes()))
         {
