@@ -62,8 +62,8 @@ struct RenderArgs {
     #[arg(long, value_name = "0-3", default_value_t = 0,
           value_parser = clap::value_parser!(u32).range(0..=3))]
     rotation: u32,
-    /// `OriginalFPS`.
-    #[arg(long, value_name = "FPS", default_value_t = 1.0)]
+    /// `OriginalFPS`: the source's frame rate, a positive finite number.
+    #[arg(long, value_name = "FPS", default_value_t = 1.0, value_parser = parse_fps)]
     fps: f32,
     /// Shader executor: the Cranelift JIT, or the reference interpreter (bit-identical results).
     #[arg(long, value_enum, default_value = "jit")]
@@ -91,6 +91,20 @@ fn parse_direction(text: &str) -> std::result::Result<i32, String> {
         "1" | "+1" => Ok(1),
         "-1" => Ok(-1),
         _ => Err(format!("expected -1 or 1, got `{text}`")),
+    }
+}
+
+/// Parses `--fps`: a frame rate is positive and finite (NaN, infinities, zero and negative
+/// rates would reach the shaders' `OriginalFPS` as nonsense).
+fn parse_fps(text: &str) -> std::result::Result<f32, String> {
+    match text.parse::<f32>() {
+        Ok(fps) if fps.is_finite() && fps > 0.0 => Ok(fps),
+        Ok(_) => Err(format!(
+            "expected a positive finite frame rate, got `{text}`"
+        )),
+        Err(e) => Err(format!(
+            "expected a positive finite frame rate, got `{text}` ({e})"
+        )),
     }
 }
 
