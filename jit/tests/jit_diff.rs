@@ -250,20 +250,19 @@ fn compare(program: &Program, what: &str, rng: &mut Rng, trials: usize) -> bool 
         Err(e) => panic!("{what}: the JIT rejects a program the interpreter runs: {e}"),
     };
     // A large program first runs a kernel compiled for compile time, then (once recompiled in
-    // the background) one compiled for speed, calling Rust through `preserve_all` trampolines
-    // when every texture instruction has an inline site: both must match, whichever is running. Small programs, compiled for speed with C
-    // calls, get those two kernels too, which they never run otherwise.
-    let mut jits = vec![jit];
-    let mut others = vec![JitShader::compile_optimized(program)];
-    if jits[0].is_optimized() {
-        others.push(JitShader::compile_fast_tier(program));
-    }
-    for other in others {
-        match other {
-            Ok(j) => jits.push(j.with_budget(BUDGET)),
-            Err(e) => panic!("{what}: the other tier rejects the program: {e}"),
-        }
-    }
+    // the background) one compiled for speed: both must match, whichever is running. A small
+    // program's kernel is already the one compiled for speed (the same build a background
+    // recompilation makes); it gets the compile-time kernel too, which it never runs otherwise.
+    let other = if jit.is_optimized() {
+        JitShader::compile_fast_tier(program)
+    } else {
+        JitShader::compile_optimized(program)
+    };
+    let other = match other {
+        Ok(j) => j.with_budget(BUDGET),
+        Err(e) => panic!("{what}: the other tier rejects the program: {e}"),
+    };
+    let jits = [jit, other];
     let sig = interp.signature();
     let mut batch = Vec::new();
     for trial in 0..trials {
