@@ -10,7 +10,7 @@ use softgpu::exec::{QuadBatch, QuadIo, QuadShader, QuadVec4, ShaderResources, Te
 use softgpu::interp::Interpreter;
 use softgpu::ir::text::parse_program;
 use softgpu::ir::{InlineShape, InlineWrap, SamplerHint, TextureTarget};
-use softgpu::jit::codegen::JitShader;
+use softgpu::jit::codegen::{self, JitShader};
 use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -237,6 +237,9 @@ fn inline_sampling_matches_the_sampler() {
             (line, jits, interp)
         })
         .collect();
+    // The general texture paths are compiled on threads of their own; until they are, sites
+    // call the sampler (same bits), which the call counts below would see.
+    codegen::wait_for_texture_paths();
     let mut shaped_checked = 0;
     let mut inline_checked = 0;
     for (k, &(w, h)) in kinds.iter().flat_map(|k| sizes.iter().map(move |s| (k, s))) {

@@ -11,7 +11,7 @@ use softgpu::exec::{QuadBatch, QuadIo, QuadShader, QuadVec4, ShaderResources, Te
 use softgpu::interp::Interpreter;
 use softgpu::ir::text::parse_program;
 use softgpu::ir::TextureTarget;
-use softgpu::jit::codegen::JitShader;
+use softgpu::jit::codegen::{self, JitShader};
 use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -231,6 +231,9 @@ fn inline_mip_sampling_matches_the_sampler() {
             (line, optimized, fast_tier, interp)
         })
         .collect();
+    // The general texture paths are compiled on threads of their own; until they are, sites
+    // call the sampler (same bits), which the call counts below would see.
+    codegen::wait_for_texture_paths();
     let wraps = [
         Wrap::Repeat,
         Wrap::ClampToEdge,

@@ -50,6 +50,8 @@ pub(super) struct Compiled {
     pub num_const_buffers: usize,
     /// The units of the inline texture sites (one descriptor per distinct pair).
     pub fast_sites: Vec<super::FastSiteUnits>,
+    /// Which general texture paths ([`MIP_OPS`]) the kernel's sites may call.
+    pub general_ops: [bool; 5],
 }
 
 /// Where in a kernel's scratch slot a padded texture site stores its four lane offsets, which
@@ -70,8 +72,8 @@ pub(super) const MIP_OPS: [Opcode; 5] = [
     Opcode::TXD,
 ];
 
-/// Compiles the general inline texture path ([`Emitter::tex_mip`]) once per opcode of
-/// [`MIP_OPS`] as functions `(ctx, pc, io, fast)` of the default calling convention: `io`
+/// Compiles the general inline texture path ([`Emitter::tex_mip`]) for each of `ops` (of
+/// [`MIP_OPS`]) as functions `(ctx, pc, io, fast)` of `shims`' calling convention: `io`
 /// holds src0 and (TXD) the gradients as `tex_sample` takes them, `fast` the site's `FastTex`;
 /// the texels are returned in `io[0]`. Kernels call them instead of carrying the ~500
 /// Cranelift instructions at every site (compile time), and they run in the kernel's DAZ
@@ -80,6 +82,7 @@ pub(super) fn compile_mip_fns(
     module: &mut JITModule,
     offsets: CtxOffsets,
     shims: Shims,
+    ops: &[Opcode],
 ) -> Result<Vec<FuncId>, ExecError> {
     let cl = |e: &dyn std::fmt::Display| unsupported(0, format!("cranelift: {e}"));
     let ptr = module.target_config().pointer_type();
@@ -95,7 +98,7 @@ pub(super) fn compile_mip_fns(
         num_locals: 0,
     };
     let mut ids = Vec::new();
-    for op in MIP_OPS {
+    for &op in ops {
         let mut sig = module.make_signature();
         for ty in [ptr, I32, ptr, ptr] {
             sig.params.push(AbiParam::new(ty));
@@ -180,6 +183,7 @@ pub(super) fn compile_mip_fns(
                 optimize: true,
                 op_stats: None,
                 tex_io: Some((io, pc)),
+                general_ops: [false; 5],
             };
             e.enter(body);
             let src: [Value; 4] =
@@ -430,10 +434,12 @@ fn compile_in(
             num_outputs: io.2,
             num_const_buffers,
             fast_sites: Vec::new(),
+            general_ops: [false; 5],
         });
     }
 
     let mut fast_sites = Vec::new();
+    let general_ops;
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
         let mut step = module.make_signature();
@@ -606,6 +612,7 @@ fn compile_in(
             optimize,
             op_stats: std::env::var_os("SOFTGPU_JIT_STATS").map(|_| HashMap::default()),
             tex_io: None,
+            general_ops: [false; 5],
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -716,6 +723,7 @@ fn compile_in(
         }
 
         e.walk(0, d.insts.len(), None, 0)?;
+        general_ops = e.general_ops;
         if let Some(stats) = e.op_stats.take() {
             print_op_stats(stats, e.b.func.dfg.num_insts(), d.insts.len());
         }
@@ -761,6 +769,7 @@ fn compile_in(
         num_outputs: io.2,
         num_const_buffers,
         fast_sites,
+        general_ops,
     })
 }
 
@@ -922,6 +931,8 @@ struct Emitter<'a, 'f> {
     /// In [`compile_mip_fns`]'s functions: the `io` block and program counter the sampler
     /// fallback passes on (the operands are already there).
     tex_io: Option<(Value, Value)>,
+    /// Which general texture paths ([`MIP_OPS`]) the sites emitted so far call.
+    general_ops: [bool; 5],
 }
 
 /// Prints what `op_stats` gathered, largest emitters first.
@@ -2886,11 +2897,12 @@ impl Emitter<'_, '_> {
         let tex = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
         let mip = general.and_then(|(base, op, shape)| {
             let k = MIP_OPS.iter().position(|&o| o == op)?;
-            let f = self.shims.mip[k];
-            (!f.is_null()).then_some((base, f, shape))
+            let slot = self.shims.mip?.slot(k);
+            self.general_ops[k] = true;
+            Some((base, slot, shape))
         });
         let (callee, fast) = match mip {
-            Some((base, f, shape)) => {
+            Some((base, slot, shape)) => {
                 use super::FastTex;
                 let mode = self.b.ins().load(
                     I32,
@@ -2917,7 +2929,10 @@ impl Emitter<'_, '_> {
                     }
                     None => self.b.ins().icmp_imm_s(IntCC::Equal, mode, 2),
                 };
-                let f = self.b.ins().iconst(self.ptr, f as i64);
+                // Loaded per call, not assumed constant: the slot holds the sampler call until
+                // the general path is compiled, then that path (see `super::GeneralPaths`).
+                let slot = self.b.ins().iconst(self.ptr, slot as i64);
+                let f = self.b.ins().load(self.ptr, self.mf, slot, 0);
                 (self.b.ins().select(is_general, f, tex), base)
             }
             None => (tex, null),

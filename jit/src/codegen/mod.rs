@@ -70,7 +70,8 @@ mod uniform;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
@@ -824,11 +825,7 @@ fn compile_tier(
         decoded,
         CtxOffsets::get(),
         Shims {
-            mip: if optimize {
-                mip_fns(preserve_all)
-            } else {
-                [std::ptr::null(); 5]
-            },
+            mip: optimize.then(|| GeneralPaths::of(preserve_all)),
             ..Shims::rust(preserve_all)
         },
         optimize,
@@ -860,6 +857,9 @@ fn compile_tier(
                 message: format!("{what}[{}] is beyond the JIT's direct range", n - 1),
             });
         }
+    }
+    if optimize {
+        GeneralPaths::of(preserve_all).start(compiled.general_ops);
     }
     let ptr = module.get_finalized_function(compiled.func_id);
     // SAFETY: `ptr` is the finalized code of a function whose Cranelift signature is
@@ -909,8 +909,8 @@ struct Shims {
     step: *const u8,
     lanes: *const u8,
     tex: *const u8,
-    /// The general inline texture paths by `emit::MIP_OPS` (null: call the sampler instead).
-    mip: [*const u8; 5],
+    /// The general inline texture paths (`None`: sites call the sampler instead).
+    mip: Option<&'static GeneralPaths>,
     /// Whether `step`, `lanes`, `tex` and `mip` are of the `preserve_all` convention (the
     /// trampolines of [`trampolines`] and the general paths compiled with them) rather than C.
     preserve_all: bool,
@@ -933,7 +933,7 @@ impl Shims {
             tex: targets[0],
             lanes: targets[1],
             step: targets[2],
-            mip: [std::ptr::null(); 5],
+            mip: None,
             preserve_all,
         }
     }
@@ -990,15 +990,82 @@ fn trampolines() -> Option<[*const u8; 3]> {
     fns.map(|a| a.map(|f| f as *const u8))
 }
 
-/// The general inline texture paths calling into Rust as [`Shims::rust`] says, compiled once
-/// per process for each way (see `emit::compile_mip_fns`); null pointers when that failed.
-fn mip_fns(preserve_all: bool) -> [*const u8; 5] {
-    static FNS: [OnceLock<[usize; 5]>; 2] = [OnceLock::new(), OnceLock::new()];
-    let fns = FNS[usize::from(preserve_all)].get_or_init(|| {
-        let Some(addrs) = process_functions::<5>(|module| {
-            emit::compile_mip_fns(module, CtxOffsets::get(), Shims::rust(preserve_all))
+/// The general inline texture paths (`emit::MIP_OPS`) of one calling convention. Each is
+/// compiled on a thread of its own once a kernel with a site that may call it has been
+/// compiled (~4 ms each with the optimizing register allocator; all five used to be compiled
+/// before the first kernel that could call one, 20 ms at the start of every process that
+/// samples a texture). Kernels load the entry from the path's slot at each call: until the path
+/// is compiled (or when its compilation failed) the slot holds the sampler call, which takes
+/// the same arguments and gives the same bits, only slower.
+pub(crate) struct GeneralPaths {
+    /// The [`Shims::rust`] argument the paths are compiled with (their calling convention).
+    preserve_all: bool,
+    /// Entry addresses by `emit::MIP_OPS`.
+    slots: [AtomicUsize; 5],
+    started: [AtomicBool; 5],
+}
+
+/// Compilations of general paths under way, and the condition [`wait_for_texture_paths`]
+/// waits on.
+static PATHS_IN_FLIGHT: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+impl GeneralPaths {
+    /// The paths calling into Rust as [`Shims::rust`]`(preserve_all)` says.
+    fn of(preserve_all: bool) -> &'static GeneralPaths {
+        static PATHS: [OnceLock<GeneralPaths>; 2] = [OnceLock::new(), OnceLock::new()];
+        PATHS[usize::from(preserve_all)].get_or_init(|| {
+            let sampler = Shims::rust(preserve_all).tex as usize;
+            GeneralPaths {
+                preserve_all,
+                slots: std::array::from_fn(|_| AtomicUsize::new(sampler)),
+                started: std::array::from_fn(|_| AtomicBool::new(false)),
+            }
+        })
+    }
+
+    /// The address of path `k`'s slot, which compiled code loads its entry from.
+    pub(crate) fn slot(&self, k: usize) -> usize {
+        &self.slots[k] as *const AtomicUsize as usize
+    }
+
+    /// Starts compiling the paths of `ops` (by `emit::MIP_OPS`) not started before.
+    fn start(&'static self, ops: [bool; 5]) {
+        for (k, _) in ops.iter().enumerate().filter(|(_, &used)| used) {
+            if self.started[k].swap(true, Ordering::AcqRel) {
+                continue;
+            }
+            *PATHS_IN_FLIGHT.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+            let work = move || {
+                self.compile(k);
+                let (count, done) = &PATHS_IN_FLIGHT;
+                *count.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+                done.notify_all();
+            };
+            if std::thread::Builder::new()
+                .name("softgpu-jit-texture".into())
+                .spawn(work)
+                .is_err()
+            {
+                // Without a thread the slot keeps the sampler call.
+                let (count, done) = &PATHS_IN_FLIGHT;
+                *count.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+                done.notify_all();
+            }
+        }
+    }
+
+    /// Compiles path `k` and publishes its entry in its slot.
+    fn compile(&self, k: usize) {
+        let op = emit::MIP_OPS[k];
+        let Some([addr]) = process_functions::<1>(|module| {
+            emit::compile_mip_fns(
+                module,
+                CtxOffsets::get(),
+                Shims::rust(self.preserve_all),
+                &[op],
+            )
         }) else {
-            return [0; 5];
+            return;
         };
         if std::env::var_os("SOFTGPU_PERF_MAP").is_some() {
             use std::io::Write;
@@ -1008,19 +1075,30 @@ fn mip_fns(preserve_all: bool) -> [*const u8; 5] {
                 .append(true)
                 .open(path)
             {
-                // Sizes are not known here; each function ends where the next one in
-                // memory begins (at most 16 KB).
-                for (k, &a) in addrs.iter().enumerate() {
-                    let end = addrs.iter().copied().filter(|&b| b > a).min();
-                    let size = end.map_or(0x4000, |e| (e - a).min(0x4000));
-                    let conv = if preserve_all { "_preserve_all" } else { "" };
-                    let _ = writeln!(f, "{a:x} {size:x} softgpu_tex_general_{k}{conv}");
-                }
+                // The size is not known here; 16 KB covers the function.
+                let conv = if self.preserve_all {
+                    "_preserve_all"
+                } else {
+                    ""
+                };
+                let _ = writeln!(f, "{addr:x} 4000 softgpu_tex_general_{op:?}{conv}");
             }
         }
-        addrs
-    });
-    fns.map(|a| a as *const u8)
+        // Release: the code is finalized (written and made executable) before a kernel on
+        // another thread can load its address, as with a background-recompiled kernel.
+        self.slots[k].store(addr, Ordering::Release);
+    }
+}
+
+/// Blocks until every general texture path whose compilation has started is compiled (or
+/// failed): from then on, kernels compiled so far call those paths instead of the sampler.
+/// For tests that count sampler calls and for measurements of steady-state speed.
+pub fn wait_for_texture_paths() {
+    let (count, done) = &PATHS_IN_FLIGHT;
+    let mut n = count.lock().unwrap_or_else(|e| e.into_inner());
+    while *n > 0 {
+        n = done.wait(n).unwrap_or_else(|e| e.into_inner());
+    }
 }
 
 /// True when texture instruction `inst` can take the [`tex_sample`] path: a TEX-family sample
