@@ -29,7 +29,8 @@
 //! unit offers a [`TexelView`](crate::exec::TexelView): level 0 with one filter and wrap in the
 //! kernel itself, anything else (mip levels with their per-lane level of detail, a min/mag
 //! switch, per-axis or other wraps) by the general path, compiled once per process as one
-//! function per opcode (`mip_fns`), which the site's sampler call reaches instead. Everything else — other texture instructions, legacy and packing
+//! function per opcode on a thread of its own (`GeneralPaths`), which the site's sampler call
+//! reaches instead (the sampler itself until the path is compiled). Everything else — other texture instructions, legacy and packing
 //! opcodes (LIT, EXP, LOG, XPD, NRM, PK*/UP*, …) — runs the interpreter's own executor for that
 //! one instruction (`interp_step`) on the same register memory, so its result is the
 //! interpreter's by construction. Registers live in SSA variables (CPU registers where Cranelift
@@ -1394,7 +1395,7 @@ impl JitShader {
         // (one entry per site) and, when its `ok` is set, texels at `y * width + x` for
         // `x < width`, `y < height`, which `FastTex::of` checked lie in the view's slice,
         // borrowed from `resources` for the call; with `mode` 2 their sampler call goes to the
-        // general path (`mip_fns`, code that lives as long as the process), which reads the
+        // general path (`GeneralPaths`, code that lives as long as the process), which reads the
         // `last + 1` entries of the level table (level indices clamped to `0..=last`) and
         // texels at `offset + y * width + x` of a level with `x`, `y` clamped to its size,
         // which `FastTex::of` checked lie in the slice too, and otherwise calls `tex_sample`; indirect accesses check each lane's index
