@@ -1038,9 +1038,7 @@ impl GeneralPaths {
             *PATHS_IN_FLIGHT.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
             let work = move || {
                 self.compile(k);
-                let (count, done) = &PATHS_IN_FLIGHT;
-                *count.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
-                done.notify_all();
+                path_settled();
             };
             if std::thread::Builder::new()
                 .name("softgpu-jit-texture".into())
@@ -1048,9 +1046,7 @@ impl GeneralPaths {
                 .is_err()
             {
                 // Without a thread the slot keeps the sampler call.
-                let (count, done) = &PATHS_IN_FLIGHT;
-                *count.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
-                done.notify_all();
+                path_settled();
             }
         }
     }
@@ -1089,6 +1085,13 @@ impl GeneralPaths {
         // another thread can load its address, as with a background-recompiled kernel.
         self.slots[k].store(addr, Ordering::Release);
     }
+}
+
+/// Counts a general path's compilation as finished (compiled, failed or never started).
+fn path_settled() {
+    let (count, done) = &PATHS_IN_FLIGHT;
+    *count.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+    done.notify_all();
 }
 
 /// Blocks until every general texture path whose compilation has started is compiled (or
