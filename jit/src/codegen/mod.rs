@@ -816,6 +816,7 @@ fn compile_tier(
 ) -> Result<(Tier, JITModule, emit::Compiled), ExecError> {
     let optimize = build != Build::Fast;
     let preserve_all = optimize && emit::every_texture_site_inline(decoded);
+    let general_paths = optimize.then(|| GeneralPaths::of(preserve_all));
     let isa = isa(optimize).map_err(|message| ExecError::Unsupported { pc: 0, message })?;
     let mut module = JITModule::new(JITBuilder::with_isa(
         isa,
@@ -826,7 +827,7 @@ fn compile_tier(
         decoded,
         CtxOffsets::get(),
         Shims {
-            mip: optimize.then(|| GeneralPaths::of(preserve_all)),
+            mip: general_paths,
             ..Shims::rust(preserve_all)
         },
         optimize,
@@ -859,8 +860,8 @@ fn compile_tier(
             });
         }
     }
-    if optimize {
-        GeneralPaths::of(preserve_all).start(compiled.general_ops);
+    if let Some(paths) = general_paths {
+        paths.start(compiled.general_ops);
     }
     let ptr = module.get_finalized_function(compiled.func_id);
     // SAFETY: `ptr` is the finalized code of a function whose Cranelift signature is
