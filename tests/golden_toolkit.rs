@@ -714,7 +714,7 @@ fn preset_case_without_input_fails_through_the_library() {
         "[[case]]\nname = \"p\"\npreset = \"x.slangp\"\nexpected = \"p.png\"\n",
     )
     .unwrap();
-    let r = runner::run_case(0, &suite.cases[0], false);
+    let r = runner::run_case(0, &suite.cases[0], false, None);
     assert_eq!(r.status, CaseStatus::Failed);
     let message = r.message.unwrap();
     assert!(
@@ -774,7 +774,9 @@ fn renders_are_byte_identical_across_thread_counts() {
             .num_threads(threads)
             .build()
             .unwrap();
-        let image = pool.install(|| runner::render(&suite.cases[0])).unwrap();
+        let image = pool
+            .install(|| runner::render(&suite.cases[0], None))
+            .unwrap();
         softgpu::golden::encode_png(&image)
     };
     let one = render(1);

@@ -81,6 +81,8 @@ struct RenderArgs {
     /// checking the specialization).
     #[arg(long)]
     no_specialize: bool,
+    #[command(flatten)]
+    cache: ShaderCacheArgs,
     /// Never show the progress bar.
     #[arg(long)]
     quiet: bool,
@@ -155,6 +157,7 @@ fn run_render(args: RenderArgs) -> Result<()> {
             },
             math: args.math.mode(),
             skip_specialization: args.no_specialize,
+            shader_cache: args.cache.dir(),
             ..Default::default()
         },
         frame: chain::FrameOptions {
@@ -224,6 +227,33 @@ struct TestCmd {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
+    #[command(flatten)]
+    cache: ShaderCacheArgs,
+}
+
+/// Where compiled shaders are cached between runs.
+#[derive(clap::Args)]
+struct ShaderCacheArgs {
+    /// Directory of the on-disk cache of compiled shaders, which lets the next run of the same
+    /// shaders skip glslang and the lowering [default: $SOFTGPU_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/softgpu, else ~/.cache/softgpu]
+    #[arg(long, value_name = "DIR", conflicts_with = "no_shader_cache")]
+    shader_cache: Option<PathBuf>,
+    /// Compile every shader, neither reading nor writing the shader cache.
+    #[arg(long)]
+    no_shader_cache: bool,
+}
+
+impl ShaderCacheArgs {
+    /// The cache directory to use, if any.
+    fn dir(&self) -> Option<PathBuf> {
+        if self.no_shader_cache {
+            return None;
+        }
+        self.shader_cache
+            .clone()
+            .or_else(softgpu::chain::default_shader_cache_dir)
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -707,6 +737,7 @@ fn main() -> ExitCode {
                 shard: args.shard,
                 report: Some(args.report),
                 jobs: args.jobs.map(usize::from),
+                shader_cache: args.cache.dir(),
             }))
         }
     };

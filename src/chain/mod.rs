@@ -6,6 +6,7 @@
 pub mod preset;
 pub mod runtime;
 pub mod semantics;
+pub mod shader_cache;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use crate::texture::Texture;
 
 pub use runtime::{ChainOptions, FilterChain, FrameOptions, SrgbCurve};
+pub use shader_cache::{default_shader_cache_dir, ShaderCacheStats};
 
 /// Why a chain could not be built or rendered; the message names the file (and line, where
 /// one is known) and what was expected.

@@ -40,6 +40,7 @@ use super::semantics::{
     bind_stage, size_vec4, write_member, ActiveMembers, SemanticNames, StageBindings,
     TextureSemantic, UniformSemantic, UniformValue,
 };
+use super::shader_cache::{ShaderCache, ShaderCacheStats};
 use super::ChainError;
 
 /// Largest side of any pass target (RetroArch's and librashader's limit).
@@ -72,6 +73,10 @@ pub struct ChainOptions {
     /// binds and the parameters it reads (`ir::opt::specialize`, `fold_known_constants`; the
     /// same pixels either way).
     pub skip_specialization: bool,
+    /// The directory of the on-disk cache of compiled pass shaders (see
+    /// [`super::shader_cache`]); `None` compiles every shader (the default for the library;
+    /// `softgpu render` uses [`super::default_shader_cache_dir`]).
+    pub shader_cache: Option<PathBuf>,
 }
 
 /// The sRGB transfer curve of sRGB render targets.
@@ -388,6 +393,7 @@ pub struct FilterChain {
     /// core (the next pass's first lookup would otherwise decode it on one thread while the
     /// others wait for it).
     predecode_outputs: bool,
+    shader_cache_stats: ShaderCacheStats,
 }
 
 /// A compiled shader stage pair with its interface, whatever the language.
@@ -409,7 +415,10 @@ fn stage_interface(
     (lowered, reflection, ActiveMembers::of_module(module))
 }
 
-fn compile_pass_shader(path: &Path) -> Result<CompiledShader, ChainError> {
+fn compile_pass_shader(
+    path: &Path,
+    cache: Option<&ShaderCache>,
+) -> Result<CompiledShader, ChainError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -418,24 +427,65 @@ fn compile_pass_shader(path: &Path) -> Result<CompiledShader, ChainError> {
     let frontend = |e: crate::frontend::FrontendError| ChainError::new(e.to_string());
     match ext.as_str() {
         "slang" | "glsl" => {
-            let shader = slang::compile_slang(path).map_err(frontend)?;
-            let (vs, fs) = shader.lower().map_err(frontend)?;
+            let pre = slang::preprocess_file(path).map_err(frontend)?;
+            let (name, format, parameters) =
+                (pre.name.clone(), pre.format.clone(), pre.parameters.clone());
+            let sources = [pre.vertex.text.as_str(), pre.fragment.text.as_str()];
+            let (vertex, fragment) = match cache.and_then(|c| c.load("slang", &sources)) {
+                Some(stages) => stages,
+                None => {
+                    let sources = sources.map(str::to_string);
+                    let shader = slang::compile_preprocessed(path, pre).map_err(frontend)?;
+                    let (vs, fs) = shader.lower().map_err(frontend)?;
+                    let vertex =
+                        stage_interface(vs, shader.vertex.reflection, &shader.vertex.module);
+                    let fragment =
+                        stage_interface(fs, shader.fragment.reflection, &shader.fragment.module);
+                    if let Some(cache) = cache {
+                        cache.store(
+                            "slang",
+                            &sources.each_ref().map(String::as_str),
+                            &vertex,
+                            &fragment,
+                        );
+                    }
+                    (vertex, fragment)
+                }
+            };
             Ok(CompiledShader {
-                vertex: stage_interface(vs, shader.vertex.reflection, &shader.vertex.module),
-                fragment: stage_interface(fs, shader.fragment.reflection, &shader.fragment.module),
-                name: shader.name,
-                parameters: shader.parameters,
-                format: shader.format,
+                vertex,
+                fragment,
+                name,
+                parameters,
+                format,
             })
         }
         "cg" => {
-            let shader = cg::compile_cg(path).map_err(frontend)?;
-            let (vs, fs) = shader.lower().map_err(frontend)?;
+            let pre = cg::preprocess::preprocess_file(path).map_err(frontend)?;
+            let sources = [pre.text.as_str()];
+            let parameters = pre.parameters.clone();
+            let (vertex, fragment) = match cache.and_then(|c| c.load("cg", &sources)) {
+                Some(stages) => stages,
+                None => {
+                    let text = pre.text.clone();
+                    let shader = cg::compile_preprocessed(pre, &path.display().to_string())
+                        .map_err(frontend)?;
+                    let (vs, fs) = shader.lower().map_err(frontend)?;
+                    let vertex =
+                        stage_interface(vs, shader.vertex.reflection, &shader.vertex.module);
+                    let fragment =
+                        stage_interface(fs, shader.fragment.reflection, &shader.fragment.module);
+                    if let Some(cache) = cache {
+                        cache.store("cg", &[text.as_str()], &vertex, &fragment);
+                    }
+                    (vertex, fragment)
+                }
+            };
             Ok(CompiledShader {
-                vertex: stage_interface(vs, shader.vertex.reflection, &shader.vertex.module),
-                fragment: stage_interface(fs, shader.fragment.reflection, &shader.fragment.module),
+                vertex,
+                fragment,
                 name: None,
-                parameters: shader.parameters,
+                parameters,
                 format: None,
             })
         }
@@ -588,8 +638,12 @@ impl FilterChain {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let compiled: Vec<Result<CompiledShader, ChainError>> =
-            files.par_iter().map(|f| compile_pass_shader(f)).collect();
+        let cache = options.shader_cache.clone().map(ShaderCache::new);
+        let compiled: Vec<Result<CompiledShader, ChainError>> = files
+            .par_iter()
+            .map(|f| compile_pass_shader(f, cache.as_ref()))
+            .collect();
+        let shader_cache_stats = cache.map(|c| c.stats()).unwrap_or_default();
         let mut shaders = BTreeMap::new();
         for (file, result) in files.into_iter().zip(compiled) {
             let shader = result.map_err(|e| {
@@ -771,7 +825,13 @@ impl FilterChain {
             last_pass_feedback,
             history,
             predecode_outputs: options.executor == Executor::Jit,
+            shader_cache_stats,
         })
+    }
+
+    /// What the on-disk shader cache did while the chain was built (all zero without one).
+    pub fn shader_cache_stats(&self) -> ShaderCacheStats {
+        self.shader_cache_stats
     }
 
     /// The number of passes.

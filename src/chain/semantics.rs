@@ -324,7 +324,7 @@ impl StageBindings {
 
 /// The uniform-block members a stage accesses, by name (what spirv-cross calls the active
 /// buffer ranges, which librashader reflects): members nobody accesses need no meaning.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ActiveMembers {
     /// Members of the uniform buffer.
     pub ubo: BTreeSet<String>,

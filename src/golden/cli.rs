@@ -106,6 +106,8 @@ pub struct TestArgs {
     pub report: Option<PathBuf>,
     /// Worker threads (default: rayon's, one per core).
     pub jobs: Option<usize>,
+    /// The on-disk cache of compiled shaders for preset cases (`None`: compile every shader).
+    pub shader_cache: Option<PathBuf>,
 }
 
 /// What a test run produced: the printed lines, counts and where the report went.
@@ -147,7 +149,13 @@ pub fn test(args: &TestArgs) -> Result<TestRun, GoldenError> {
     };
     let suite = Suite::load(&args.suite)?;
     let indices = suite.select(&selection);
-    let results = runner::run_cases(&suite, &indices, args.bless, args.jobs)?;
+    let results = runner::run_cases(
+        &suite,
+        &indices,
+        args.bless,
+        args.jobs,
+        args.shader_cache.as_deref(),
+    )?;
     let failed = results
         .iter()
         .filter(|r| r.status == CaseStatus::Failed)

@@ -97,15 +97,15 @@ fn render_draw(case: &DrawCase) -> anyhow::Result<RgbaImage> {
 }
 
 /// Renders a case's actual image.
-pub fn render(case: &Case) -> anyhow::Result<RgbaImage> {
+pub fn render(case: &Case, shader_cache: Option<&Path>) -> anyhow::Result<RgbaImage> {
     match &case.kind {
         CaseKind::Draw(draw) => render_draw(draw),
-        CaseKind::Preset(preset) => render_preset(preset),
+        CaseKind::Preset(preset) => render_preset(preset, shader_cache),
     }
 }
 
 /// Runs a preset case through the filter chain, as `softgpu render` does.
-fn render_preset(case: &PresetCase) -> anyhow::Result<RgbaImage> {
+fn render_preset(case: &PresetCase, shader_cache: Option<&Path>) -> anyhow::Result<RgbaImage> {
     let input = case.input.as_ref().ok_or_else(|| {
         anyhow!(
             "{}: a preset case needs `input` (an image or a directory of frames)",
@@ -123,6 +123,7 @@ fn render_preset(case: &PresetCase) -> anyhow::Result<RgbaImage> {
                 .iter()
                 .map(|(k, v)| (k.clone(), *v as f32))
                 .collect(),
+            shader_cache: shader_cache.map(Path::to_path_buf),
             ..Default::default()
         },
         frame: chain::FrameOptions::default(),
@@ -143,7 +144,7 @@ fn remove_if_present(path: &Path) -> Result<(), String> {
 
 /// Runs one case: renders it, then blesses or compares. Never panics on bad input; every
 /// problem becomes a failed result with a message.
-pub fn run_case(index: usize, case: &Case, bless: bool) -> CaseResult {
+pub fn run_case(index: usize, case: &Case, bless: bool, shader_cache: Option<&Path>) -> CaseResult {
     let mut result = CaseResult {
         index,
         name: case.name.clone(),
@@ -155,19 +156,24 @@ pub fn run_case(index: usize, case: &Case, bless: bool) -> CaseResult {
         diff_path: None,
         images: [None, None, None],
     };
-    if let Err(message) = run_case_inner(case, bless, &mut result) {
+    if let Err(message) = run_case_inner(case, bless, shader_cache, &mut result) {
         result.status = CaseStatus::Failed;
         result.message = Some(message);
     }
     result
 }
 
-fn run_case_inner(case: &Case, bless: bool, result: &mut CaseResult) -> Result<(), String> {
+fn run_case_inner(
+    case: &Case,
+    bless: bool,
+    shader_cache: Option<&Path>,
+    result: &mut CaseResult,
+) -> Result<(), String> {
     let actual_path = artifact_path(&case.expected, "actual");
     let diff_path = artifact_path(&case.expected, "diff");
     remove_if_present(&actual_path)?;
     remove_if_present(&diff_path)?;
-    let actual = render(case).map_err(|e| format!("{e:#}"))?;
+    let actual = render(case, shader_cache).map_err(|e| format!("{e:#}"))?;
 
     if bless {
         let unchanged = load_image(&case.expected)
@@ -237,11 +243,12 @@ pub fn run_cases(
     indices: &[usize],
     bless: bool,
     jobs: Option<usize>,
+    shader_cache: Option<&Path>,
 ) -> Result<Vec<CaseResult>, GoldenError> {
     let work = || {
         indices
             .par_iter()
-            .map(|&i| run_case(i, &suite.cases[i], bless))
+            .map(|&i| run_case(i, &suite.cases[i], bless, shader_cache))
             .collect::<Vec<_>>()
     };
     match jobs {

@@ -118,7 +118,8 @@ pub fn compile_cg_str(source: &str, path: &Path) -> Result<CgShader, FrontendErr
     compile_preprocessed(pre, &path.display().to_string())
 }
 
-fn compile_preprocessed(
+/// [`compile_cg`] after the preprocessor: `pre` is what it made of `file` (named in messages).
+pub fn compile_preprocessed(
     pre: preprocess::Preprocessed,
     file: &str,
 ) -> Result<CgShader, FrontendError> {

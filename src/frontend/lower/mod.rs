@@ -71,7 +71,7 @@ pub struct LoweredShader {
 }
 
 /// One resource variable of the module and where the program reads it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ResourceSlot {
     /// The variable name, if any.
     pub name: Option<String>,
@@ -84,7 +84,7 @@ pub struct ResourceSlot {
 }
 
 /// The kind of a [`ResourceSlot`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ResourceKind {
     /// A uniform buffer read as `CONST[buffer]`, `size` bytes.
     UniformBuffer {
@@ -105,6 +105,7 @@ pub enum ResourceKind {
         /// The sampler unit.
         unit: u32,
         /// The texture target.
+        #[serde(with = "target_name")]
         target: TextureTarget,
     },
     /// A sampler; its state must be bound to each of these units.
@@ -112,6 +113,25 @@ pub enum ResourceKind {
         /// The units of the textures it samples.
         units: Vec<u32>,
     },
+}
+
+/// Serializes a [`TextureTarget`] by its TGSI name (`2D`, `SHADOW2D`, …).
+mod target_name {
+    use crate::ir::TextureTarget;
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes the target's TGSI name.
+    pub fn serialize<S: Serializer>(target: &TextureTarget, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(target.name())
+    }
+
+    /// Reads a TGSI target name.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TextureTarget, D::Error> {
+        let name = String::deserialize(d)?;
+        TextureTarget::from_name(&name)
+            .ok_or_else(|| D::Error::custom(format!("unknown texture target `{name}`")))
+    }
 }
 
 /// A value: per-component slots of a scalar/vector, or the parts of a matrix, struct or array.

@@ -131,7 +131,11 @@ pub fn lower_stage(stage: &SlangStage) -> Result<LoweredShader, FrontendError> {
 
 /// Preprocesses, compiles, splits, validates and reflects the `.slang` file at `path`.
 pub fn compile_slang(path: &Path) -> Result<SlangShader, FrontendError> {
-    let pre = preprocess_file(path)?;
+    compile_preprocessed(path, preprocess_file(path)?)
+}
+
+/// [`compile_slang`] after the preprocessor: `pre` is what it made of the file at `path`.
+pub fn compile_preprocessed(path: &Path, pre: Preprocessed) -> Result<SlangShader, FrontendError> {
     let vertex = compile_stage(pre.vertex, Stage::Vertex)?;
     let fragment = compile_stage(pre.fragment, Stage::Fragment)?;
     Ok(SlangShader {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use naga::{AddressSpace, Binding, Handle, Module, Scalar, ScalarKind, Type, TypeInner};
 use rspirv::dr::Operand;
 use rspirv::spirv::{Decoration, Op, StorageClass};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::preprocess::Parameter;
 use super::split_samplers::SplitSampler;
@@ -39,7 +39,7 @@ impl ShaderReflection {
 }
 
 /// One stage's interface.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageReflection {
     /// The uniform buffer (`layout(set = 0, binding = N) uniform UBO { … }`), if the stage uses one.
     pub ubo: Option<BlockReflection>,
@@ -54,7 +54,7 @@ pub struct StageReflection {
 }
 
 /// A uniform or push-constant block.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BlockReflection {
     /// The instance name (`global`, `params`), if any.
     pub name: Option<String>,
@@ -71,7 +71,7 @@ pub struct BlockReflection {
 }
 
 /// One member of a block.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Member {
     /// The member name.
     pub name: String,
@@ -85,7 +85,7 @@ pub struct Member {
 }
 
 /// A texture binding (the image half of a split `sampler2D`, or a separate texture).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TextureReflection {
     /// The GLSL name (`Source`, `Original`, `PassFeedback0`, …).
     pub name: Option<String>,
@@ -101,7 +101,7 @@ pub struct TextureReflection {
 }
 
 /// A stage input or output at a location.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LocationReflection {
     /// The GLSL name, if any.
     pub name: Option<String>,

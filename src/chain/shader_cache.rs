@@ -1,0 +1,338 @@
+//! The on-disk cache of compiled pass shaders: what glslang, naga, the lowering and `ir::opt`
+//! made of a `.slang` or `.cg` file, so that the next process rendering the same preset skips
+//! them (most of a short job's start-up: crt-lottes spends ~135 ms of one core in glslang's
+//! built-in symbol tables alone).
+//!
+//! An entry is keyed by the build ([`BUILD_ID`]: a hash of softgpu's sources and `Cargo.lock`),
+//! the language and the preprocessed text of each stage (includes expanded), and holds both
+//! stages' TGSI programs (as Mesa text, which round-trips exactly: checked before storing) with
+//! their resource slots, reflection and active uniform members. A hit is used only when the
+//! entry's build and texts equal the current ones character for character and its programs
+//! parse and validate; anything else — a truncated, corrupt, foreign or stale file — is a miss
+//! that compiles the shader and replaces the entry. Entries are written to a temporary file and
+//! renamed into place, so concurrent processes never read half an entry. The directory is kept
+//! under [`MAX_CACHE_BYTES`] by removing the least recently used entries.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use super::semantics::ActiveMembers;
+use crate::frontend::lower::{LoweredShader, ResourceSlot};
+use crate::frontend::slang::StageReflection;
+use crate::ir::text::{parse_program, print_program};
+use crate::ir::{validate::validate, Processor, Program};
+
+/// Identifies the build that wrote an entry (set by `build.rs`).
+pub const BUILD_ID: &str = env!("SOFTGPU_BUILD_ID");
+
+/// The cache directory's size bound; past it the least recently used entries go.
+pub const MAX_CACHE_BYTES: u64 = 256 << 20;
+
+/// Entries larger than this are not read (a real one is well under a megabyte).
+const MAX_ENTRY_BYTES: u64 = 64 << 20;
+
+/// The compiled form of one stage: its program and what binding reads.
+pub(crate) type StageParts = (LoweredShader, StageReflection, ActiveMembers);
+
+/// Where the cache lives when the caller names none: `$SOFTGPU_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/softgpu`, else `$HOME/.cache/softgpu`.
+pub fn default_shader_cache_dir() -> Option<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("SOFTGPU_CACHE_DIR")
+        .or_else(|| {
+            var("XDG_CACHE_HOME")
+                .filter(|p| p.is_absolute())
+                .map(|p| p.join("softgpu"))
+        })
+        .or_else(|| var("HOME").map(|home| home.join(".cache").join("softgpu")))
+}
+
+/// What a chain's shader cache did while the chain was built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShaderCacheStats {
+    /// Shaders taken from the cache.
+    pub hits: usize,
+    /// Shaders compiled because no usable entry existed.
+    pub misses: usize,
+    /// Of the misses, entries that existed but were unusable (corrupt, another build's, or
+    /// another text under a colliding name).
+    pub rejected: usize,
+    /// Entries written.
+    pub stored: usize,
+}
+
+/// One directory of entries, shared by the threads compiling a chain's shaders.
+pub(crate) struct ShaderCache {
+    dir: PathBuf,
+    hits: AtomicUsize,
+    misses: AtomicUsize,
+    rejected: AtomicUsize,
+    stored: AtomicUsize,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    build: String,
+    language: String,
+    sources: Vec<String>,
+    vertex: StageEntry,
+    fragment: StageEntry,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StageEntry {
+    program: String,
+    entry_point: String,
+    resources: Vec<ResourceSlot>,
+    reflection: StageReflection,
+    active: ActiveMembers,
+}
+
+impl StageEntry {
+    /// The entry of a stage whose program survives a print/parse trip unchanged, else `None`.
+    fn of(parts: &StageParts) -> Option<StageEntry> {
+        let (lowered, reflection, active) = parts;
+        let program = print_program(&lowered.program);
+        (parse_program(&program).ok()? == lowered.program).then(|| StageEntry {
+            program,
+            entry_point: lowered.entry_point.clone(),
+            resources: lowered.resources.clone(),
+            reflection: reflection.clone(),
+            active: active.clone(),
+        })
+    }
+
+    fn into_parts(self, processor: Processor) -> Option<StageParts> {
+        let program: Program = parse_program(&self.program).ok()?;
+        if program.processor != processor || validate(&program).is_err() {
+            return None;
+        }
+        let lowered = LoweredShader {
+            program,
+            entry_point: self.entry_point,
+            resources: self.resources,
+        };
+        Some((lowered, self.reflection, self.active))
+    }
+}
+
+impl ShaderCache {
+    /// A cache in `dir` (created when the first entry is stored).
+    pub(crate) fn new(dir: PathBuf) -> ShaderCache {
+        ShaderCache {
+            dir,
+            hits: AtomicUsize::new(0),
+            misses: AtomicUsize::new(0),
+            rejected: AtomicUsize::new(0),
+            stored: AtomicUsize::new(0),
+        }
+    }
+
+    /// What happened so far.
+    pub(crate) fn stats(&self) -> ShaderCacheStats {
+        ShaderCacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            rejected: self.rejected.load(Ordering::Relaxed),
+            stored: self.stored.load(Ordering::Relaxed),
+        }
+    }
+
+    fn entry_path(&self, language: &str, sources: &[&str]) -> PathBuf {
+        let half = |salt: u8| {
+            let mut h = std::hash::DefaultHasher::new();
+            (salt, BUILD_ID, language, sources).hash(&mut h);
+            h.finish()
+        };
+        self.dir
+            .join(format!("{:016x}{:016x}.json", half(1), half(2)))
+    }
+
+    /// The stages (vertex, fragment) compiled from `sources` in `language`, if an entry holds
+    /// them; counts a hit or a miss.
+    pub(crate) fn load(
+        &self,
+        language: &str,
+        sources: &[&str],
+    ) -> Option<(StageParts, StageParts)> {
+        let path = self.entry_path(language, sources);
+        let found = match read_entry(&path) {
+            Read::Missing => None,
+            Read::Unusable => {
+                self.rejected.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+            Read::Entry(entry) => {
+                let parts = (entry.build == BUILD_ID
+                    && entry.language == language
+                    && entry
+                        .sources
+                        .iter()
+                        .map(String::as_str)
+                        .eq(sources.iter().copied()))
+                .then(|| {
+                    let vertex = entry.vertex.into_parts(Processor::Vertex)?;
+                    let fragment = entry.fragment.into_parts(Processor::Fragment)?;
+                    Some((vertex, fragment))
+                })
+                .flatten();
+                if parts.is_some() {
+                    // The modification time orders entries for eviction; a cache that cannot
+                    // be written to still serves hits.
+                    let _ = std::fs::File::options()
+                        .write(true)
+                        .open(&path)
+                        .and_then(|f| f.set_modified(SystemTime::now()));
+                } else {
+                    self.rejected.fetch_add(1, Ordering::Relaxed);
+                }
+                parts
+            }
+        };
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Writes the entry for `sources`; a failure to write only loses the entry.
+    pub(crate) fn store(
+        &self,
+        language: &str,
+        sources: &[&str],
+        vertex: &StageParts,
+        fragment: &StageParts,
+    ) {
+        let (Some(vertex), Some(fragment)) = (StageEntry::of(vertex), StageEntry::of(fragment))
+        else {
+            return;
+        };
+        let entry = Entry {
+            build: BUILD_ID.to_string(),
+            language: language.to_string(),
+            sources: sources.iter().map(|s| s.to_string()).collect(),
+            vertex,
+            fragment,
+        };
+        let Ok(bytes) = serde_json::to_vec(&entry) else {
+            return;
+        };
+        let path = self.entry_path(language, sources);
+        if write_atomically(&self.dir, &path, &bytes).is_ok() {
+            self.stored.fetch_add(1, Ordering::Relaxed);
+            prune(&self.dir, MAX_CACHE_BYTES);
+        }
+    }
+}
+
+enum Read {
+    Missing,
+    Unusable,
+    Entry(Box<Entry>),
+}
+
+fn read_entry(path: &Path) -> Read {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Read::Missing,
+        Err(_) => return Read::Unusable,
+        Ok(meta) if !meta.is_file() || meta.len() > MAX_ENTRY_BYTES => return Read::Unusable,
+        Ok(_) => {}
+    }
+    match std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Entry>(&bytes).ok())
+    {
+        Some(entry) => Read::Entry(Box::new(entry)),
+        None => Read::Unusable,
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in `dir` renamed over it.
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
+    std::fs::create_dir_all(dir)?;
+    let temporary = dir.join(format!(
+        ".tmp-{}-{}",
+        std::process::id(),
+        SEQUENCE.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written =
+        std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// Removes the least recently used entries until the directory's entries total at most three
+/// quarters of `limit`, when they exceed `limit`.
+fn prune(dir: &Path, limit: u64) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<(SystemTime, u64, PathBuf)> = listing
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            Some((meta.modified().ok()?, meta.len(), e.path()))
+        })
+        .collect();
+    let mut total: u64 = entries.iter().map(|e| e.1).sum();
+    if total <= limit {
+        return;
+    }
+    entries.sort();
+    for (_, len, path) in entries {
+        if total <= limit / 4 * 3 {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prune_removes_the_least_recently_used_entries_first() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let now = SystemTime::now();
+        for (i, age) in [30u64, 10, 20, 40].into_iter().enumerate() {
+            let path = dir.path().join(format!("{i}.json"));
+            std::fs::write(&path, vec![b' '; 100]).expect("write");
+            let file = std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            file.set_modified(now - std::time::Duration::from_secs(age))
+                .expect("set time");
+        }
+        std::fs::write(dir.path().join("other.txt"), vec![b' '; 1000]).expect("write");
+        prune(dir.path(), 400);
+        assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 5);
+        prune(dir.path(), 399);
+        // 400 bytes of entries over a 399-byte limit: the two oldest go (down to 200 <= 299).
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["1.json", "2.json", "other.txt"]);
+    }
+}
