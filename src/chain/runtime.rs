@@ -40,7 +40,7 @@ use super::semantics::{
     bind_stage, size_vec4, write_member, ActiveMembers, SemanticNames, StageBindings,
     TextureSemantic, UniformSemantic, UniformValue,
 };
-use super::shader_cache::{ShaderCache, ShaderCacheStats};
+use super::shader_cache::{ShaderCache, ShaderCacheStats, BUILD_ID};
 use super::ChainError;
 
 /// Largest side of any pass target (RetroArch's and librashader's limit).
@@ -639,6 +639,9 @@ impl FilterChain {
             .into_iter()
             .collect();
         let cache = options.shader_cache.clone().map(ShaderCache::new);
+        // Kernels compiled for speed go to the same directory (process-wide: the last chain
+        // built decides).
+        softgpu_jit::codegen::disk::set_kernel_cache(options.shader_cache.clone(), BUILD_ID);
         let compiled: Vec<Result<CompiledShader, ChainError>> = files
             .par_iter()
             .map(|f| compile_pass_shader(f, cache.as_ref()))

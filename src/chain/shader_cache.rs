@@ -25,12 +25,14 @@ use crate::frontend::lower::{LoweredShader, ResourceSlot};
 use crate::frontend::slang::StageReflection;
 use crate::ir::text::{parse_program, print_program};
 use crate::ir::{validate::validate, Processor, Program};
+use softgpu_jit::codegen::disk::{prune, write_atomically};
 
 /// Identifies the build that wrote an entry (set by `build.rs`).
 pub const BUILD_ID: &str = env!("SOFTGPU_BUILD_ID");
 
-/// The cache directory's size bound; past it the least recently used entries go.
-pub const MAX_CACHE_BYTES: u64 = 256 << 20;
+/// The cache directory's size bound (shaders and kernels together); past it the least
+/// recently used entries go.
+pub use softgpu_jit::codegen::disk::MAX_CACHE_BYTES;
 
 /// Entries larger than this are not read (a real one is well under a megabyte).
 const MAX_ENTRY_BYTES: u64 = 64 << 20;
@@ -255,84 +257,5 @@ fn read_entry(path: &Path) -> Read {
     {
         Some(entry) => Read::Entry(Box::new(entry)),
         None => Read::Unusable,
-    }
-}
-
-/// Writes `bytes` to `path` through a temporary file in `dir` renamed over it.
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
-    std::fs::create_dir_all(dir)?;
-    let temporary = dir.join(format!(
-        ".tmp-{}-{}",
-        std::process::id(),
-        SEQUENCE.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written =
-        std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
-}
-
-/// Removes the least recently used entries until the directory's entries total at most three
-/// quarters of `limit`, when they exceed `limit`.
-fn prune(dir: &Path, limit: u64) {
-    let Ok(listing) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<(SystemTime, u64, PathBuf)> = listing
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-        .filter_map(|e| {
-            let meta = e.metadata().ok()?;
-            Some((meta.modified().ok()?, meta.len(), e.path()))
-        })
-        .collect();
-    let mut total: u64 = entries.iter().map(|e| e.1).sum();
-    if total <= limit {
-        return;
-    }
-    entries.sort();
-    for (_, len, path) in entries {
-        if total <= limit / 4 * 3 {
-            break;
-        }
-        if std::fs::remove_file(&path).is_ok() {
-            total -= len;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prune_removes_the_least_recently_used_entries_first() {
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let now = SystemTime::now();
-        for (i, age) in [30u64, 10, 20, 40].into_iter().enumerate() {
-            let path = dir.path().join(format!("{i}.json"));
-            std::fs::write(&path, vec![b' '; 100]).expect("write");
-            let file = std::fs::File::options()
-                .write(true)
-                .open(&path)
-                .expect("open");
-            file.set_modified(now - std::time::Duration::from_secs(age))
-                .expect("set time");
-        }
-        std::fs::write(dir.path().join("other.txt"), vec![b' '; 1000]).expect("write");
-        prune(dir.path(), 400);
-        assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 5);
-        prune(dir.path(), 399);
-        // 400 bytes of entries over a 399-byte limit: the two oldest go (down to 200 <= 299).
-        let mut left: Vec<String> = std::fs::read_dir(dir.path())
-            .expect("list")
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        left.sort();
-        assert_eq!(left, ["1.json", "2.json", "other.txt"]);
     }
 }

@@ -28,7 +28,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, Module};
 
-use super::{CtxOffsets, LaneOp, Shims, MAX_CALL_DEPTH};
+use super::{Address, CtxOffsets, LaneOp, Shims, MAX_CALL_DEPTH};
 use super::{STATUS_BUDGET, STATUS_CALL_OVERFLOW, STATUS_ERROR};
 use crate::exec::ExecError;
 use crate::interp::decode::{Decoded, DstLoc, Inst, Loc, Modifier, Slot, Src};
@@ -52,6 +52,9 @@ pub(super) struct Compiled {
     pub fast_sites: Vec<super::FastSiteUnits>,
     /// Which general texture paths ([`MIP_OPS`]) the kernel's sites may call.
     pub general_ops: [bool; 5],
+    /// The machine code and its alignment, kept for the on-disk cache (`super::disk`) when it
+    /// is enabled, the kernel is optimized and its code needs no relocation.
+    pub code: Option<(Vec<u8>, u64)>,
 }
 
 /// Where in a kernel's scratch slot a padded texture site stores its four lane offsets, which
@@ -435,6 +438,7 @@ fn compile_in(
             num_const_buffers,
             fast_sites: Vec::new(),
             general_ops: [false; 5],
+            code: None,
         });
     }
 
@@ -488,8 +492,7 @@ fn compile_in(
             .map(|off| b.ins().load(I64, mf, ctx_p, off));
         let live_p = load_p(&mut b, offsets.live);
         let killed_p = load_p(&mut b, offsets.killed);
-        static ZERO_BLOCK: [u32; 16] = [0; 16];
-        let zero_addr = b.ins().iconst(ptr, ZERO_BLOCK.as_ptr() as i64);
+        let zero_addr = load_address(&mut b, ptr, ctx_p, offsets, Address::ZERO_BLOCK);
         let mut const_addr = HashMap::default();
         for &(buf, i) in &consts {
             let entry = b.ins().iadd_imm_s(cb, buf as i64 * 16);
@@ -759,6 +762,10 @@ fn compile_in(
         }
     }
     let code_size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
+    let code = ctx
+        .compiled_code()
+        .filter(|c| optimize && c.buffer.relocs().is_empty() && super::disk::enabled())
+        .map(|c| (c.code_buffer().to_vec(), u64::from(c.buffer.alignment)));
     module.clear_context(ctx);
     module.finalize_definitions().map_err(|e| cl(&e))?;
     Ok(Compiled {
@@ -770,7 +777,26 @@ fn compile_in(
         num_const_buffers,
         fast_sites,
         general_ops,
+        code,
     })
+}
+
+/// Loads entry `which` of the kernel's address table (`Ctx::addresses`). Kernels embed no
+/// absolute address — every function, table and static they reach comes from the table — so
+/// their code runs wherever it is placed and can be kept on disk for another process.
+fn load_address(
+    b: &mut FunctionBuilder,
+    ptr: Type,
+    ctx_p: Value,
+    offsets: CtxOffsets,
+    which: Address,
+) -> Value {
+    let fixed = MemFlagsData::new()
+        .with_notrap()
+        .with_readonly()
+        .with_can_move();
+    let table = b.ins().load(ptr, fixed, ctx_p, offsets.addresses);
+    b.ins().load(ptr, fixed, table, which.offset())
 }
 
 /// Mask variables: the interpreter's CondMask, LoopMask, ContMask, Switch.mask and FuncMask.
@@ -1380,6 +1406,11 @@ impl Emitter<'_, '_> {
         r
     }
 
+    /// Entry `which` of the kernel's address table (see [`load_address`]).
+    fn address(&mut self, which: Address) -> Value {
+        load_address(&mut self.b, self.ptr, self.ctx, self.offsets, which)
+    }
+
     /// Calls an `ops` function per lane through the `lane_op` shim.
     fn lane_call(&mut self, op: LaneOp, args: &[Value]) -> Value {
         let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
@@ -1387,7 +1418,7 @@ impl Emitter<'_, '_> {
             self.b.ins().store(self.mf, a, addr, k as i32 * 16);
         }
         let opv = self.b.ins().iconst(I32, op as i64);
-        let callee = self.b.ins().iconst(self.ptr, self.shims.lanes as i64);
+        let callee = self.address(Address::LANES);
         self.b
             .ins()
             .call_indirect(self.lanes_sig, callee, &[opv, addr]);
@@ -1435,8 +1466,8 @@ impl Emitter<'_, '_> {
 
     /// Per lane `l`, `table[idx[l]]` (a pair of f64) for the 4 lanes of `idx` (`i32x4`, each
     /// < 16): the first and the second elements as `[lanes 0-1, lanes 2-3]` `f64x2` halves.
-    fn gather_pairs(&mut self, table: &'static [[u64; 2]; 16], idx: Value) -> [[Value; 2]; 2] {
-        let base = self.b.ins().iconst(self.ptr, table.as_ptr() as i64);
+    fn gather_pairs(&mut self, table: Address, idx: Value) -> [[Value; 2]; 2] {
+        let base = self.address(table);
         let four = self.b.ins().iconst(I32, 4);
         let bytes = self.b.ins().ishl(idx, four);
         let pairs: [Value; 4] = std::array::from_fn(|l| {
@@ -1589,7 +1620,7 @@ impl Emitter<'_, '_> {
         let a = libm::POWF_LOG2_POLY.map(|c| self.dconst(c));
         let minus_one = self.dconst((-1f64).to_bits());
         let (i, k, z) = self.log_reduce(ix);
-        let [invc, logc] = self.gather_pairs(&libm::POWF_LOG2_TAB, i);
+        let [invc, logc] = self.gather_pairs(Address::POWF_LOG2_TABLE, i);
         [0, 1].map(|h| {
             let r = self.b.ins().fma(z[h], invc[h], minus_one);
             let y0 = self.b.ins().fadd(logc[h], k[h]);
@@ -1613,10 +1644,7 @@ impl Emitter<'_, '_> {
         let ki = self.b.ins().bitcast(I64X2, self.le, kd);
         let kd = self.b.ins().fsub(kd, shift);
         let r = self.b.ins().fsub(ylogx, kd);
-        let base = self
-            .b
-            .ins()
-            .iconst(self.ptr, libm::EXP2F_TAB.as_ptr() as i64);
+        let base = self.address(Address::EXP2F_TABLE);
         let mut t = None;
         for l in 0..2u8 {
             let j = self.b.ins().extractlane(ki, l);
@@ -1764,7 +1792,7 @@ impl Emitter<'_, '_> {
             let ln2 = e.dconst(libm::LOGF_LN2);
             let minus_one = e.dconst((-1f64).to_bits());
             let (i, k, z) = e.log_reduce(x);
-            let [invc, logc] = e.gather_pairs(&libm::LOGF_TAB, i);
+            let [invc, logc] = e.gather_pairs(Address::LOGF_TABLE, i);
             let h = [0, 1].map(|h| {
                 let r = e.b.ins().fma(z[h], invc[h], minus_one);
                 let y0 = e.b.ins().fma(k[h], ln2, logc[h]);
@@ -2161,7 +2189,7 @@ impl Emitter<'_, '_> {
                 IndirectFile::Imm => {
                     let n = self.b.ins().iconst(I64, self.d.imms.len() as i64);
                     let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, i, n);
-                    let base = self.b.ins().iconst(I64, self.d.imms.as_ptr() as i64);
+                    let base = self.address(Address::IMMEDIATES);
                     (ok, self.scaled(base, i, 64, lane_off))
                 }
                 IndirectFile::Const => {
@@ -2171,8 +2199,7 @@ impl Emitter<'_, '_> {
                         .ins()
                         .load(I64, self.mf, self.ctx, self.offsets.consts_len);
                     let d_ok = self.b.ins().icmp(IntCC::UnsignedLessThan, d, nb);
-                    static EMPTY: [usize; 2] = [0, 0];
-                    let empty = self.b.ins().iconst(I64, EMPTY.as_ptr() as i64);
+                    let empty = self.address(Address::EMPTY_CONST_BUFFER);
                     let entry = self.scaled(self.cb, d, 16, 0);
                     let entry = self.b.ins().select(d_ok, entry, empty);
                     let ptr = self.b.ins().load(I64, self.mf, entry, 0);
@@ -2847,7 +2874,7 @@ impl Emitter<'_, '_> {
             self.b.ins().vhigh_bits(I32, e)
         };
         let pcv = self.b.ins().iconst(I32, pc as i64);
-        let callee = self.b.ins().iconst(self.ptr, self.shims.step as i64);
+        let callee = self.address(Address::STEP);
         let r = if self.shims.preserve_all {
             let status = self.b.ins().stack_addr(self.ptr, self.slot, 0);
             self.b
@@ -2886,7 +2913,7 @@ impl Emitter<'_, '_> {
         let null = self.b.ins().iconst(self.ptr, 0);
         if let Some((io, pcv)) = self.tex_io {
             // Out of line: the operands are in `io` already.
-            let callee = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
+            let callee = self.address(Address::TEX);
             self.b
                 .ins()
                 .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, io, null]);
@@ -2894,10 +2921,11 @@ impl Emitter<'_, '_> {
         }
         let addr = self.tex_operands(src, grads);
         let pcv = self.b.ins().iconst(I32, pc as i64);
-        let tex = self.b.ins().iconst(self.ptr, self.shims.tex as i64);
+        let tex = self.address(Address::TEX);
         let mip = general.and_then(|(base, op, shape)| {
             let k = MIP_OPS.iter().position(|&o| o == op)?;
-            let slot = self.shims.mip?.slot(k);
+            self.shims.mip?;
+            let slot = Address::general_path_slot(k);
             self.general_ops[k] = true;
             Some((base, slot, shape))
         });
@@ -2931,7 +2959,7 @@ impl Emitter<'_, '_> {
                 };
                 // Loaded per call, not assumed constant: the slot holds the sampler call until
                 // the general path is compiled, then that path (see `super::GeneralPaths`).
-                let slot = self.b.ins().iconst(self.ptr, slot as i64);
+                let slot = self.address(slot);
                 let f = self.b.ins().load(self.ptr, self.mf, slot, 0);
                 (self.b.ins().select(is_general, f, tex), base)
             }

@@ -63,6 +63,7 @@
 //! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive
 //! — in use, or among the [`RECENT_KERNELS`] last compiled or looked up.
 
+pub mod disk;
 mod emit;
 pub(crate) use emit::MAX_INLINE_TEX;
 mod lazy;
@@ -340,6 +341,8 @@ struct Ctx {
     quad: u64,
     /// One [`FastTex`] per inline texture site.
     fast: *const FastTex,
+    /// The running tier's [`Address`] table.
+    addresses: *const usize,
     // Trampoline state: the caller's real operands, as the interpreter must see them (per
     // quad: `io_inputs + quad * io_inputs_len`, and so on).
     kernel: *const Kernel,
@@ -376,6 +379,7 @@ struct CtxOffsets {
     killed: i32,
     quad: i32,
     fast: i32,
+    addresses: i32,
 }
 
 impl CtxOffsets {
@@ -401,15 +405,84 @@ impl CtxOffsets {
             killed: offset_of!(Ctx, killed) as i32,
             quad: offset_of!(Ctx, quad) as i32,
             fast: offset_of!(Ctx, fast) as i32,
+            addresses: offset_of!(Ctx, addresses) as i32,
         }
     }
 }
 
 type KernelFn = unsafe extern "C" fn(*mut Ctx) -> u32;
 
+/// An entry of a kernel's address table (`Ctx::addresses`): everything compiled code reaches
+/// by address, so that the code itself holds none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Address(usize);
+
+impl Address {
+    /// 64 zero bytes: what out-of-range lanes of indirect reads read.
+    pub(super) const ZERO_BLOCK: Address = Address(0);
+    /// An empty constant buffer (`ConstBuf` of length 0), for out-of-range buffer indices.
+    pub(super) const EMPTY_CONST_BUFFER: Address = Address(1);
+    /// The program's immediates (`Decoded::imms`).
+    pub(super) const IMMEDIATES: Address = Address(2);
+    /// The `interp_step` function or trampoline.
+    pub(super) const STEP: Address = Address(3);
+    /// The `lane_op` function or trampoline.
+    pub(super) const LANES: Address = Address(4);
+    /// The `tex_sample` function or trampoline.
+    pub(super) const TEX: Address = Address(5);
+    /// `libm::POWF_LOG2_TAB`.
+    pub(super) const POWF_LOG2_TABLE: Address = Address(6);
+    /// `libm::LOGF_TAB`.
+    pub(super) const LOGF_TABLE: Address = Address(7);
+    /// `libm::EXP2F_TAB`.
+    pub(super) const EXP2F_TABLE: Address = Address(8);
+    const FIRST_GENERAL_PATH: usize = 9;
+
+    /// The slot of general texture path `k` (of `emit::MIP_OPS`; `GeneralPaths::slot`).
+    pub(super) fn general_path_slot(k: usize) -> Address {
+        Address(Self::FIRST_GENERAL_PATH + k.min(emit::MIP_OPS.len() - 1))
+    }
+
+    /// The entry's byte offset in the table.
+    pub(super) fn offset(self) -> i32 {
+        (self.0 * std::mem::size_of::<usize>()) as i32
+    }
+}
+
+/// Entries of an address table.
+const ADDRESS_COUNT: usize = Address::FIRST_GENERAL_PATH + emit::MIP_OPS.len();
+
+/// 64 zero bytes ([`Address::ZERO_BLOCK`]).
+static ZERO_BLOCK: [u32; 16] = [0; 16];
+
+/// An empty constant buffer ([`Address::EMPTY_CONST_BUFFER`]).
+static EMPTY_CONST_BUFFER: [usize; 2] = [0, 0];
+
+/// The address table of a tier calling `shims`, for the program `decoded`.
+fn address_table(shims: &Shims, decoded: &Decoded) -> Box<[usize; ADDRESS_COUNT]> {
+    let mut table = [0usize; ADDRESS_COUNT];
+    table[Address::ZERO_BLOCK.0] = ZERO_BLOCK.as_ptr() as usize;
+    table[Address::EMPTY_CONST_BUFFER.0] = EMPTY_CONST_BUFFER.as_ptr() as usize;
+    table[Address::IMMEDIATES.0] = decoded.imms.as_ptr() as usize;
+    table[Address::STEP.0] = shims.step as usize;
+    table[Address::LANES.0] = shims.lanes as usize;
+    table[Address::TEX.0] = shims.tex as usize;
+    table[Address::POWF_LOG2_TABLE.0] = crate::interp::libm::POWF_LOG2_TAB.as_ptr() as usize;
+    table[Address::LOGF_TABLE.0] = crate::interp::libm::LOGF_TAB.as_ptr() as usize;
+    table[Address::EXP2F_TABLE.0] = crate::interp::libm::EXP2F_TAB.as_ptr() as usize;
+    if let Some(paths) = shims.mip {
+        for k in 0..emit::MIP_OPS.len() {
+            table[Address::general_path_slot(k).0] = paths.slot(k);
+        }
+    }
+    Box::new(table)
+}
+
 /// One compiled version of a kernel: its entry point and the inline texture sites it reads.
 struct Tier {
     func: KernelFn,
+    /// What the code reaches by address ([`Address`]).
+    addresses: Box<[usize; ADDRESS_COUNT]>,
     /// The units of the inline texture sites, one descriptor each.
     fast_sites: Vec<FastSiteUnits>,
 }
@@ -444,6 +517,8 @@ struct Kernel {
     first: Tier,
     /// Whether `first` was compiled for speed.
     first_optimized: bool,
+    /// Whether `first` was read from the on-disk cache ([`disk`]).
+    from_disk: bool,
     /// The optimized recompilation of a large program, set by a background thread when done
     /// (see [`JitShader::compile`]); used instead of `first` from then on.
     optimized: OnceLock<Tier>,
@@ -703,6 +778,12 @@ impl JitShader {
             .find(|k| k.math == math && k.program == *program)
     }
 
+    /// True when this shader's kernel was read from the on-disk cache instead of compiled
+    /// (see [`disk::set_kernel_cache`]).
+    pub fn loaded_from_disk(&self) -> bool {
+        self.kernel.from_disk
+    }
+
     /// Sets how many instructions one quad may execute (see the module docs for how loops are
     /// counted).
     pub fn with_budget(mut self, budget: u64) -> JitShader {
@@ -721,7 +802,7 @@ impl JitShader {
 fn compile_kernel(
     program: &Program,
     math: MathMode,
-    build: Option<Build>,
+    requested: Option<Build>,
 ) -> Result<Kernel, ExecError> {
     if !cfg!(target_arch = "x86_64") {
         return Err(ExecError::Unsupported {
@@ -742,12 +823,30 @@ fn compile_kernel(
     };
     let interp = Interpreter::new(&compiled_program)?;
     let decoded = decode::decode(&compiled_program)?;
-    let build = build.unwrap_or(if decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS {
+    let build = requested.unwrap_or(if decoded.insts.len() <= OPTIMIZE_MAX_INSTRUCTIONS {
         Build::Optimized
     } else {
         Build::Fast
     });
-    let (tier, module, compiled) = compile_tier(program, &decoded, build, lp_native)?;
+    let from_disk = (requested.is_none()
+        && (build == Build::Optimized || decoded.insts.len() <= BACKGROUND_MAX_INSTRUCTIONS))
+        .then(|| disk::load(program, math, lp_native))
+        .flatten()
+        .and_then(|stored| load_tier(program, &decoded, stored));
+    let loaded = from_disk.is_some();
+    let (tier, module, io, build) = match from_disk {
+        Some((tier, module, io)) => (tier, module, io, Build::Optimized),
+        None => {
+            let (tier, module, compiled) = compile_tier(program, &decoded, build, math, lp_native)?;
+            let io = [
+                compiled.num_inputs,
+                compiled.num_sysvals,
+                compiled.num_outputs,
+                compiled.num_const_buffers,
+            ];
+            (tier, module, io, build)
+        }
+    };
     Ok(Kernel {
         program: program.clone(),
         math,
@@ -758,11 +857,12 @@ fn compile_kernel(
         spec,
         first: tier,
         first_optimized: build != Build::Fast,
+        from_disk: loaded,
         optimized: OnceLock::new(),
-        num_inputs: compiled.num_inputs,
-        num_sysvals: compiled.num_sysvals,
-        num_outputs: compiled.num_outputs,
-        num_const_buffers: compiled.num_const_buffers,
+        num_inputs: io[0],
+        num_sysvals: io[1],
+        num_outputs: io[2],
+        num_const_buffers: io[3],
         modules: Mutex::new(vec![module]),
     })
 }
@@ -791,6 +891,7 @@ fn optimize_in_background(weak: Weak<Kernel>) {
                 &kernel.program,
                 &kernel.decoded,
                 Build::Optimized,
+                kernel.math,
                 kernel.lp_native,
             )
         }));
@@ -807,11 +908,13 @@ fn optimize_in_background(weak: Weak<Kernel>) {
         .spawn(work);
 }
 
-/// Compiles `decoded` (from `program`) into a fresh module.
+/// Compiles `decoded` (from `program` in `math`) into a fresh module; a kernel compiled for
+/// speed is also stored on disk when that is enabled (see [`disk`]).
 fn compile_tier(
     program: &Program,
     decoded: &Decoded,
     build: Build,
+    math: MathMode,
     lp_native: bool,
 ) -> Result<(Tier, JITModule, emit::Compiled), ExecError> {
     let optimize = build != Build::Fast;
@@ -822,14 +925,15 @@ fn compile_tier(
         isa,
         cranelift_module::default_libcall_names(),
     ));
+    let shims = Shims {
+        mip: general_paths,
+        ..Shims::rust(preserve_all)
+    };
     let compiled = emit::compile(
         &mut module,
         decoded,
         CtxOffsets::get(),
-        Shims {
-            mip: general_paths,
-            ..Shims::rust(preserve_all)
-        },
+        shims,
         optimize,
         lp_native,
         if std::env::var_os("SOFTGPU_NO_SAMPLER_HINTS").is_some() {
@@ -838,7 +942,7 @@ fn compile_tier(
             &program.sampler_hints
         },
     );
-    let compiled = match compiled {
+    let mut compiled = match compiled {
         Ok(c) => c,
         Err(e) => {
             // SAFETY: nothing was handed out from this module; it is dropped right here.
@@ -863,6 +967,20 @@ fn compile_tier(
     if let Some(paths) = general_paths {
         paths.start(compiled.general_ops);
     }
+    if let Some((code, alignment)) = compiled.code.take() {
+        let stored = disk::StoredKernel {
+            code,
+            alignment,
+            preserve_all: shims.preserve_all,
+            num_inputs: compiled.num_inputs,
+            num_sysvals: compiled.num_sysvals,
+            num_outputs: compiled.num_outputs,
+            num_const_buffers: compiled.num_const_buffers,
+            fast_sites: compiled.fast_sites.clone(),
+            general_ops: compiled.general_ops,
+        };
+        disk::store(program, math, lp_native, &stored);
+    }
     let ptr = module.get_finalized_function(compiled.func_id);
     // SAFETY: `ptr` is the finalized code of a function whose Cranelift signature is
     // `(pointer) -> i32` in the platform's default (C) calling convention, which is what
@@ -873,9 +991,77 @@ fn compile_tier(
     }
     let tier = Tier {
         func,
+        addresses: address_table(&shims, decoded),
         fast_sites: compiled.fast_sites.clone(),
     };
     Ok((tier, module, compiled))
+}
+
+/// The tier of a kernel read from disk (see [`disk`]), with its register-file extents (IN, SV,
+/// OUT, constant buffers); `None` when its code cannot be placed or its calling convention
+/// into Rust is not available in this process.
+fn load_tier(
+    program: &Program,
+    decoded: &Decoded,
+    stored: disk::StoredKernel,
+) -> Option<(Tier, JITModule, [usize; 4])> {
+    use cranelift_module::Module;
+    let shims = Shims {
+        mip: Some(GeneralPaths::of(stored.preserve_all)),
+        ..Shims::rust(stored.preserve_all)
+    };
+    if shims.preserve_all != stored.preserve_all {
+        return None;
+    }
+    let isa = isa(true).ok()?;
+    let mut module = JITModule::new(JITBuilder::with_isa(
+        isa,
+        cranelift_module::default_libcall_names(),
+    ));
+    let mut sig = module.make_signature();
+    sig.params.push(cranelift_codegen::ir::AbiParam::new(
+        module.target_config().pointer_type(),
+    ));
+    sig.returns.push(cranelift_codegen::ir::AbiParam::new(
+        cranelift_codegen::ir::types::I32,
+    ));
+    let placed = module.declare_anonymous_function(&sig).ok().filter(|&id| {
+        module
+            .define_function_bytes(id, stored.alignment, &stored.code, &[])
+            .is_ok()
+            && module.finalize_definitions().is_ok()
+    });
+    let Some(id) = placed else {
+        // SAFETY: nothing was handed out from this module; it is dropped right here.
+        unsafe { module.free_memory() };
+        return None;
+    };
+    if let Some(paths) = shims.mip {
+        paths.start(stored.general_ops);
+    }
+    let ptr = module.get_finalized_function(id);
+    // SAFETY: the bytes are those of a kernel compiled by this build (the entry's identity
+    // names the build, this CPU's ISA flags and the program's text, and matched) for
+    // `decoded`, with the signature `(pointer) -> i32` in the C convention that `KernelFn`
+    // declares; the code holds no absolute address (everything it reaches comes from the
+    // address table made below for these shims and `decoded`) and no relocation. The module
+    // owning the code is kept as long as the tier.
+    let func: KernelFn = unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) };
+    if std::env::var_os("SOFTGPU_PERF_MAP").is_some() {
+        perf_map(ptr, stored.code.len(), program, decoded.insts.len());
+    }
+    let tier = Tier {
+        func,
+        addresses: address_table(&shims, decoded),
+        fast_sites: stored.fast_sites,
+    };
+    let io = [
+        stored.num_inputs,
+        stored.num_sysvals,
+        stored.num_outputs,
+        stored.num_const_buffers,
+    ];
+    Some((tier, module, io))
 }
 
 /// Appends the kernel's address range to `/tmp/perf-PID.map`, where `perf report` finds names
@@ -1375,6 +1561,7 @@ impl JitShader {
             killed: f.killed,
             quad: 0,
             fast: scratch.fast.as_ptr(),
+            addresses: tier.addresses.as_ptr(),
             kernel: k,
             resources: resources as *const ShaderResources<'_> as *const (),
             io_inputs: f.io_inputs,

@@ -1,0 +1,468 @@
+//! Kernels compiled for speed, kept on disk for later processes of the same build.
+//!
+//! The optimizing compile (Cranelift's optimizer and backtracking register allocator) is most of
+//! what a short job spends once its shaders' frontends are cached: crt-royale's three
+//! transcendental-heavy passes take 43–81 ms each. Kernels hold no absolute address (every
+//! function, table and static comes from the address table in `Ctx`, see `Address`), and
+//! Cranelift emits them without relocations, so their bytes run wherever they are loaded.
+//!
+//! An entry holds its identity — the build, the target ISA's flags, the math mode, the sampler
+//! hints and the program's Mesa text — the code, and what the kernel needs around it (its
+//! calling convention into Rust, register-file extents, inline texture sites, general texture
+//! paths). It is used only when its identity equals the program's byte for byte; anything else
+//! (truncated, corrupt, another build or CPU) is ignored and overwritten by the next compile.
+//! Entries are written through a temporary file renamed into place.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::RwLock;
+use std::time::SystemTime;
+
+use super::FastSiteUnits;
+use crate::ir::lpmath::MathMode;
+use crate::ir::text::print_program;
+use crate::ir::{InlineShape, InlineWrap, Program};
+
+/// Where kernels are kept and the build they belong to.
+struct Config {
+    dir: PathBuf,
+    build: String,
+}
+
+static CONFIG: RwLock<Option<Config>> = RwLock::new(None);
+
+/// The directory's size bound used by [`store`]'s pruning.
+pub const MAX_CACHE_BYTES: u64 = 256 << 20;
+
+/// Entries larger than this are not read.
+const MAX_ENTRY_BYTES: u64 = 64 << 20;
+
+const MAGIC: &[u8; 8] = b"SGKERNL1";
+
+/// Keeps kernels compiled for speed in `dir` from now on, for this process and later ones of
+/// the same `build` (an identifier of the code that compiles them); `None` stops it. The
+/// setting is process-wide.
+pub fn set_kernel_cache(dir: Option<PathBuf>, build: &str) {
+    let mut config = CONFIG.write().unwrap_or_else(|e| e.into_inner());
+    *config = dir.map(|dir| Config {
+        dir,
+        build: build.to_string(),
+    });
+}
+
+/// Whether kernels are kept on disk.
+pub(super) fn enabled() -> bool {
+    CONFIG.read().map(|c| c.is_some()).unwrap_or(false)
+}
+
+/// A kernel as stored: its code and what it needs around it.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct StoredKernel {
+    pub code: Vec<u8>,
+    pub alignment: u64,
+    /// Whether the code calls Rust through the `preserve_all` trampolines.
+    pub preserve_all: bool,
+    pub num_inputs: usize,
+    pub num_sysvals: usize,
+    pub num_outputs: usize,
+    pub num_const_buffers: usize,
+    pub fast_sites: Vec<FastSiteUnits>,
+    pub general_ops: [bool; 5],
+}
+
+/// What identifies a kernel of `program` in `math` (with llvmpipe's functions native or not)
+/// for the configured build and this CPU.
+fn identity(build: &str, program: &Program, math: MathMode, lp_native: bool) -> String {
+    let isa = match super::isa(true) {
+        Ok(isa) => {
+            let flags: Vec<String> = isa.isa_flags().iter().map(|f| f.to_string()).collect();
+            format!("{} {}", isa.flags(), flags.join(" "))
+        }
+        Err(e) => e,
+    };
+    format!(
+        "build {build}\nisa {isa}\nmath {math:?} native {lp_native}\nhints {:?} ignored {}\n{}",
+        program.sampler_hints,
+        std::env::var_os("SOFTGPU_NO_SAMPLER_HINTS").is_some(),
+        print_program(program)
+    )
+}
+
+fn entry_path(dir: &Path, identity: &str) -> PathBuf {
+    let half = |salt: u8| {
+        let mut h = std::hash::DefaultHasher::new();
+        (salt, identity).hash(&mut h);
+        h.finish()
+    };
+    dir.join(format!("{:016x}{:016x}.kernel", half(1), half(2)))
+}
+
+/// The stored kernel of `program`, if the cache holds one for this build and CPU.
+pub(super) fn load(program: &Program, math: MathMode, lp_native: bool) -> Option<StoredKernel> {
+    let (dir, identity) = {
+        let config = CONFIG.read().ok()?;
+        let config = config.as_ref()?;
+        let identity = identity(&config.build, program, math, lp_native);
+        (config.dir.clone(), identity)
+    };
+    let path = entry_path(&dir, &identity);
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_ENTRY_BYTES {
+        return None;
+    }
+    let bytes = std::fs::read(&path).ok()?;
+    let kernel = decode(&bytes, &identity)?;
+    // The modification time orders entries for pruning; a read-only cache still serves hits.
+    let _ = std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_modified(SystemTime::now()));
+    Some(kernel)
+}
+
+/// Stores `kernel` as `program`'s; a failure to write only loses the entry.
+pub(super) fn store(program: &Program, math: MathMode, lp_native: bool, kernel: &StoredKernel) {
+    let (dir, identity) = {
+        let Ok(config) = CONFIG.read() else {
+            return;
+        };
+        let Some(config) = config.as_ref() else {
+            return;
+        };
+        (
+            config.dir.clone(),
+            identity(&config.build, program, math, lp_native),
+        )
+    };
+    let path = entry_path(&dir, &identity);
+    if write_atomically(&dir, &path, &encode(kernel, &identity)).is_ok() {
+        prune(&dir, MAX_CACHE_BYTES);
+    }
+}
+
+fn shape_name(shape: Option<InlineShape>) -> String {
+    match shape {
+        None => "-".to_string(),
+        Some(s) => format!(
+            "{}:{}",
+            if s.linear { "linear" } else { "nearest" },
+            match s.wrap {
+                InlineWrap::RepeatPot => "repeat",
+                InlineWrap::ClampToEdge => "edge",
+                InlineWrap::ClampToBorder => "border",
+            }
+        ),
+    }
+}
+
+fn parse_shape(text: &str) -> Option<Option<InlineShape>> {
+    if text == "-" {
+        return Some(None);
+    }
+    let (filter, wrap) = text.split_once(':')?;
+    let linear = match filter {
+        "linear" => true,
+        "nearest" => false,
+        _ => return None,
+    };
+    let wrap = match wrap {
+        "repeat" => InlineWrap::RepeatPot,
+        "edge" => InlineWrap::ClampToEdge,
+        "border" => InlineWrap::ClampToBorder,
+        _ => return None,
+    };
+    Some(Some(InlineShape { linear, wrap }))
+}
+
+/// A 128-bit digest of `bytes` (accidental damage, not tampering: whoever can write the cache
+/// can write the binary).
+fn digest(bytes: &[u8]) -> [u8; 16] {
+    let half = |salt: u8| {
+        let mut h = std::hash::DefaultHasher::new();
+        (salt, bytes).hash(&mut h);
+        h.finish().to_le_bytes()
+    };
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&half(1));
+    out[8..].copy_from_slice(&half(2));
+    out
+}
+
+/// `MAGIC`, then the identity, the description and the code, each after its length (u64 LE),
+/// then the [`digest`] of everything before it.
+fn encode(kernel: &StoredKernel, identity: &str) -> Vec<u8> {
+    let mut meta = format!(
+        "alignment {}\npreserve_all {}\nio {} {} {} {}\ngeneral {}\n",
+        kernel.alignment,
+        u8::from(kernel.preserve_all),
+        kernel.num_inputs,
+        kernel.num_sysvals,
+        kernel.num_outputs,
+        kernel.num_const_buffers,
+        kernel
+            .general_ops
+            .iter()
+            .map(|&g| if g { '1' } else { '0' })
+            .collect::<String>()
+    );
+    for site in &kernel.fast_sites {
+        meta.push_str(&format!(
+            "site {} {} {}\n",
+            site.view,
+            site.sampler,
+            shape_name(site.shape)
+        ));
+    }
+    let mut out = MAGIC.to_vec();
+    for part in [identity.as_bytes(), meta.as_bytes(), &kernel.code] {
+        out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+        out.extend_from_slice(part);
+    }
+    let check = digest(&out);
+    out.extend_from_slice(&check);
+    out
+}
+
+/// The kernel in `bytes` if they are a well-formed entry of `identity`.
+fn decode(bytes: &[u8], identity: &str) -> Option<StoredKernel> {
+    let (body, check) = bytes.split_last_chunk::<16>()?;
+    if digest(body) != *check {
+        return None;
+    }
+    let mut rest = body.strip_prefix(MAGIC.as_slice())?;
+    let mut part = || -> Option<&[u8]> {
+        let (len, tail) = rest.split_first_chunk::<8>()?;
+        let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+        if len > tail.len() {
+            return None;
+        }
+        let (part, tail) = tail.split_at(len);
+        rest = tail;
+        Some(part)
+    };
+    if part()? != identity.as_bytes() {
+        return None;
+    }
+    let meta = std::str::from_utf8(part()?).ok()?;
+    let code = part()?.to_vec();
+    if code.is_empty() || !rest.is_empty() {
+        return None;
+    }
+    let mut kernel = StoredKernel {
+        code,
+        alignment: 0,
+        preserve_all: false,
+        num_inputs: 0,
+        num_sysvals: 0,
+        num_outputs: 0,
+        num_const_buffers: 0,
+        fast_sites: Vec::new(),
+        general_ops: [false; 5],
+    };
+    let mut seen = 0u32;
+    for line in meta.lines() {
+        let words: Vec<&str> = line.split(' ').collect();
+        let number = |i: usize| words.get(i)?.parse::<usize>().ok();
+        match words[0] {
+            "alignment" => {
+                kernel.alignment = u64::try_from(number(1)?).ok()?;
+                seen |= 1;
+            }
+            "preserve_all" => {
+                kernel.preserve_all = number(1)? == 1;
+                seen |= 2;
+            }
+            "io" => {
+                kernel.num_inputs = number(1)?;
+                kernel.num_sysvals = number(2)?;
+                kernel.num_outputs = number(3)?;
+                kernel.num_const_buffers = number(4)?;
+                seen |= 4;
+            }
+            "general" => {
+                let flags = words.get(1)?.as_bytes();
+                if flags.len() != 5 {
+                    return None;
+                }
+                for (op, &flag) in kernel.general_ops.iter_mut().zip(flags) {
+                    *op = flag == b'1';
+                }
+                seen |= 8;
+            }
+            "site" => kernel.fast_sites.push(FastSiteUnits {
+                view: u32::try_from(number(1)?).ok()?,
+                sampler: u32::try_from(number(2)?).ok()?,
+                shape: parse_shape(words.get(3)?)?,
+            }),
+            _ => return None,
+        }
+    }
+    let sane = kernel.alignment.is_power_of_two()
+        && kernel.alignment <= 4096
+        && kernel
+            .num_inputs
+            .max(kernel.num_sysvals)
+            .max(kernel.num_outputs)
+            <= super::MAX_DIRECT_IO as usize
+        && kernel.num_const_buffers <= 1 << 16
+        && kernel.fast_sites.len() <= super::emit::MAX_INLINE_TEX;
+    (seen == 15 && sane).then_some(kernel)
+}
+
+/// Writes `bytes` to `path` through a temporary file in `dir` renamed over it (concurrent
+/// readers see the old entry or the new one, never half of one).
+pub fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
+    std::fs::create_dir_all(dir)?;
+    let temporary = dir.join(format!(
+        ".tmp-{}-{}",
+        std::process::id(),
+        SEQUENCE.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written =
+        std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// When a cache directory's entries (`.json` shaders, `.kernel` kernels) total more than
+/// `limit` bytes, removes the least recently used until they total at most three quarters of it.
+pub fn prune(dir: &Path, limit: u64) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<(SystemTime, u64, PathBuf)> = listing
+        .flatten()
+        .filter(|e| {
+            e.path()
+                .extension()
+                .is_some_and(|x| x == "json" || x == "kernel")
+        })
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            Some((meta.modified().ok()?, meta.len(), e.path()))
+        })
+        .collect();
+    let mut total: u64 = entries.iter().map(|e| e.1).sum();
+    if total <= limit {
+        return;
+    }
+    entries.sort();
+    for (_, len, path) in entries {
+        if total <= limit / 4 * 3 {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> StoredKernel {
+        StoredKernel {
+            code: vec![0xc3, 0x90, 0x90],
+            alignment: 16,
+            preserve_all: true,
+            num_inputs: 2,
+            num_sysvals: 1,
+            num_outputs: 1,
+            num_const_buffers: 3,
+            fast_sites: vec![
+                FastSiteUnits {
+                    view: 1,
+                    sampler: 2,
+                    shape: None,
+                },
+                FastSiteUnits {
+                    view: 0,
+                    sampler: 0,
+                    shape: Some(InlineShape {
+                        linear: true,
+                        wrap: InlineWrap::ClampToBorder,
+                    }),
+                },
+            ],
+            general_ops: [true, false, false, true, false],
+        }
+    }
+
+    #[test]
+    fn entries_decode_only_whole_and_for_their_identity() {
+        let kernel = sample();
+        let bytes = encode(&kernel, "id");
+        assert_eq!(decode(&bytes, "id"), Some(kernel));
+        assert_eq!(decode(&bytes, "other"), None);
+        for at in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x04;
+            assert_eq!(decode(&damaged, "id"), None, "byte {at} changed");
+        }
+        for cut in 0..bytes.len() {
+            assert_eq!(decode(&bytes[..cut], "id"), None, "cut at {cut}");
+        }
+        let replace = |from: &str, to: &str| {
+            let at = bytes
+                .windows(from.len())
+                .position(|w| w == from.as_bytes())
+                .expect("field present");
+            let mut changed = bytes[..bytes.len() - 16].to_vec();
+            changed[at..at + to.len()].copy_from_slice(to.as_bytes());
+            let check = digest(&changed);
+            changed.extend_from_slice(&check);
+            decode(&changed, "id")
+        };
+        assert_eq!(replace("alignment 16", "alignment 17"), None);
+        assert_eq!(replace("site 1 2 -", "site 1 2 ?"), None);
+        assert_eq!(
+            replace("general 10010", "general 1001x"),
+            Some(StoredKernel {
+                general_ops: [true, false, false, true, false],
+                ..sample()
+            })
+        );
+        assert_eq!(replace("io 2 1 1 3", "io 2 1 1 x"), None);
+    }
+
+    #[test]
+    fn prune_removes_the_least_recently_used_entries_first() {
+        let dir = std::env::temp_dir().join(format!("softgpu-prune-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("directory");
+        let now = SystemTime::now();
+        for (name, age) in [
+            ("0.json", 30u64),
+            ("1.kernel", 10),
+            ("2.json", 20),
+            ("3.kernel", 40),
+        ] {
+            let path = dir.join(name);
+            std::fs::write(&path, vec![b' '; 100]).expect("write");
+            let file = std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            file.set_modified(now - std::time::Duration::from_secs(age))
+                .expect("set time");
+        }
+        std::fs::write(dir.join("other.txt"), vec![b' '; 1000]).expect("write");
+        prune(&dir, 400);
+        assert_eq!(std::fs::read_dir(&dir).expect("list").count(), 5);
+        // 400 bytes of entries over a 399-byte limit: the two oldest go (down to 200 <= 299).
+        prune(&dir, 399);
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .expect("list")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(left, ["1.kernel", "2.json", "other.txt"]);
+    }
+}
