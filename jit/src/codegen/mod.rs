@@ -1592,7 +1592,10 @@ impl JitShader {
         // which `FastTex::of` checked lie in the slice too, and otherwise calls `tex_sample`; indirect accesses check each lane's index
         // against the file's bounds (or the per-quad lengths in `ctx`) and otherwise read a
         // static zero block or write a stack slot of the kernel. All pointers stay valid for
-        // the call and nothing else accesses that memory meanwhile. The kernel expects DAZ, set
+        // the call and nothing else accesses that memory meanwhile. Everything else the code
+        // reaches by address comes from `addresses`: the tier's table, made for this code's
+        // calling convention from process-lifetime functions, slots and tables and from
+        // `k.decoded`'s immediates, which live as long as the kernel. The kernel expects DAZ, set
         // just above and restored just below.
         let status = unsafe { (tier.func)(&mut ctx) };
         drop(env);
