@@ -13,10 +13,8 @@
 //! renamed into place, so concurrent processes never read half an entry. The directory is kept
 //! under [`MAX_CACHE_BYTES`] by removing the least recently used entries.
 
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +23,9 @@ use crate::frontend::lower::{LoweredShader, ResourceSlot};
 use crate::frontend::slang::StageReflection;
 use crate::ir::text::{parse_program, print_program};
 use crate::ir::{validate::validate, Processor, Program};
-use softgpu_jit::codegen::disk::{prune, write_atomically};
+use softgpu_jit::codegen::disk::{
+    hash128, mark_used, prune, read_entry_file, write_atomically, EntryFile,
+};
 
 /// Identifies the build that wrote an entry (set by `build.rs`).
 pub const BUILD_ID: &str = env!("SOFTGPU_BUILD_ID");
@@ -33,9 +33,6 @@ pub const BUILD_ID: &str = env!("SOFTGPU_BUILD_ID");
 /// The cache directory's size bound (shaders and kernels together); past it the least
 /// recently used entries go.
 pub use softgpu_jit::codegen::disk::MAX_CACHE_BYTES;
-
-/// Entries larger than this are not read (a real one is well under a megabyte).
-const MAX_ENTRY_BYTES: u64 = 64 << 20;
 
 /// The compiled form of one stage: its program and what binding reads.
 pub(crate) type StageParts = (LoweredShader, StageReflection, ActiveMembers);
@@ -149,13 +146,8 @@ impl ShaderCache {
     }
 
     fn entry_path(&self, language: &str, sources: &[&str]) -> PathBuf {
-        let half = |salt: u8| {
-            let mut h = std::hash::DefaultHasher::new();
-            (salt, BUILD_ID, language, sources).hash(&mut h);
-            h.finish()
-        };
-        self.dir
-            .join(format!("{:016x}{:016x}.json", half(1), half(2)))
+        let name = hash128(&(BUILD_ID, language, sources));
+        self.dir.join(format!("{name:032x}.json"))
     }
 
     /// The stages (vertex, fragment) compiled from `sources` in `language`, if an entry holds
@@ -187,12 +179,7 @@ impl ShaderCache {
                 })
                 .flatten();
                 if parts.is_some() {
-                    // The modification time orders entries for eviction; a cache that cannot
-                    // be written to still serves hits.
-                    let _ = std::fs::File::options()
-                        .write(true)
-                        .open(&path)
-                        .and_then(|f| f.set_modified(SystemTime::now()));
+                    mark_used(&path);
                 } else {
                     self.rejected.fetch_add(1, Ordering::Relaxed);
                 }
@@ -245,17 +232,12 @@ enum Read {
 }
 
 fn read_entry(path: &Path) -> Read {
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Read::Missing,
-        Err(_) => return Read::Unusable,
-        Ok(meta) if !meta.is_file() || meta.len() > MAX_ENTRY_BYTES => return Read::Unusable,
-        Ok(_) => {}
-    }
-    match std::fs::read(path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<Entry>(&bytes).ok())
-    {
-        Some(entry) => Read::Entry(Box::new(entry)),
-        None => Read::Unusable,
+    match read_entry_file(path) {
+        EntryFile::Missing => Read::Missing,
+        EntryFile::Unusable => Read::Unusable,
+        EntryFile::Bytes(bytes) => match serde_json::from_slice::<Entry>(&bytes) {
+            Ok(entry) => Read::Entry(Box::new(entry)),
+            Err(_) => Read::Unusable,
+        },
     }
 }

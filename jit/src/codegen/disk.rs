@@ -35,8 +35,8 @@ static CONFIG: RwLock<Option<Config>> = RwLock::new(None);
 /// The directory's size bound used by [`store`]'s pruning.
 pub const MAX_CACHE_BYTES: u64 = 256 << 20;
 
-/// Entries larger than this are not read.
-const MAX_ENTRY_BYTES: u64 = 64 << 20;
+/// Entries larger than this are not read (a real one is well under a megabyte).
+pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
 
 const MAGIC: &[u8; 8] = b"SGKERNL1";
 
@@ -90,12 +90,49 @@ fn identity(build: &str, program: &Program, math: MathMode, lp_native: bool) -> 
 }
 
 fn entry_path(dir: &Path, identity: &str) -> PathBuf {
+    dir.join(format!("{:032x}.kernel", hash128(identity)))
+}
+
+/// A 128-bit hash of `value`, stable within a build: names cache entries and checks them for
+/// accidental damage (not tampering: whoever can write the cache can write the binary).
+pub fn hash128<T: Hash + ?Sized>(value: &T) -> u128 {
     let half = |salt: u8| {
         let mut h = std::hash::DefaultHasher::new();
-        (salt, identity).hash(&mut h);
+        salt.hash(&mut h);
+        value.hash(&mut h);
         h.finish()
     };
-    dir.join(format!("{:016x}{:016x}.kernel", half(1), half(2)))
+    (u128::from(half(1)) << 64) | u128::from(half(2))
+}
+
+/// What reading a cache entry found.
+pub enum EntryFile {
+    /// No entry.
+    Missing,
+    /// Something that cannot be an entry: not a file, over [`MAX_ENTRY_BYTES`], unreadable.
+    Unusable,
+    /// The entry's bytes.
+    Bytes(Vec<u8>),
+}
+
+/// Reads the cache entry at `path`, bounded by [`MAX_ENTRY_BYTES`].
+pub fn read_entry_file(path: &Path) -> EntryFile {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => EntryFile::Missing,
+        Ok(meta) if meta.is_file() && meta.len() <= MAX_ENTRY_BYTES => {
+            std::fs::read(path).map_or(EntryFile::Unusable, EntryFile::Bytes)
+        }
+        _ => EntryFile::Unusable,
+    }
+}
+
+/// Marks the entry at `path` as just used: its modification time orders entries for
+/// [`prune`]. A cache that cannot be written to still serves hits, so failures are ignored.
+pub fn mark_used(path: &Path) {
+    let _ = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(SystemTime::now()));
 }
 
 /// The stored kernel of `program`, if the cache holds one for this build and CPU.
@@ -107,17 +144,11 @@ pub(super) fn load(program: &Program, math: MathMode, lp_native: bool) -> Option
         (config.dir.clone(), identity)
     };
     let path = entry_path(&dir, &identity);
-    let meta = std::fs::metadata(&path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_ENTRY_BYTES {
+    let EntryFile::Bytes(bytes) = read_entry_file(&path) else {
         return None;
-    }
-    let bytes = std::fs::read(&path).ok()?;
+    };
     let kernel = decode(&bytes, &identity)?;
-    // The modification time orders entries for pruning; a read-only cache still serves hits.
-    let _ = std::fs::File::options()
-        .write(true)
-        .open(&path)
-        .and_then(|f| f.set_modified(SystemTime::now()));
+    mark_used(&path);
     Some(kernel)
 }
 
@@ -175,22 +206,8 @@ fn parse_shape(text: &str) -> Option<Option<InlineShape>> {
     Some(Some(InlineShape { linear, wrap }))
 }
 
-/// A 128-bit digest of `bytes` (accidental damage, not tampering: whoever can write the cache
-/// can write the binary).
-fn digest(bytes: &[u8]) -> [u8; 16] {
-    let half = |salt: u8| {
-        let mut h = std::hash::DefaultHasher::new();
-        (salt, bytes).hash(&mut h);
-        h.finish().to_le_bytes()
-    };
-    let mut out = [0u8; 16];
-    out[..8].copy_from_slice(&half(1));
-    out[8..].copy_from_slice(&half(2));
-    out
-}
-
 /// `MAGIC`, then the identity, the description and the code, each after its length (u64 LE),
-/// then the [`digest`] of everything before it.
+/// then the [`hash128`] of everything before it.
 fn encode(kernel: &StoredKernel, identity: &str) -> Vec<u8> {
     let mut meta = format!(
         "alignment {}\npreserve_all {}\nio {} {} {} {}\ngeneral {}\n",
@@ -219,7 +236,7 @@ fn encode(kernel: &StoredKernel, identity: &str) -> Vec<u8> {
         out.extend_from_slice(&(part.len() as u64).to_le_bytes());
         out.extend_from_slice(part);
     }
-    let check = digest(&out);
+    let check = hash128(out.as_slice()).to_le_bytes();
     out.extend_from_slice(&check);
     out
 }
@@ -227,7 +244,7 @@ fn encode(kernel: &StoredKernel, identity: &str) -> Vec<u8> {
 /// The kernel in `bytes` if they are a well-formed entry of `identity`.
 fn decode(bytes: &[u8], identity: &str) -> Option<StoredKernel> {
     let (body, check) = bytes.split_last_chunk::<16>()?;
-    if digest(body) != *check {
+    if hash128(body).to_le_bytes() != *check {
         return None;
     }
     let mut rest = body.strip_prefix(MAGIC.as_slice())?;
@@ -414,7 +431,7 @@ mod tests {
                 .expect("field present");
             let mut changed = bytes[..bytes.len() - 16].to_vec();
             changed[at..at + to.len()].copy_from_slice(to.as_bytes());
-            let check = digest(&changed);
+            let check = hash128(changed.as_slice()).to_le_bytes();
             changed.extend_from_slice(&check);
             decode(&changed, "id")
         };
