@@ -40,7 +40,7 @@ use super::semantics::{
     bind_stage, size_vec4, write_member, ActiveMembers, SemanticNames, StageBindings,
     TextureSemantic, UniformSemantic, UniformValue,
 };
-use super::shader_cache::{ShaderCache, ShaderCacheStats, BUILD_ID};
+use super::shader_cache::{ShaderCache, ShaderCacheStats, StageParts, BUILD_ID};
 use super::ChainError;
 
 /// Largest side of any pass target (RetroArch's and librashader's limit).
@@ -402,8 +402,8 @@ struct CompiledShader {
     name: Option<String>,
     parameters: Vec<Parameter>,
     format: Option<String>,
-    vertex: (LoweredShader, StageReflection, ActiveMembers),
-    fragment: (LoweredShader, StageReflection, ActiveMembers),
+    vertex: StageParts,
+    fragment: StageParts,
 }
 
 /// A lowered stage with what binding needs from it.
@@ -411,8 +411,27 @@ fn stage_interface(
     lowered: LoweredShader,
     reflection: StageReflection,
     module: &naga::Module,
-) -> (LoweredShader, StageReflection, ActiveMembers) {
+) -> StageParts {
     (lowered, reflection, ActiveMembers::of_module(module))
+}
+
+/// The stages (vertex, fragment) of the shader whose preprocessed stage texts are `sources`:
+/// from `cache` when it holds them, else made by `compile` (and then stored).
+fn load_or_compile(
+    cache: Option<&ShaderCache>,
+    language: &str,
+    sources: &[String],
+    compile: impl FnOnce() -> Result<(StageParts, StageParts), ChainError>,
+) -> Result<(StageParts, StageParts), ChainError> {
+    let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
+    if let Some(stages) = cache.and_then(|c| c.load(language, &sources)) {
+        return Ok(stages);
+    }
+    let (vertex, fragment) = compile()?;
+    if let Some(cache) = cache {
+        cache.store(language, &sources, &vertex, &fragment);
+    }
+    Ok((vertex, fragment))
 }
 
 fn compile_pass_shader(
@@ -430,28 +449,15 @@ fn compile_pass_shader(
             let pre = slang::preprocess_file(path).map_err(frontend)?;
             let (name, format, parameters) =
                 (pre.name.clone(), pre.format.clone(), pre.parameters.clone());
-            let sources = [pre.vertex.text.as_str(), pre.fragment.text.as_str()];
-            let (vertex, fragment) = match cache.and_then(|c| c.load("slang", &sources)) {
-                Some(stages) => stages,
-                None => {
-                    let sources = sources.map(str::to_string);
-                    let shader = slang::compile_preprocessed(path, pre).map_err(frontend)?;
-                    let (vs, fs) = shader.lower().map_err(frontend)?;
-                    let vertex =
-                        stage_interface(vs, shader.vertex.reflection, &shader.vertex.module);
-                    let fragment =
-                        stage_interface(fs, shader.fragment.reflection, &shader.fragment.module);
-                    if let Some(cache) = cache {
-                        cache.store(
-                            "slang",
-                            &sources.each_ref().map(String::as_str),
-                            &vertex,
-                            &fragment,
-                        );
-                    }
-                    (vertex, fragment)
-                }
-            };
+            let sources = [pre.vertex.text.clone(), pre.fragment.text.clone()];
+            let (vertex, fragment) = load_or_compile(cache, "slang", &sources, || {
+                let shader = slang::compile_preprocessed(path, pre).map_err(frontend)?;
+                let (vs, fs) = shader.lower().map_err(frontend)?;
+                Ok((
+                    stage_interface(vs, shader.vertex.reflection, &shader.vertex.module),
+                    stage_interface(fs, shader.fragment.reflection, &shader.fragment.module),
+                ))
+            })?;
             Ok(CompiledShader {
                 vertex,
                 fragment,
@@ -462,25 +468,17 @@ fn compile_pass_shader(
         }
         "cg" => {
             let pre = cg::preprocess::preprocess_file(path).map_err(frontend)?;
-            let sources = [pre.text.as_str()];
             let parameters = pre.parameters.clone();
-            let (vertex, fragment) = match cache.and_then(|c| c.load("cg", &sources)) {
-                Some(stages) => stages,
-                None => {
-                    let text = pre.text.clone();
-                    let shader = cg::compile_preprocessed(pre, &path.display().to_string())
-                        .map_err(frontend)?;
-                    let (vs, fs) = shader.lower().map_err(frontend)?;
-                    let vertex =
-                        stage_interface(vs, shader.vertex.reflection, &shader.vertex.module);
-                    let fragment =
-                        stage_interface(fs, shader.fragment.reflection, &shader.fragment.module);
-                    if let Some(cache) = cache {
-                        cache.store("cg", &[text.as_str()], &vertex, &fragment);
-                    }
-                    (vertex, fragment)
-                }
-            };
+            let sources = [pre.text.clone()];
+            let (vertex, fragment) = load_or_compile(cache, "cg", &sources, || {
+                let shader =
+                    cg::compile_preprocessed(pre, &path.display().to_string()).map_err(frontend)?;
+                let (vs, fs) = shader.lower().map_err(frontend)?;
+                Ok((
+                    stage_interface(vs, shader.vertex.reflection, &shader.vertex.module),
+                    stage_interface(fs, shader.fragment.reflection, &shader.fragment.module),
+                ))
+            })?;
             Ok(CompiledShader {
                 vertex,
                 fragment,
