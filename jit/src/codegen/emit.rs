@@ -2922,13 +2922,15 @@ impl Emitter<'_, '_> {
         let addr = self.tex_operands(src, grads);
         let pcv = self.b.ins().iconst(I32, pc as i64);
         let tex = self.address(Address::TEX);
-        let mip = general.and_then(|(base, op, shape)| {
-            let k = MIP_OPS.iter().position(|&o| o == op)?;
-            self.shims.mip?;
-            let slot = Address::general_path_slot(k);
-            self.general_ops[k] = true;
-            Some((base, slot, shape))
-        });
+        // Without general paths (the fast tier) every site calls the sampler.
+        let with_paths = self.shims.mip.is_some();
+        let mip = general
+            .filter(|_| with_paths)
+            .and_then(|(base, op, shape)| {
+                let k = MIP_OPS.iter().position(|&o| o == op)?;
+                self.general_ops[k] = true;
+                Some((base, Address::general_path_slot(k), shape))
+            });
         let (callee, fast) = match mip {
             Some((base, slot, shape)) => {
                 use super::FastTex;
