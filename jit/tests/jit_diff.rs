@@ -314,7 +314,18 @@ impl Gen {
     fn tex(&mut self) {
         let d = format!("TEMP[{}]", self.rng.below(6));
         let c = self.src();
-        let line = match self.rng.below(11) {
+        // Texel offsets: immediates (what GLSL's constant offsets become, sampled natively) or
+        // a register (through the interpreter); `IMM[0]` holds 0..=3.
+        let offset = match self.rng.below(8) {
+            0 => format!(", IMM[{}].{}", self.rng.below(6), &self.swz()[..3]),
+            1 => format!(", IMM[0].{}", &self.swz()[..3]),
+            2 => format!(", TEMP[{}].xyz", self.rng.below(6)),
+            _ => String::new(),
+        };
+        let line = match self.rng.below(14) {
+            11 => format!("TEX {d}, {c}, SAMP[0], 2D{offset}"),
+            12 => format!("TXL {d}, {c}, SAMP[1], 2D{offset}"),
+            13 => format!("TXF {d}, {c}, SAMP[0], 2D{offset}"),
             0 => format!("TEX {d}, {c}, SAMP[0], 2D"),
             1 => format!("TXB {d}, {c}, SAMP[0], 2D"),
             2 => format!("TXL {d}, {c}, SAMP[1], 2D"),

@@ -187,6 +187,8 @@ pub(super) fn compile_mip_fns(
                 op_stats: None,
                 tex_io: Some((io, pc)),
                 general_ops: [false; 5],
+                size_answers: HashMap::default(),
+                size_slot: None,
             };
             e.enter(body);
             let src: [Value; 4] =
@@ -340,9 +342,11 @@ fn inline_site_candidate(d: &Decoded, inst: &Inst) -> bool {
         inst.op,
         Opcode::TEX | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ | Opcode::TXD
     ) && super::tex_fast_path(d, inst)
-        && d.textures
-            .get(inst.aux as usize)
-            .is_some_and(|t| t.target == crate::ir::TextureTarget::Tex2D)
+        && d.textures.get(inst.aux as usize).is_some_and(|t| {
+            // The inline paths read texels without offsets: a site with one calls the sampler.
+            t.target == crate::ir::TextureTarget::Tex2D
+                && super::constant_tex_offset(d, t) == Some([0; 3])
+        })
 }
 
 /// Whether every texture instruction of `d` gets an inline site in an optimized kernel, so that
@@ -616,6 +620,8 @@ fn compile_in(
             op_stats: std::env::var_os("SOFTGPU_JIT_STATS").map(|_| HashMap::default()),
             tex_io: None,
             general_ops: [false; 5],
+            size_answers: HashMap::default(),
+            size_slot: None,
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -660,6 +666,7 @@ fn compile_in(
                 })
             })
             .collect();
+        e.answer_size_queries();
         let quad = e.declare(I64);
         let q0 = e.b.ins().iconst(I64, 0);
         e.b.def_var(quad, q0);
@@ -959,6 +966,10 @@ struct Emitter<'a, 'f> {
     tex_io: Option<(Value, Value)>,
     /// Which general texture paths ([`MIP_OPS`]) the sites emitted so far call.
     general_ops: [bool; 5],
+    /// Size queries answered once per call (see [`Emitter::answer_size_queries`]): per
+    /// instruction, where in `size_slot` its texels are.
+    size_answers: HashMap<usize, i32>,
+    size_slot: Option<StackSlot>,
 }
 
 /// Prints what `op_stats` gathered, largest emitters first.
@@ -2975,6 +2986,61 @@ impl Emitter<'_, '_> {
 
     /// Stores a texture instruction's operands in the stack slot as `tex_sample` reads them
     /// (src0, then the gradients from byte 64) and returns the slot's address.
+    /// Texture size queries (TXQ, SVIEWINFO) of a unit named directly, at a level known when
+    /// compiling, ask the sampler once per kernel call, here in the entry block, instead of
+    /// going through the interpreter on every quad: the bound textures do not change during a
+    /// call, and the query has no effect besides its result (an unexecuted one costs a call).
+    /// Equal queries share one answer.
+    fn answer_size_queries(&mut self) {
+        // (view, target, level) and the first instruction asking it.
+        let mut answers: Vec<((u32, crate::ir::TextureTarget, u32), usize)> = Vec::new();
+        for (pc, inst) in self.d.insts.iter().enumerate() {
+            if !matches!(inst.op, Opcode::TXQ | Opcode::SVIEWINFO) {
+                continue;
+            }
+            let Some(t) = self.d.textures.get(inst.aux as usize) else {
+                continue;
+            };
+            let Some(level) = super::constant_lane0(self.d, &inst.src[0]) else {
+                continue;
+            };
+            if t.view.index_reg.is_some() {
+                continue;
+            }
+            let query = (t.view.index, t.target, level);
+            let k = match answers.iter().position(|&(a, _)| a == query) {
+                Some(k) => k,
+                None => {
+                    answers.push((query, pc));
+                    answers.len() - 1
+                }
+            };
+            self.size_answers.insert(pc, k as i32 * 64);
+        }
+        if answers.is_empty() {
+            return;
+        }
+        // `tex_sample` reads three operand blocks (192 bytes) from its `io` address.
+        let bytes = answers.len() as u32 * 64 + 128;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            bytes,
+            4,
+        ));
+        self.size_slot = Some(slot);
+        let null = self.b.ins().iconst(self.ptr, 0);
+        for (k, &((_, _, level), pc)) in answers.iter().enumerate() {
+            let addr = self.b.ins().stack_addr(self.ptr, slot, k as i32 * 64);
+            let level = self.splat(level);
+            self.b.ins().store(self.mf, level, addr, 0);
+            let pcv = self.b.ins().iconst(I32, pc as i64);
+            let callee = self.address(Address::TEX);
+            self.b
+                .ins()
+                .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, addr, null]);
+        }
+    }
+
     fn tex_operands(&mut self, src: [Value; 4], grads: &[Vec<Value>]) -> Value {
         // One address for all accesses (`stack_store`/`stack_load` each make their own).
         let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
@@ -4071,6 +4137,16 @@ impl Emitter<'_, '_> {
     fn native_alu(&mut self, inst: &Inst, full: bool, pc: usize) -> Result<bool, ExecError> {
         use Opcode::*;
         let op = inst.op;
+        if let Some(&offset) = self.size_answers.get(&pc) {
+            let slot = self.size_slot.expect("a size answer has its slot");
+            let addr = self.b.ins().stack_addr(self.ptr, slot, offset);
+            let r: [Option<V>; 4] = std::array::from_fn(|c| {
+                let v = self.b.ins().load(I32X4, self.mf, addr, c as i32 * 16);
+                Some(V { v, flushed: false })
+            });
+            self.store(inst, &r, full);
+            return Ok(true);
+        }
         if op.class() == OpcodeClass::Texture {
             if !super::tex_fast_path(self.d, inst) {
                 return Ok(false);

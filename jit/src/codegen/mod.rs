@@ -25,7 +25,11 @@
 //! IMUL_HI/UMUL_HI, bitfields and bit counts. In `llvmpipe` math ([`JitShader::compile_math`])
 //! EX2, LG2, POW, SIN and COS are vector code of `ir::lpmath`'s sequences instead, equal to the
 //! interpreter running that rewrite. TEX/TXP/TXB/TXL/TEX_LZ/TXD call the sampler directly (`tex_sample`, request built as
-//! the interpreter builds it); in optimized kernels, 2D ones (not TXP) are sampled inline when the
+//! the interpreter builds it, texel offsets included when they are immediates); TXQ/SVIEWINFO
+//! of a level known when compiling ask it once per kernel call, before the quads (a size query
+//! through the interpreter cost the store and reload of every register variable around it:
+//! Mega Bezel's bezel passes ask 20 per pixel); in optimized kernels, 2D ones (not TXP, no
+//! offset) are sampled inline when the
 //! unit offers a [`TexelView`](crate::exec::TexelView): level 0 with one filter and wrap in the
 //! kernel itself, anything else (mip levels with their per-lane level of detail, a min/mag
 //! switch, per-axis or other wraps) by the general path, compiled once per process as one
@@ -1306,11 +1310,43 @@ fn tex_fast_path(d: &Decoded, inst: &crate::interp::decode::Inst) -> bool {
     let Some(t) = d.textures.get(inst.aux as usize) else {
         return false;
     };
-    t.offset.is_none()
+    constant_tex_offset(d, t).is_some()
         && t.view.index_reg.is_none()
         && t.sampler.index_reg.is_none()
         && decode::coord_dim(t.target).is_some()
         && decode::shadow_ref(t.target).is_none_or(|r| r < 4)
+}
+
+/// Lane 0 of channel x of `src` (modifier applied) when it is known before the kernel runs:
+/// an immediate, or a register that reads as zero.
+pub(super) fn constant_lane0(d: &Decoded, src: &decode::Src) -> Option<u32> {
+    use decode::{Loc, Slot};
+    let bits = match src.loc {
+        Loc::Direct(Slot::Imm(i)) => d.imms.get(i as usize)?[src.swizzle[0] as usize][0],
+        Loc::Direct(Slot::Zero) => 0,
+        _ => return None,
+    };
+    Some(crate::interp::run::modified(bits, src.modifier))
+}
+
+/// The texel offset of texture operands `t` when it is known before the kernel runs — none, or
+/// an immediate (what GLSL's constant offsets become) — as the interpreter's `tex_offset` reads
+/// it: lane 0 of x, y and z, truncated to `int8_t`. `None` for an offset in a register that
+/// changes (those instructions go through the interpreter).
+pub(super) fn constant_tex_offset(d: &Decoded, t: &decode::TexOp) -> Option<[i32; 3]> {
+    use decode::{Loc, Slot};
+    let Some(src) = t.offset else {
+        return Some([0; 3]);
+    };
+    let value = match src.loc {
+        Loc::Direct(Slot::Imm(i)) => *d.imms.get(i as usize)?,
+        Loc::Direct(Slot::Zero) => return Some([0; 3]),
+        _ => return None,
+    };
+    Some(std::array::from_fn(|c| {
+        let bits = crate::interp::run::modified(value[src.swizzle[c] as usize][0], src.modifier);
+        bits as i8 as i32
+    }))
 }
 
 /// Samples for texture instruction `pc` (one that [`tex_fast_path`] accepts): `io` holds src0
@@ -1341,6 +1377,14 @@ extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4, _fast: *cons
     };
     let floats = |v: [u32; 4]| v.map(f32::from_bits);
     let [src0, ddx, ddy] = *io;
+    if matches!(inst.op, Opcode::TXQ | Opcode::SVIEWINFO) {
+        // As the interpreter: lane 0's level stands for the quad.
+        let size = resources
+            .textures
+            .size(t.view.index, t.target, src0[0][0] as i32);
+        io[0] = size.map(|v| [v; 4]);
+        return;
+    }
     let modifier = floats(src0[3]);
     let dim = decode::coord_dim(t.target).unwrap_or(4);
     let mut request = SampleRequest {
@@ -1350,7 +1394,7 @@ extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4, _fast: *cons
         coords: [[0.0; 4]; 4],
         compare: None,
         lod: LodMode::Implicit,
-        offset: [0; 3],
+        offset: constant_tex_offset(&kernel.decoded, t).unwrap_or([0; 3]),
     };
     for (coord, v) in request.coords.iter_mut().zip(src0).take(dim) {
         *coord = floats(v);

@@ -158,18 +158,25 @@ fn splat(v: u32) -> [u32; 4] {
     [v; 4]
 }
 
+/// `x` with source modifier `m` applied (softpipe applies `fabsf` whatever the type).
+pub(crate) fn modified(x: u32, m: Modifier) -> u32 {
+    match m {
+        Modifier::None => x,
+        Modifier::Abs => x & 0x7fff_ffff,
+        Modifier::FNeg => x ^ 0x8000_0000,
+        Modifier::FNegAbs => x | 0x8000_0000,
+        Modifier::INeg => x.wrapping_neg(),
+        Modifier::INegAbs => (x & 0x7fff_ffff).wrapping_neg(),
+    }
+}
+
 fn apply_modifier(v: &mut QuadVec4, m: Modifier) {
-    let op: fn(u32) -> u32 = match m {
-        Modifier::None => return,
-        Modifier::Abs => |x| x & 0x7fff_ffff,
-        Modifier::FNeg => |x| x ^ 0x8000_0000,
-        Modifier::FNegAbs => |x| x | 0x8000_0000,
-        Modifier::INeg => |x| x.wrapping_neg(),
-        Modifier::INegAbs => |x| (x & 0x7fff_ffff).wrapping_neg(),
-    };
+    if m == Modifier::None {
+        return;
+    }
     for ch in v.iter_mut() {
         for x in ch.iter_mut() {
-            *x = op(*x);
+            *x = modified(*x, m);
         }
     }
 }
