@@ -86,6 +86,10 @@ struct RenderArgs {
     /// Never show the progress bar.
     #[arg(long)]
     quiet: bool,
+    /// After rendering, print to stderr where the time went: loading, then each pass's target
+    /// size, fragment instructions and milliseconds per frame.
+    #[arg(long)]
+    timings: bool,
 }
 
 fn parse_direction(text: &str) -> std::result::Result<i32, String> {
@@ -170,7 +174,7 @@ fn run_render(args: RenderArgs) -> Result<()> {
     // A progress bar only where someone watches and the work is long enough to need one.
     let show = !args.quiet && frames > 1 && std::io::stderr().is_terminal();
     let started = std::time::Instant::now();
-    let image = chain::render(&request, |done, total| {
+    let (image, timings) = chain::render_timed(&request, |done, total| {
         if show && started.elapsed().as_millis() > 500 {
             let width = 30;
             let filled = (done * width / total) as usize;
@@ -187,7 +191,50 @@ fn run_render(args: RenderArgs) -> Result<()> {
     image
         .save_png(&args.output)
         .map_err(|e| anyhow!("{}: {e}", args.output.display()))?;
+    if args.timings {
+        eprint!("{}", timing_report(&timings));
+    }
     Ok(())
+}
+
+/// `softgpu render --timings`: where the time went, a line per pass (its label last, since
+/// labels carry paths of any length).
+fn timing_report(timings: &softgpu::chain::RenderTimings) -> String {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let total: f64 = timings
+        .passes
+        .iter()
+        .map(|p| ms(p.draw) + ms(p.prepare))
+        .sum();
+    let mut out = format!(
+        "load {:.1} ms, input frames {:.1} ms, passes {total:.1} ms\n\
+         {:>10} {:>10} {:>6} {:>11} {:>7}  pass\n",
+        ms(timings.load),
+        ms(timings.inputs),
+        "draw ms/f",
+        "prep ms/f",
+        "share",
+        "size",
+        "instr",
+    );
+    for p in &timings.passes {
+        let frames = p.frames.max(1) as f64;
+        let own = ms(p.draw) + ms(p.prepare);
+        out += &format!(
+            "{:>10.2} {:>10.2} {:>5.1}% {:>11} {:>7}  {}\n",
+            ms(p.draw) / frames,
+            ms(p.prepare) / frames,
+            if total > 0.0 {
+                100.0 * own / total
+            } else {
+                0.0
+            },
+            format!("{}x{}", p.size.0, p.size.1),
+            p.fragment_instructions,
+            p.label,
+        );
+    }
+    out
 }
 
 #[derive(clap::Args)]

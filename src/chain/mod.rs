@@ -10,10 +10,11 @@ pub mod shader_cache;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::texture::Texture;
 
-pub use runtime::{ChainOptions, FilterChain, FrameOptions, SrgbCurve};
+pub use runtime::{ChainOptions, FilterChain, FrameOptions, PassTiming, SrgbCurve};
 pub use shader_cache::{default_shader_cache_dir, ShaderCacheStats};
 
 /// Why a chain could not be built or rendered; the message names the file (and line, where
@@ -92,8 +93,27 @@ pub fn input_frames(path: &Path) -> Result<Vec<PathBuf>, ChainError> {
 /// `progress(done, total)` is called after every frame.
 pub fn render(
     request: &RenderRequest,
-    mut progress: impl FnMut(u64, u64),
+    progress: impl FnMut(u64, u64),
 ) -> Result<Texture, ChainError> {
+    render_timed(request, progress).map(|(image, _)| image)
+}
+
+/// Where a [`render_timed`] spent its time.
+#[derive(Clone, Debug, Default)]
+pub struct RenderTimings {
+    /// Loading the preset: parsing, compiling (or reading the shader cache), LUTs.
+    pub load: Duration,
+    /// Loading the input frames.
+    pub inputs: Duration,
+    /// Each pass over all frames ([`FilterChain::pass_timings`]).
+    pub passes: Vec<PassTiming>,
+}
+
+/// [`render`], also returning where the time went.
+pub fn render_timed(
+    request: &RenderRequest,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<(Texture, RenderTimings), ChainError> {
     if request.frames == 0 || request.frames > MAX_FRAMES {
         return Err(ChainError::new(format!(
             "--frames {}: expected 1..={MAX_FRAMES}",
@@ -103,7 +123,12 @@ pub fn render(
     if request.inputs.is_empty() {
         return Err(ChainError::new("no input frames"));
     }
+    let started = Instant::now();
     let mut chain = FilterChain::load(&request.preset, &request.chain)?;
+    let mut timings = RenderTimings {
+        load: started.elapsed(),
+        ..RenderTimings::default()
+    };
     let mut loaded: Option<(usize, Arc<Texture>)> = None;
     let mut last = None;
     for frame in 0..request.frames {
@@ -112,10 +137,12 @@ pub fn render(
             Some((i, t)) if *i == which => t.clone(),
             _ => {
                 let path = &request.inputs[which];
+                let started = Instant::now();
                 let t =
                     Arc::new(Texture::load(path).map_err(|e| {
                         ChainError::new(format!("--input {}: {e}", path.display()))
                     })?);
+                timings.inputs += started.elapsed();
                 loaded = Some((which, t.clone()));
                 t
             }
@@ -124,5 +151,7 @@ pub fn render(
         last = Some(chain.frame(&input, size, frame, &request.frame)?);
         progress(frame + 1, request.frames);
     }
-    last.ok_or_else(|| ChainError::new("no frame was rendered"))
+    timings.passes = chain.pass_timings().to_vec();
+    let image = last.ok_or_else(|| ChainError::new("no frame was rendered"))?;
+    Ok((image, timings))
 }

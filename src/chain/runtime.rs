@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -166,6 +167,26 @@ struct Pass {
     format: Format,
     vertex_bindings: StageBindings,
     fragment_bindings: StageBindings,
+    /// Instructions of the specialized fragment program (for [`PassTiming`]).
+    fragment_instructions: usize,
+}
+
+/// Where one pass's time went over the frames a chain rendered (see
+/// [`FilterChain::pass_timings`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassTiming {
+    /// `pass N (file)`.
+    pub label: String,
+    /// The size of the pass's target in the last frame.
+    pub size: (u32, u32),
+    /// Instructions of the fragment program the pass runs (after specialization).
+    pub fragment_instructions: usize,
+    /// Frames that drew the pass.
+    pub frames: u64,
+    /// Wall time drawing it (texel pre-passes included), over all frames.
+    pub draw: Duration,
+    /// Wall time preparing its output for the next passes (mipmaps, decoding), over all frames.
+    pub prepare: Duration,
 }
 
 /// A texel function's pre-pass, compiled.
@@ -345,6 +366,7 @@ impl PassPlan<'_> {
         let vertex_attributes = ShaderSignature::from_program(&self.shader.vertex.0.program)
             .num_inputs
             .max(2);
+        let fragment_instructions = specialized.instructions.len();
         Ok(Pass {
             config: self.config.clone(),
             label: self.label,
@@ -367,6 +389,7 @@ impl PassPlan<'_> {
             format: self.format,
             vertex_bindings: self.vertex_bindings,
             fragment_bindings: self.fragment_bindings,
+            fragment_instructions,
         })
     }
 }
@@ -394,6 +417,7 @@ pub struct FilterChain {
     /// others wait for it).
     predecode_outputs: bool,
     shader_cache_stats: ShaderCacheStats,
+    timings: Vec<PassTiming>,
 }
 
 /// A compiled shader stage pair with its interface, whatever the language.
@@ -815,7 +839,16 @@ impl FilterChain {
         let history = (0..history_depth)
             .map(|_| blank(1, 1))
             .collect::<Result<Vec<_>, _>>()?;
+        let timings = passes
+            .iter()
+            .map(|p| PassTiming {
+                label: p.label.clone(),
+                fragment_instructions: p.fragment_instructions,
+                ..PassTiming::default()
+            })
+            .collect();
         Ok(FilterChain {
+            timings,
             preset_path: preset.path.clone(),
             previous_outputs: vec![None; passes.len()],
             passes,
@@ -833,6 +866,11 @@ impl FilterChain {
     /// What the on-disk shader cache did while the chain was built (all zero without one).
     pub fn shader_cache_stats(&self) -> ShaderCacheStats {
         self.shader_cache_stats
+    }
+
+    /// Where each pass's time went in the frames rendered so far, in pass order.
+    pub fn pass_timings(&self) -> &[PassTiming] {
+        &self.timings
     }
 
     /// The number of passes.
@@ -963,6 +1001,7 @@ impl FilterChain {
                 };
                 let mut target = Texture::new(pass.format, w, h, levels)
                     .map_err(|e| ChainError::new(format!("{}: target: {e}", pass.label)))?;
+                let started = Instant::now();
                 draw_pass(
                     pass,
                     &FrameState {
@@ -974,11 +1013,19 @@ impl FilterChain {
                     &IDENTITY_MVP,
                     false,
                 )?;
+                let drawn = Instant::now();
                 if levels > 1 {
                     target.generate_mipmaps();
                 }
                 if self.predecode_outputs {
                     target.decoded_levels();
+                }
+                let timing = &mut self.timings[index];
+                timing.size = (w, h);
+                timing.draw += drawn - started;
+                timing.prepare += drawn.elapsed();
+                if !last {
+                    timing.frames += 1;
                 }
                 let target = Arc::new(target);
                 outputs[index] = Some(target.clone());
@@ -992,6 +1039,7 @@ impl FilterChain {
                 };
                 let mut target = Texture::new(Format::R8G8B8A8Unorm, viewport.0, viewport.1, 1)
                     .map_err(|e| ChainError::new(format!("{}: output: {e}", pass.label)))?;
+                let started = Instant::now();
                 draw_pass(
                     pass,
                     &FrameState {
@@ -1003,6 +1051,10 @@ impl FilterChain {
                     &FINAL_MVP,
                     true,
                 )?;
+                let timing = &mut self.timings[index];
+                timing.size = viewport;
+                timing.draw += started.elapsed();
+                timing.frames += 1;
                 result = Some(target);
             }
         }
