@@ -169,6 +169,28 @@ MOV OUT[0], TEMP[4].xyxy
 END
 ";
 
+/// Components each written on one side only: `.y` by a branch nested in the first side (its
+/// merge is a write of that side), `.z` by the first side, `.x` — a curve held before the
+/// branch — by the second; all read after the branch.
+const ONE_SIDED: &str = "
+MAD TEMP[0].xy, IN[0].xyyy, CONST[0][0].xyyy, CONST[0][0].zwww
+TEX TEMP[1], TEMP[0], SAMP[0], 2D
+POW TEMP[2].x, TEMP[1].xxxx, IMM[0].xxxx
+MOV TEMP[2].y, IMM[1].zzzz
+MOV TEMP[2].z, IMM[1].xxxx
+UIF CONST[0][1].xxxx
+  UIF CONST[0][1].yyyy
+    POW TEMP[2].y, TEMP[1].yyyy, IMM[1].yyyy
+  ENDIF
+  MUL TEMP[2].z, TEMP[1].zzzz, CONST[0][2].xxxx
+ELSE
+  EX2 TEMP[2].x, -TEMP[1].xxxx
+ENDIF
+ADD TEMP[3], TEMP[2], TEMP[1].wwww
+MOV OUT[0], TEMP[3]
+END
+";
+
 const SIZE: (u32, u32) = (24, 20);
 
 fn program(body: &str) -> Program {
@@ -338,6 +360,13 @@ fn check(name: &str, body: &str, rounds: usize, seed: u64) -> (usize, Vec<TexelF
         compared += 1;
     }
     (compared, functions)
+}
+
+#[test]
+fn components_written_on_one_side_merge_with_their_old_values() {
+    let (compared, functions) = check("one-sided writes", ONE_SIDED, 60, 0x0e51);
+    assert_eq!(functions.len(), 1, "the curves select by the branches in the pre-pass");
+    assert!(compared >= 30, "only {compared} rounds compared");
 }
 
 #[test]
