@@ -29,6 +29,7 @@ impl std::error::Error for ValidationError {}
 pub fn validate(p: &Program) -> Result<(), Vec<ValidationError>> {
     let mut v = Validator {
         p,
+        declarations: p.declarations().collect(),
         errors: Vec::new(),
         inst: None,
         imm_count: p.immediates().count(),
@@ -64,6 +65,9 @@ pub fn parse_and_validate(src: &str) -> Result<Program, Vec<String>> {
 
 struct Validator<'a> {
     p: &'a Program,
+    /// The program's declarations, without its immediates (which the header interleaves: a
+    /// lookup per operand through hundreds of immediates made validating large shaders slow).
+    declarations: Vec<&'a Declaration>,
     errors: Vec<ValidationError>,
     inst: Option<usize>,
     imm_count: usize,
@@ -169,7 +173,7 @@ impl Validator<'_> {
 
     fn declared(&self, file: RegisterFile, dim: Option<i32>, index: i64) -> bool {
         let ignore_dim = per_vertex(self.p.processor, file);
-        self.p.declarations().any(|d| {
+        self.declarations.iter().any(|d| {
             d.file == file
                 && (ignore_dim
                     || match dim {
@@ -250,7 +254,7 @@ impl Validator<'_> {
                     }
                 } else if file != RegisterFile::Immediate
                     && file != RegisterFile::Null
-                    && !self.p.declarations().any(|d| d.file == file)
+                    && !self.declarations.iter().any(|d| d.file == file)
                 {
                     self.err(format!("{what}: no {name} register is declared"));
                 }
