@@ -73,7 +73,13 @@ pub(super) struct StoredKernel {
 
 /// What identifies a kernel of `program` in `math` (with llvmpipe's functions native or not)
 /// for the configured build and this CPU.
-fn identity(build: &str, program: &Program, math: MathMode, lp_native: bool) -> String {
+fn identity(
+    build: &str,
+    program: &Program,
+    math: MathMode,
+    lp_native: bool,
+    optimized: bool,
+) -> String {
     let isa = match super::isa(true) {
         Ok(isa) => {
             let flags: Vec<String> = isa.isa_flags().iter().map(|f| f.to_string()).collect();
@@ -82,7 +88,8 @@ fn identity(build: &str, program: &Program, math: MathMode, lp_native: bool) -> 
         Err(e) => e,
     };
     format!(
-        "build {build}\nisa {isa}\nmath {math:?} native {lp_native}\nhints {:?} ignored {}\n{}",
+        "build {build}\nisa {isa}\ntier {}\nmath {math:?} native {lp_native}\nhints {:?} ignored {}\n{}",
+        if optimized { "optimized" } else { "fast" },
         program.sampler_hints,
         std::env::var_os("SOFTGPU_NO_SAMPLER_HINTS").is_some(),
         print_program(program)
@@ -135,12 +142,18 @@ pub fn mark_used(path: &Path) {
         .and_then(|f| f.set_modified(SystemTime::now()));
 }
 
-/// The stored kernel of `program`, if the cache holds one for this build and CPU.
-pub(super) fn load(program: &Program, math: MathMode, lp_native: bool) -> Option<StoredKernel> {
+/// The stored kernel of `program` (compiled for speed, or the fast tier's), if the cache
+/// holds one for this build and CPU.
+pub(super) fn load(
+    program: &Program,
+    math: MathMode,
+    lp_native: bool,
+    optimized: bool,
+) -> Option<StoredKernel> {
     let (dir, identity) = {
         let config = CONFIG.read().ok()?;
         let config = config.as_ref()?;
-        let identity = identity(&config.build, program, math, lp_native);
+        let identity = identity(&config.build, program, math, lp_native, optimized);
         (config.dir.clone(), identity)
     };
     let path = entry_path(&dir, &identity);
@@ -152,8 +165,15 @@ pub(super) fn load(program: &Program, math: MathMode, lp_native: bool) -> Option
     Some(kernel)
 }
 
-/// Stores `kernel` as `program`'s; a failure to write only loses the entry.
-pub(super) fn store(program: &Program, math: MathMode, lp_native: bool, kernel: &StoredKernel) {
+/// Stores `kernel` as `program`'s (`optimized`: compiled for speed); a failure to write only
+/// loses the entry.
+pub(super) fn store(
+    program: &Program,
+    math: MathMode,
+    lp_native: bool,
+    optimized: bool,
+    kernel: &StoredKernel,
+) {
     let (dir, identity) = {
         let Ok(config) = CONFIG.read() else {
             return;
@@ -163,7 +183,7 @@ pub(super) fn store(program: &Program, math: MathMode, lp_native: bool, kernel: 
         };
         (
             config.dir.clone(),
-            identity(&config.build, program, math, lp_native),
+            identity(&config.build, program, math, lp_native, optimized),
         )
     };
     let path = entry_path(&dir, &identity);

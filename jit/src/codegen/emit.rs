@@ -771,7 +771,7 @@ fn compile_in(
     let code_size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
     let code = ctx
         .compiled_code()
-        .filter(|c| optimize && c.buffer.relocs().is_empty() && super::disk::enabled())
+        .filter(|c| c.buffer.relocs().is_empty() && super::disk::enabled())
         .map(|c| (c.code_buffer().to_vec(), u64::from(c.buffer.alignment)));
     module.clear_context(ctx);
     module.finalize_definitions().map_err(|e| cl(&e))?;

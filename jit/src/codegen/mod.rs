@@ -604,6 +604,12 @@ enum Build {
 /// seconds).
 const BACKGROUND_MAX_INSTRUCTIONS: usize = 20_000;
 
+/// Whether a kernel of `decoded` compiled for compile time is recompiled for speed (see
+/// [`BACKGROUND_MAX_INSTRUCTIONS`]).
+fn recompiled_for_speed(decoded: &Decoded) -> bool {
+    decoded.insts.len() <= BACKGROUND_MAX_INSTRUCTIONS
+}
+
 fn isa(optimize: bool) -> Result<OwnedTargetIsa, String> {
     static ISA: [OnceLock<Result<OwnedTargetIsa, String>>; 2] = [OnceLock::new(), OnceLock::new()];
     ISA[optimize as usize]
@@ -697,7 +703,7 @@ impl JitShader {
                 });
             }
         }
-        if !kernel.first_optimized && kernel.decoded.insts.len() <= BACKGROUND_MAX_INSTRUCTIONS {
+        if !kernel.first_optimized && recompiled_for_speed(&kernel.decoded) {
             optimize_in_background(Arc::downgrade(&kernel));
         }
         keep_recent(&kernel);
@@ -832,14 +838,21 @@ fn compile_kernel(
     } else {
         Build::Fast
     });
-    let from_disk = (requested.is_none()
-        && (build == Build::Optimized || decoded.insts.len() <= BACKGROUND_MAX_INSTRUCTIONS))
-        .then(|| disk::load(program, math, lp_native))
+    // What a later process starts with: the kernel compiled for speed, except for programs too
+    // large to be ever recompiled for speed, whose fast-tier kernel is final.
+    let stored_build = if build == Build::Fast && !recompiled_for_speed(&decoded) {
+        Build::Fast
+    } else {
+        Build::Optimized
+    };
+    let from_disk = requested
+        .is_none()
+        .then(|| disk::load(program, math, lp_native, stored_build != Build::Fast))
         .flatten()
         .and_then(|stored| load_tier(program, &decoded, stored));
     let loaded = from_disk.is_some();
     let (tier, module, io, build) = match from_disk {
-        Some((tier, module, io)) => (tier, module, io, Build::Optimized),
+        Some((tier, module, io)) => (tier, module, io, stored_build),
         None => {
             let (tier, module, compiled) = compile_tier(program, &decoded, build, math, lp_native)?;
             let io = [
@@ -971,7 +984,9 @@ fn compile_tier(
     if let Some(paths) = general_paths {
         paths.start(compiled.general_ops);
     }
-    if let Some((code, alignment)) = compiled.code.take() {
+    // Kernels compiled for speed are stored, and fast-tier ones that are final.
+    let final_kernel = optimize || !recompiled_for_speed(decoded);
+    if let Some((code, alignment)) = compiled.code.take().filter(|_| final_kernel) {
         let stored = disk::StoredKernel {
             code,
             alignment,
@@ -983,7 +998,7 @@ fn compile_tier(
             fast_sites: compiled.fast_sites.clone(),
             general_ops: compiled.general_ops,
         };
-        disk::store(program, math, lp_native, &stored);
+        disk::store(program, math, lp_native, optimize, &stored);
     }
     let ptr = module.get_finalized_function(compiled.func_id);
     // SAFETY: `ptr` is the finalized code of a function whose Cranelift signature is
