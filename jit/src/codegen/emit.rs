@@ -187,8 +187,8 @@ pub(super) fn compile_mip_fns(
                 op_stats: None,
                 tex_io: Some((io, pc)),
                 general_ops: [false; 5],
-                size_answers: HashMap::default(),
-                size_slot: None,
+                lookup_answers: HashMap::default(),
+                lookup_slot: None,
             };
             e.enter(body);
             let src: [Value; 4] =
@@ -355,11 +355,89 @@ pub(super) fn every_texture_site_inline(d: &Decoded) -> bool {
     let mut sites = 0;
     d.insts
         .iter()
-        .filter(|inst| inst.op.class() == OpcodeClass::Texture)
+        .filter(|inst| {
+            inst.op.class() == OpcodeClass::Texture && constant_lookup(d, inst).is_none()
+        })
         .all(|inst| {
             sites += 1;
             sites <= MAX_INLINE_TEX && inline_site_candidate(d, inst)
         })
+}
+
+/// What a texture instruction asks when all its operands are known before the kernel runs
+/// (see [`constant_lookup`]): equal questions get equal answers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ConstantLookup {
+    op: Opcode,
+    view: u32,
+    sampler: u32,
+    target: crate::ir::TextureTarget,
+    offset: [i32; 3],
+    /// src0's channels (immediates hold the same bits in every lane).
+    src: [u32; 4],
+}
+
+/// The question texture instruction `inst` asks when the kernel can answer it once per call,
+/// before the quads, instead of per quad: a size query (TXQ, SVIEWINFO) of a level known
+/// when compiling, or a TEX-family lookup at coordinates (and level or bias) known when
+/// compiling, of units named directly. The bound textures do not change during a call, a
+/// lookup has no effect besides its result, and at equal coordinates in every lane the quad's
+/// derivatives are zero whether it runs per quad or once. Mega Bezel's passes read the values
+/// its first pass caches in a texture at fixed coordinates (up to 13 per pixel), and ask up to
+/// 20 texture sizes per pixel.
+fn constant_lookup(d: &Decoded, inst: &Inst) -> Option<ConstantLookup> {
+    let t = d.textures.get(inst.aux as usize)?;
+    if t.view.index_reg.is_some() || t.sampler.index_reg.is_some() {
+        return None;
+    }
+    let src = super::constant_src(d, &inst.src[0])?;
+    match inst.op {
+        Opcode::TXQ | Opcode::SVIEWINFO => Some(ConstantLookup {
+            op: inst.op,
+            view: t.view.index,
+            sampler: 0,
+            target: t.target,
+            offset: [0; 3],
+            src: [src[0], 0, 0, 0],
+        }),
+        Opcode::TEX | Opcode::TXP | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ
+            if super::tex_fast_path(d, inst) =>
+        {
+            Some(ConstantLookup {
+                op: inst.op,
+                view: t.view.index,
+                sampler: t.sampler.index,
+                target: t.target,
+                offset: super::constant_tex_offset(d, t)?,
+                src,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The distinct questions of `d`'s [`constant_lookup`]s, each with the first instruction
+/// asking it, and which question each such instruction asks.
+fn constant_lookups(d: &Decoded) -> (Vec<(ConstantLookup, usize)>, HashMap<usize, usize>) {
+    let mut questions: Vec<(ConstantLookup, usize)> = Vec::new();
+    let mut asked = HashMap::default();
+    for (pc, inst) in d.insts.iter().enumerate() {
+        if inst.op.class() != OpcodeClass::Texture {
+            continue;
+        }
+        let Some(q) = constant_lookup(d, inst) else {
+            continue;
+        };
+        let k = match questions.iter().position(|&(a, _)| a == q) {
+            Some(k) => k,
+            None => {
+                questions.push((q, pc));
+                questions.len() - 1
+            }
+        };
+        asked.insert(pc, k);
+    }
+    (questions, asked)
 }
 
 /// Compiles `d` into one function of `module` and finalizes it.
@@ -529,9 +607,13 @@ fn compile_in(
         let mut fast_of_pc = HashMap::default();
         let fast_p = load_p(&mut b, offsets.fast);
         let hint = |unit: u32| hints.iter().find(|h| h.unit == unit).map(|h| h.shape);
+        let (questions, asked) = constant_lookups(d);
         if optimize {
             for (pc, inst) in d.insts.iter().enumerate() {
-                if fast_of_pc.len() < MAX_INLINE_TEX && inline_site_candidate(d, inst) {
+                if fast_of_pc.len() < MAX_INLINE_TEX
+                    && !asked.contains_key(&pc)
+                    && inline_site_candidate(d, inst)
+                {
                     // One descriptor per distinct (view, sampler), shared by its sites.
                     let t = d.textures[inst.aux as usize];
                     let shape = hint(t.sampler.index);
@@ -620,8 +702,8 @@ fn compile_in(
             op_stats: std::env::var_os("SOFTGPU_JIT_STATS").map(|_| HashMap::default()),
             tex_io: None,
             general_ops: [false; 5],
-            size_answers: HashMap::default(),
-            size_slot: None,
+            lookup_answers: HashMap::default(),
+            lookup_slot: None,
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -666,7 +748,7 @@ fn compile_in(
                 })
             })
             .collect();
-        e.answer_size_queries();
+        e.answer_constant_lookups(&questions, &asked);
         let quad = e.declare(I64);
         let q0 = e.b.ins().iconst(I64, 0);
         e.b.def_var(quad, q0);
@@ -966,10 +1048,10 @@ struct Emitter<'a, 'f> {
     tex_io: Option<(Value, Value)>,
     /// Which general texture paths ([`MIP_OPS`]) the sites emitted so far call.
     general_ops: [bool; 5],
-    /// Size queries answered once per call (see [`Emitter::answer_size_queries`]): per
-    /// instruction, where in `size_slot` its texels are.
-    size_answers: HashMap<usize, i32>,
-    size_slot: Option<StackSlot>,
+    /// Texture instructions answered once per call (see [`constant_lookup`]): per
+    /// instruction, where in `lookup_slot` its texels are.
+    lookup_answers: HashMap<usize, i32>,
+    lookup_slot: Option<StackSlot>,
 }
 
 /// Prints what `op_stats` gathered, largest emitters first.
@@ -2986,53 +3068,33 @@ impl Emitter<'_, '_> {
 
     /// Stores a texture instruction's operands in the stack slot as `tex_sample` reads them
     /// (src0, then the gradients from byte 64) and returns the slot's address.
-    /// Texture size queries (TXQ, SVIEWINFO) of a unit named directly, at a level known when
-    /// compiling, ask the sampler once per kernel call, here in the entry block, instead of
-    /// going through the interpreter on every quad: the bound textures do not change during a
-    /// call, and the query has no effect besides its result (an unexecuted one costs a call).
-    /// Equal queries share one answer.
-    fn answer_size_queries(&mut self) {
-        // (view, target, level) and the first instruction asking it.
-        let mut answers: Vec<((u32, crate::ir::TextureTarget, u32), usize)> = Vec::new();
-        for (pc, inst) in self.d.insts.iter().enumerate() {
-            if !matches!(inst.op, Opcode::TXQ | Opcode::SVIEWINFO) {
-                continue;
-            }
-            let Some(t) = self.d.textures.get(inst.aux as usize) else {
-                continue;
-            };
-            let Some(level) = super::constant_lane0(self.d, &inst.src[0]) else {
-                continue;
-            };
-            if t.view.index_reg.is_some() {
-                continue;
-            }
-            let query = (t.view.index, t.target, level);
-            let k = match answers.iter().position(|&(a, _)| a == query) {
-                Some(k) => k,
-                None => {
-                    answers.push((query, pc));
-                    answers.len() - 1
-                }
-            };
-            self.size_answers.insert(pc, k as i32 * 64);
-        }
-        if answers.is_empty() {
+    /// Asks the sampler the questions of `d`'s constant lookups (see [`constant_lookup`]),
+    /// here in the entry block, once per kernel call; `asked` says which instruction asks
+    /// which, and where its texels will be.
+    fn answer_constant_lookups(
+        &mut self,
+        questions: &[(ConstantLookup, usize)],
+        asked: &HashMap<usize, usize>,
+    ) {
+        if questions.is_empty() {
             return;
         }
         // `tex_sample` reads three operand blocks (192 bytes) from its `io` address.
-        let bytes = answers.len() as u32 * 64 + 128;
+        let bytes = questions.len() as u32 * 64 + 128;
         let slot = self.b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             bytes,
             4,
         ));
-        self.size_slot = Some(slot);
+        self.lookup_slot = Some(slot);
+        self.lookup_answers = asked.iter().map(|(&pc, &k)| (pc, k as i32 * 64)).collect();
         let null = self.b.ins().iconst(self.ptr, 0);
-        for (k, &((_, _, level), pc)) in answers.iter().enumerate() {
+        for (k, &(question, pc)) in questions.iter().enumerate() {
             let addr = self.b.ins().stack_addr(self.ptr, slot, k as i32 * 64);
-            let level = self.splat(level);
-            self.b.ins().store(self.mf, level, addr, 0);
+            for (c, &bits) in question.src.iter().enumerate() {
+                let v = self.splat(bits);
+                self.b.ins().store(self.mf, v, addr, c as i32 * 16);
+            }
             let pcv = self.b.ins().iconst(I32, pc as i64);
             let callee = self.address(Address::TEX);
             self.b
@@ -4137,11 +4199,17 @@ impl Emitter<'_, '_> {
     fn native_alu(&mut self, inst: &Inst, full: bool, pc: usize) -> Result<bool, ExecError> {
         use Opcode::*;
         let op = inst.op;
-        if let Some(&offset) = self.size_answers.get(&pc) {
-            let slot = self.size_slot.expect("a size answer has its slot");
+        if let Some(&offset) = self.lookup_answers.get(&pc) {
+            let slot = self.lookup_slot.expect("an answered lookup has its slot");
             let addr = self.b.ins().stack_addr(self.ptr, slot, offset);
+            // Texels are floats, sizes integers (as their destinations mostly are).
+            let ty = if matches!(op, Opcode::TXQ | Opcode::SVIEWINFO) {
+                I32X4
+            } else {
+                F32X4
+            };
             let r: [Option<V>; 4] = std::array::from_fn(|c| {
-                let v = self.b.ins().load(I32X4, self.mf, addr, c as i32 * 16);
+                let v = self.b.ins().load(ty, self.mf, addr, c as i32 * 16);
                 Some(V { v, flushed: false })
             });
             self.store(inst, &r, full);

@@ -1332,16 +1332,18 @@ fn tex_fast_path(d: &Decoded, inst: &crate::interp::decode::Inst) -> bool {
         && decode::shadow_ref(t.target).is_none_or(|r| r < 4)
 }
 
-/// Lane 0 of channel x of `src` (modifier applied) when it is known before the kernel runs:
-/// an immediate, or a register that reads as zero.
-pub(super) fn constant_lane0(d: &Decoded, src: &decode::Src) -> Option<u32> {
+/// The channels of `src` (swizzle and modifier applied) when they are known before the kernel
+/// runs: an immediate, or a register that reads as zero. Every lane holds them.
+pub(super) fn constant_src(d: &Decoded, src: &decode::Src) -> Option<[u32; 4]> {
     use decode::{Loc, Slot};
-    let bits = match src.loc {
-        Loc::Direct(Slot::Imm(i)) => d.imms.get(i as usize)?[src.swizzle[0] as usize][0],
-        Loc::Direct(Slot::Zero) => 0,
+    let value = match src.loc {
+        Loc::Direct(Slot::Imm(i)) => *d.imms.get(i as usize)?,
+        Loc::Direct(Slot::Zero) => [[0; 4]; 4],
         _ => return None,
     };
-    Some(crate::interp::run::modified(bits, src.modifier))
+    Some(std::array::from_fn(|c| {
+        crate::interp::run::modified(value[src.swizzle[c] as usize][0], src.modifier)
+    }))
 }
 
 /// The texel offset of texture operands `t` when it is known before the kernel runs — none, or
@@ -1349,19 +1351,11 @@ pub(super) fn constant_lane0(d: &Decoded, src: &decode::Src) -> Option<u32> {
 /// it: lane 0 of x, y and z, truncated to `int8_t`. `None` for an offset in a register that
 /// changes (those instructions go through the interpreter).
 pub(super) fn constant_tex_offset(d: &Decoded, t: &decode::TexOp) -> Option<[i32; 3]> {
-    use decode::{Loc, Slot};
     let Some(src) = t.offset else {
         return Some([0; 3]);
     };
-    let value = match src.loc {
-        Loc::Direct(Slot::Imm(i)) => *d.imms.get(i as usize)?,
-        Loc::Direct(Slot::Zero) => return Some([0; 3]),
-        _ => return None,
-    };
-    Some(std::array::from_fn(|c| {
-        let bits = crate::interp::run::modified(value[src.swizzle[c] as usize][0], src.modifier);
-        bits as i8 as i32
-    }))
+    let value = constant_src(d, &src)?;
+    Some(std::array::from_fn(|c| value[c] as i8 as i32))
 }
 
 /// Samples for texture instruction `pc` (one that [`tex_fast_path`] accepts): `io` holds src0
