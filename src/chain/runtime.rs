@@ -800,25 +800,33 @@ impl FilterChain {
             });
         }
 
-        let built: Vec<Result<Pass, ChainError>> = plans
-            .into_par_iter()
-            .map(|plan| plan.build(options))
-            .collect();
+        // The LUTs load while the passes build: a large pass compiles on one core for a while.
+        // (Collected whole, then the first error in pass order: the same message every run.)
+        let (built, luts) = rayon::join(
+            || {
+                plans
+                    .into_par_iter()
+                    .map(|plan| plan.build(options))
+                    .collect::<Vec<Result<Pass, ChainError>>>()
+            },
+            || {
+                preset
+                    .textures
+                    .par_iter()
+                    .map(|t| {
+                        let texture = load_lut(&t.name, &t.path, t.mipmap)?;
+                        Ok(Lut {
+                            texture: Arc::new(texture),
+                            sampling: lut_sampling(t),
+                        })
+                    })
+                    .collect::<Vec<Result<Lut, ChainError>>>()
+            },
+        );
         let passes = built
             .into_iter()
             .collect::<Result<Vec<Pass>, ChainError>>()?;
-
-        let luts = preset
-            .textures
-            .par_iter()
-            .map(|t| {
-                let texture = load_lut(&t.name, &t.path, t.mipmap)?;
-                Ok(Lut {
-                    texture: Arc::new(texture),
-                    sampling: lut_sampling(t),
-                })
-            })
-            .collect::<Result<Vec<_>, ChainError>>()?;
+        let luts = luts.into_iter().collect::<Result<Vec<_>, ChainError>>()?;
 
         let mut history_depth = 0;
         let mut feedback_passes = BTreeSet::new();
