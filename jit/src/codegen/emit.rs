@@ -3952,17 +3952,16 @@ impl Emitter<'_, '_> {
         let lo_t = self.b.ins().band(border_t, lo_border);
         let hi_s = self.b.ins().band(border_s, half_i);
         let hi_t = self.b.ins().band(border_t, half_i);
-        let mut per_level = Vec::with_capacity(2);
-        let mut good = self.b.ins().bxor(bad, ones);
-        for level in [level_a, level_b] {
-            let [offset, width, height, _] = self.gather_rows(levels, level);
-            let fw = self.b.ins().fcvt_from_sint(F32X4, width);
-            let fh = self.b.ins().fcvt_from_sint(F32X4, height);
-            let wmax = self.b.ins().isub(width, one);
-            let hmax = self.b.ins().isub(height, one);
-            let (hs, ht) = (self.f(hi_s), self.f(hi_t));
-            let hi_w = self.b.ins().fadd(fw, hs);
-            let hi_h = self.b.ins().fadd(fh, ht);
+        // One level's texel addressing, and its lanes' in-range mask.
+        let addressing = |e: &mut Self, level: Value| {
+            let [offset, width, height, _] = e.gather_rows(levels, level);
+            let fw = e.b.ins().fcvt_from_sint(F32X4, width);
+            let fh = e.b.ins().fcvt_from_sint(F32X4, height);
+            let wmax = e.b.ins().isub(width, one);
+            let hmax = e.b.ins().isub(height, one);
+            let (hs, ht) = (e.f(hi_s), e.f(hi_t));
+            let hi_w = e.b.ins().fadd(fw, hs);
+            let hi_h = e.b.ins().fadd(fh, ht);
             let axis = |clamp: Value, border: Value, lo: Value| FastSite {
                 ok: zero,
                 data,
@@ -3981,35 +3980,46 @@ impl Emitter<'_, '_> {
                 hi_w,
                 hi_h,
             };
-            let (lo_sf, lo_tf) = (self.f(lo_s), self.f(lo_t));
+            let (lo_sf, lo_tf) = (e.f(lo_s), e.f(lo_t));
             let site_s = axis(clamp_s, border_s, lo_sf);
             let site_t = axis(clamp_t, border_t, lo_tf);
-            let (us, oks) = self.tex_axis_u(s, fw, hi_w, site_s);
-            let (ut, okt) = self.tex_axis_u(t, fh, hi_h, site_t);
-            let (xi, oks) = self.wrap_axis(s, us, oks, width, fw, site_s, npot_s, mirror_s);
-            let (yi, okt) = self.wrap_axis(t, ut, okt, height, fh, site_t, npot_t, mirror_t);
-            good = self.b.ins().band(good, oks);
-            good = self.b.ins().band(good, okt);
-            per_level.push((xi, yi, offset, width, site_s));
-        }
-        let fast = self.b.create_block();
-        let slow = self.b.create_block();
+            let (us, oks) = e.tex_axis_u(s, fw, hi_w, site_s);
+            let (ut, okt) = e.tex_axis_u(t, fh, hi_h, site_t);
+            let (xi, oks) = e.wrap_axis(s, us, oks, width, fw, site_s, npot_s, mirror_s);
+            let (yi, okt) = e.wrap_axis(t, ut, okt, height, fh, site_t, npot_t, mirror_t);
+            let ok = e.b.ins().band(oks, okt);
+            ((xi, yi, offset, width, site_s), ok)
+        };
+        let good = self.b.ins().bxor(bad, ones);
+        let (level_a_rows, ok_a) = addressing(self, level_a);
+        let good_a = self.b.ins().band(good, ok_a);
         let join = self.texel_join();
-        let all = self.b.ins().vall_true(good);
-        self.b.ins().brif(all, fast, &[], slow, &[]);
-
-        self.enter(slow);
-        let r = self.tex_call(pc, src, grads, I32X4, None);
-        self.jump_texels(join, r);
-
-        self.enter(fast);
-        let a = self.tex_level(per_level[0], lin);
-        let two = self.b.create_block();
+        let slow = self.b.create_block();
+        // Level B is addressed only when a lane blends two levels (when none does, it is level
+        // A in every lane, whose range was checked): magnified quads, the common case of passes
+        // at their source's scale, address one level.
+        let single = self.b.create_block();
+        let blending = self.b.create_block();
         let any_blend = self.b.ins().vany_true(blend);
-        let args: Vec<_> = a.iter().map(|&v| v.into()).collect();
-        self.b.ins().brif(any_blend, two, &[], join, &args);
-        self.enter(two);
-        let bv = self.tex_level(per_level[1], lin);
+        self.b.ins().brif(any_blend, blending, &[], single, &[]);
+
+        self.enter(single);
+        let fast_single = self.b.create_block();
+        let all = self.b.ins().vall_true(good_a);
+        self.b.ins().brif(all, fast_single, &[], slow, &[]);
+        self.enter(fast_single);
+        let a = self.tex_level(level_a_rows, lin);
+        self.jump_texels(join, a);
+
+        self.enter(blending);
+        let (level_b_rows, ok_b) = addressing(self, level_b);
+        let good_ab = self.b.ins().band(good_a, ok_b);
+        let fast_two = self.b.create_block();
+        let all = self.b.ins().vall_true(good_ab);
+        self.b.ins().brif(all, fast_two, &[], slow, &[]);
+        self.enter(fast_two);
+        let a = self.tex_level(level_a_rows, lin);
+        let bv = self.tex_level(level_b_rows, lin);
         let w = frac;
         let mut out = a;
         for (c, o) in out.iter_mut().enumerate() {
@@ -4018,6 +4028,10 @@ impl Emitter<'_, '_> {
             *o = self.b.ins().bitselect(blend, r, a[c]);
         }
         self.jump_texels(join, out);
+
+        self.enter(slow);
+        let r = self.tex_call(pc, src, grads, I32X4, None);
+        self.jump_texels(join, r);
         self.texels_at(join)
     }
 
