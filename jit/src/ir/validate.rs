@@ -236,8 +236,8 @@ impl Validator<'_> {
                 self.check_indirect(what, ind);
                 if let Some(id) = ind.array_id {
                     let arr = self
-                        .p
-                        .declarations()
+                        .declarations
+                        .iter()
                         .find(|d| d.file == file && d.array_id == Some(id));
                     match arr {
                         None => self.err(format!("{what}: ARRAY({id}) is not declared for {name}")),
