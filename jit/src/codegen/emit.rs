@@ -400,7 +400,13 @@ fn constant_lookup(d: &Decoded, inst: &Inst) -> Option<ConstantLookup> {
             offset: [0; 3],
             src: [src[0], 0, 0, 0],
         }),
-        Opcode::TEX | Opcode::TXP | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ
+        Opcode::TEX
+        | Opcode::TXP
+        | Opcode::TXB
+        | Opcode::TXL
+        | Opcode::TEX_LZ
+        | Opcode::TXF
+        | Opcode::TXF_LZ
             if super::tex_fast_path(d, inst) =>
         {
             Some(ConstantLookup {

@@ -25,7 +25,8 @@
 //! IMUL_HI/UMUL_HI, bitfields and bit counts. In `llvmpipe` math ([`JitShader::compile_math`])
 //! EX2, LG2, POW, SIN and COS are vector code of `ir::lpmath`'s sequences instead, equal to the
 //! interpreter running that rewrite. TEX/TXP/TXB/TXL/TEX_LZ/TXD call the sampler directly (`tex_sample`, request built as
-//! the interpreter builds it, texel offsets included when they are immediates); TXQ/SVIEWINFO
+//! the interpreter builds it, texel offsets included when they are immediates), and so do
+//! TXF/TXF_LZ (`texelFetch`; session 19, before through the interpreter); TXQ/SVIEWINFO
 //! of a level known when compiling ask it once per kernel call, before the quads (a size query
 //! through the interpreter cost the store and reload of every register variable around it:
 //! Mega Bezel's bezel passes ask 20 per pixel); in optimized kernels, 2D ones (not TXP, no
@@ -1318,7 +1319,14 @@ fn tex_fast_path(d: &Decoded, inst: &crate::interp::decode::Inst) -> bool {
     use crate::ir::Opcode;
     if !matches!(
         inst.op,
-        Opcode::TEX | Opcode::TXP | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ | Opcode::TXD
+        Opcode::TEX
+            | Opcode::TXP
+            | Opcode::TXB
+            | Opcode::TXL
+            | Opcode::TEX_LZ
+            | Opcode::TXD
+            | Opcode::TXF
+            | Opcode::TXF_LZ
     ) {
         return false;
     }
@@ -1386,13 +1394,34 @@ extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4, _fast: *cons
     };
     let floats = |v: [u32; 4]| v.map(f32::from_bits);
     let [src0, ddx, ddy] = *io;
-    if matches!(inst.op, Opcode::TXQ | Opcode::SVIEWINFO) {
-        // As the interpreter: lane 0's level stands for the quad.
-        let size = resources
-            .textures
-            .size(t.view.index, t.target, src0[0][0] as i32);
-        io[0] = size.map(|v| [v; 4]);
-        return;
+    let offset = constant_tex_offset(&kernel.decoded, t).unwrap_or([0; 3]);
+    match inst.op {
+        Opcode::TXQ | Opcode::SVIEWINFO => {
+            // As the interpreter: lane 0's level stands for the quad.
+            let size = resources
+                .textures
+                .size(t.view.index, t.target, src0[0][0] as i32);
+            io[0] = size.map(|v| [v; 4]);
+            return;
+        }
+        Opcode::TXF | Opcode::TXF_LZ => {
+            // Integer texel coordinates and level, as the interpreter's `texture` reads them.
+            let dim = decode::coord_dim(t.target).unwrap_or(4).min(3);
+            let mut coords = [[0i32; 4]; 4];
+            for (coord, v) in coords.iter_mut().zip(src0).take(dim) {
+                *coord = v.map(|x| x as i32);
+            }
+            let lod = if inst.op == Opcode::TXF_LZ {
+                [0; 4]
+            } else {
+                src0[3].map(|x| x as i32)
+            };
+            io[0] = resources
+                .textures
+                .fetch(t.view.index, t.target, coords, lod, offset);
+            return;
+        }
+        _ => {}
     }
     let modifier = floats(src0[3]);
     let dim = decode::coord_dim(t.target).unwrap_or(4);
@@ -1403,7 +1432,7 @@ extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4, _fast: *cons
         coords: [[0.0; 4]; 4],
         compare: None,
         lod: LodMode::Implicit,
-        offset: constant_tex_offset(&kernel.decoded, t).unwrap_or([0; 3]),
+        offset,
     };
     for (coord, v) in request.coords.iter_mut().zip(src0).take(dim) {
         *coord = floats(v);
