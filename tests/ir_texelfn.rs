@@ -365,7 +365,11 @@ fn check(name: &str, body: &str, rounds: usize, seed: u64) -> (usize, Vec<TexelF
 #[test]
 fn components_written_on_one_side_merge_with_their_old_values() {
     let (compared, functions) = check("one-sided writes", ONE_SIDED, 60, 0x0e51);
-    assert_eq!(functions.len(), 1, "the curves select by the branches in the pre-pass");
+    assert_eq!(
+        functions.len(),
+        1,
+        "the curves select by the branches in the pre-pass"
+    );
     assert!(compared >= 30, "only {compared} rounds compared");
 }
 
