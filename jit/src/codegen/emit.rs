@@ -3072,8 +3072,6 @@ impl Emitter<'_, '_> {
         std::array::from_fn(|c| self.b.ins().load(ty, self.mf, addr, c as i32 * 16))
     }
 
-    /// Stores a texture instruction's operands in the stack slot as `tex_sample` reads them
-    /// (src0, then the gradients from byte 64) and returns the slot's address.
     /// Asks the sampler the questions of `d`'s constant lookups (see [`constant_lookup`]),
     /// here in the entry block, once per kernel call; `asked` says which instruction asks
     /// which, and where its texels will be.
@@ -3109,6 +3107,8 @@ impl Emitter<'_, '_> {
         }
     }
 
+    /// Stores a texture instruction's operands in the stack slot as `tex_sample` reads them
+    /// (src0, then the gradients from byte 64) and returns the slot's address.
     fn tex_operands(&mut self, src: [Value; 4], grads: &[Vec<Value>]) -> Value {
         // One address for all accesses (`stack_store`/`stack_load` each make their own).
         let addr = self.b.ins().stack_addr(self.ptr, self.slot, 0);
@@ -4002,8 +4002,7 @@ impl Emitter<'_, '_> {
         let join = self.texel_join();
         let slow = self.b.create_block();
         // Level B is addressed only when a lane blends two levels (when none does, it is level
-        // A in every lane, whose range was checked): magnified quads, the common case of passes
-        // at their source's scale, address one level.
+        // A in every lane, whose range was checked): magnified quads address one level.
         let single = self.b.create_block();
         let blending = self.b.create_block();
         let any_blend = self.b.ins().vany_true(blend);

@@ -26,11 +26,12 @@
 //! EX2, LG2, POW, SIN and COS are vector code of `ir::lpmath`'s sequences instead, equal to the
 //! interpreter running that rewrite. TEX/TXP/TXB/TXL/TEX_LZ/TXD call the sampler directly (`tex_sample`, request built as
 //! the interpreter builds it, texel offsets included when they are immediates), and so do
-//! TXF/TXF_LZ (`texelFetch`; session 19, before through the interpreter); TXQ/SVIEWINFO
-//! of a level known when compiling ask it once per kernel call, before the quads (a size query
-//! through the interpreter cost the store and reload of every register variable around it:
-//! Mega Bezel's bezel passes ask 20 per pixel); in optimized kernels, 2D ones (not TXP, no
-//! offset) are sampled inline when the
+//! TXF/TXF_LZ (`texelFetch`; session 19, before through the interpreter); texture
+//! instructions whose operands are all immediates — size queries (TXQ/SVIEWINFO), lookups and
+//! fetches at fixed coordinates — ask it once per kernel call, before the quads
+//! (`emit::constant_lookup`; a size query through the interpreter cost the store and reload of
+//! every register variable around it, and Mega Bezel's bezel passes ask 20 per pixel); in
+//! optimized kernels, 2D ones (not TXP, no offset) are sampled inline when the
 //! unit offers a [`TexelView`](crate::exec::TexelView): level 0 with one filter and wrap in the
 //! kernel itself, anything else (mip levels with their per-lane level of detail, a min/mag
 //! switch, per-axis or other wraps) by the general path, compiled once per process as one
