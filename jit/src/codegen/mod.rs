@@ -26,7 +26,8 @@
 //! EX2, LG2, POW, SIN and COS are vector code of `ir::lpmath`'s sequences instead, equal to the
 //! interpreter running that rewrite. TEX/TXP/TXB/TXL/TEX_LZ/TXD call the sampler directly (`tex_sample`, request built as
 //! the interpreter builds it, texel offsets included when they are immediates), and so do
-//! TXF/TXF_LZ (`texelFetch`; session 19, before through the interpreter); texture
+//! TXF/TXF_LZ (`texelFetch`) and TG4 (`textureGather`, of a constant component) since session
+//! 19 (before through the interpreter); texture
 //! instructions whose operands are all immediates — size queries (TXQ/SVIEWINFO), lookups and
 //! fetches at fixed coordinates — ask it once per kernel call, before the quads
 //! (`emit::constant_lookup`; a size query through the interpreter cost the store and reload of
@@ -1328,12 +1329,17 @@ fn tex_fast_path(d: &Decoded, inst: &crate::interp::decode::Inst) -> bool {
             | Opcode::TXD
             | Opcode::TXF
             | Opcode::TXF_LZ
+            | Opcode::TG4
     ) {
         return false;
     }
     let Some(t) = d.textures.get(inst.aux as usize) else {
         return false;
     };
+    // A gather's component (src1.x) must be known when compiling, as GLSL requires it to be.
+    if inst.op == Opcode::TG4 && constant_src(d, &inst.src[1]).is_none() {
+        return false;
+    }
     constant_tex_offset(d, t).is_some()
         && t.view.index_reg.is_none()
         && t.sampler.index_reg.is_none()
@@ -1457,6 +1463,13 @@ extern "C" fn tex_sample(ctx: *mut Ctx, pc: u32, io: *mut QuadVec4, _fast: *cons
         Opcode::TXB => request.lod = LodMode::Bias(modifier),
         Opcode::TXL => request.lod = LodMode::Explicit(modifier),
         Opcode::TEX_LZ => request.lod = LodMode::Zero,
+        Opcode::TG4 => {
+            // As the interpreter: level 0, the component from lane 0 of src1.x.
+            request.lod = LodMode::Zero;
+            let component = constant_src(&kernel.decoded, &inst.src[1]).map_or(0, |c| c[0]) & 3;
+            io[0] = resources.textures.gather(&request, component);
+            return;
+        }
         Opcode::TXD => {
             let n = decode::deriv_dim(t.target).unwrap_or(0);
             let mut gx = [[0.0; 4]; 3];
