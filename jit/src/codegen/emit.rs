@@ -53,7 +53,7 @@ pub(super) struct Compiled {
     /// Which general texture paths ([`MIP_OPS`]) the kernel's sites may call.
     pub general_ops: [bool; 5],
     /// The machine code and its alignment, kept for the on-disk cache (`super::disk`) when it
-    /// is enabled, the kernel is optimized and its code needs no relocation.
+    /// is enabled and the code needs no relocation (the caller stores only final kernels).
     pub code: Option<(Vec<u8>, u64)>,
 }
 
@@ -187,8 +187,7 @@ pub(super) fn compile_mip_fns(
                 op_stats: None,
                 tex_io: Some((io, pc)),
                 general_ops: [false; 5],
-                lookup_answers: HashMap::default(),
-                lookup_slot: None,
+                answered: None,
             };
             e.enter(body);
             let src: [Value; 4] =
@@ -379,8 +378,8 @@ struct ConstantLookup {
 
 /// The question texture instruction `inst` asks when the kernel can answer it once per call,
 /// before the quads, instead of per quad: a size query (TXQ, SVIEWINFO) of a level known
-/// when compiling, or a TEX-family lookup at coordinates (and level or bias) known when
-/// compiling, of units named directly. The bound textures do not change during a call, a
+/// when compiling, or a TEX-family lookup or texel fetch at coordinates (and level or bias)
+/// known when compiling, of units named directly. The bound textures do not change during a call, a
 /// lookup has no effect besides its result, and at equal coordinates in every lane the quad's
 /// derivatives are zero whether it runs per quad or once. Mega Bezel's passes read the values
 /// its first pass caches in a texture at fixed coordinates (up to 13 per pixel), and ask up to
@@ -708,8 +707,7 @@ fn compile_in(
             op_stats: std::env::var_os("SOFTGPU_JIT_STATS").map(|_| HashMap::default()),
             tex_io: None,
             general_ops: [false; 5],
-            lookup_answers: HashMap::default(),
-            lookup_slot: None,
+            answered: None,
         };
         e.exit = e.b.create_block();
         // Constants every flush, mask and comparison uses, defined once where they dominate all.
@@ -1054,10 +1052,9 @@ struct Emitter<'a, 'f> {
     tex_io: Option<(Value, Value)>,
     /// Which general texture paths ([`MIP_OPS`]) the sites emitted so far call.
     general_ops: [bool; 5],
-    /// Texture instructions answered once per call (see [`constant_lookup`]): per
-    /// instruction, where in `lookup_slot` its texels are.
-    lookup_answers: HashMap<usize, i32>,
-    lookup_slot: Option<StackSlot>,
+    /// Texture instructions answered once per call (see [`constant_lookup`]): the stack slot
+    /// holding the answers and, per instruction, where in it its texels are.
+    answered: Option<(StackSlot, HashMap<usize, i32>)>,
 }
 
 /// Prints what `op_stats` gathered, largest emitters first.
@@ -3090,9 +3087,10 @@ impl Emitter<'_, '_> {
             bytes,
             4,
         ));
-        self.lookup_slot = Some(slot);
-        self.lookup_answers = asked.iter().map(|(&pc, &k)| (pc, k as i32 * 64)).collect();
+        let offsets = asked.iter().map(|(&pc, &k)| (pc, k as i32 * 64)).collect();
+        self.answered = Some((slot, offsets));
         let null = self.b.ins().iconst(self.ptr, 0);
+        let callee = self.address(Address::TEX);
         for (k, &(question, pc)) in questions.iter().enumerate() {
             let addr = self.b.ins().stack_addr(self.ptr, slot, k as i32 * 64);
             for (c, &bits) in question.src.iter().enumerate() {
@@ -3100,7 +3098,6 @@ impl Emitter<'_, '_> {
                 self.b.ins().store(self.mf, v, addr, c as i32 * 16);
             }
             let pcv = self.b.ins().iconst(I32, pc as i64);
-            let callee = self.address(Address::TEX);
             self.b
                 .ins()
                 .call_indirect(self.tex_sig, callee, &[self.ctx, pcv, addr, null]);
@@ -4218,8 +4215,11 @@ impl Emitter<'_, '_> {
     fn native_alu(&mut self, inst: &Inst, full: bool, pc: usize) -> Result<bool, ExecError> {
         use Opcode::*;
         let op = inst.op;
-        if let Some(&offset) = self.lookup_answers.get(&pc) {
-            let slot = self.lookup_slot.expect("an answered lookup has its slot");
+        let answer = self
+            .answered
+            .as_ref()
+            .and_then(|(slot, offsets)| Some((*slot, *offsets.get(&pc)?)));
+        if let Some((slot, offset)) = answer {
             let addr = self.b.ins().stack_addr(self.ptr, slot, offset);
             // Texels are floats, sizes integers (as their destinations mostly are).
             let ty = if matches!(op, Opcode::TXQ | Opcode::SVIEWINFO) {

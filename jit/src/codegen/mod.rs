@@ -928,8 +928,9 @@ fn optimize_in_background(weak: Weak<Kernel>) {
         .spawn(work);
 }
 
-/// Compiles `decoded` (from `program` in `math`) into a fresh module; a kernel compiled for
-/// speed is also stored on disk when that is enabled (see [`disk`]).
+/// Compiles `decoded` (from `program` in `math`) into a fresh module; a final kernel — one
+/// compiled for speed, or the fast tier's of a program never recompiled — is also stored on
+/// disk when that is enabled (see [`disk`]).
 fn compile_tier(
     program: &Program,
     decoded: &Decoded,
