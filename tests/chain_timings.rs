@@ -42,10 +42,10 @@ fn pass_timings_count_frames_sizes_and_instructions() {
     assert!(timings[5].fragment_instructions > 10 * timings[0].fragment_instructions);
 }
 
-#[test]
-fn render_timings_prints_a_line_per_pass() {
-    let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_softgpu"))
+/// `softgpu render` of `scales.slangp` on the 64x48 input, without the shader cache, with
+/// `extra` flags, into `output`.
+fn render_scales(extra: &[&str], output: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_softgpu"))
         .current_dir(root())
         .args([
             "render",
@@ -53,17 +53,22 @@ fn render_timings_prints_a_line_per_pass() {
             "tests/chain/scales.slangp",
             "--input",
             "tests/chain/inputs/scene64x48.png",
-            "--size",
-            "80x60",
-            "--frames",
-            "2",
             "--no-shader-cache",
-            "--timings",
-            "--output",
         ])
-        .arg(out.path().join("scales.png"))
+        .args(extra)
+        .arg("--output")
+        .arg(output)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn render_timings_prints_a_line_per_pass() {
+    let out = tempfile::tempdir().unwrap();
+    let run = render_scales(
+        &["--size", "80x60", "--frames", "2", "--timings"],
+        &out.path().join("scales.png"),
+    );
     assert!(run.status.success());
     let report = String::from_utf8(run.stderr).unwrap();
     let lines: Vec<&str> = report.lines().collect();
@@ -78,20 +83,7 @@ fn render_timings_prints_a_line_per_pass() {
     }
     assert!(lines[4].contains(" 40x30 "), "{report}");
     // Without the flag nothing is printed.
-    let quiet = Command::new(env!("CARGO_BIN_EXE_softgpu"))
-        .current_dir(root())
-        .args([
-            "render",
-            "--preset",
-            "tests/chain/scales.slangp",
-            "--input",
-            "tests/chain/inputs/scene64x48.png",
-            "--no-shader-cache",
-            "--output",
-        ])
-        .arg(out.path().join("quiet.png"))
-        .output()
-        .unwrap();
+    let quiet = render_scales(&[], &out.path().join("quiet.png"));
     assert!(quiet.status.success());
     assert!(quiet.stderr.is_empty(), "{:?}", quiet.stderr);
 }

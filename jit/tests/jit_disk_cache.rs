@@ -16,14 +16,6 @@ use quadinputs::*;
 
 const BUDGET: u64 = 1 << 16;
 
-fn entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut list: Vec<_> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    list.retain(|p: &std::path::PathBuf| p.extension().is_some_and(|e| e == "kernel"));
-    list
-}
-
 #[test]
 fn kernels_read_from_disk_match_the_interpreter() {
     let dir = std::env::temp_dir().join(format!("softgpu-kernels-{}", std::process::id()));
@@ -92,7 +84,7 @@ fn kernels_read_from_disk_match_the_interpreter() {
     disk::set_kernel_cache(Some(dir.clone()), "test build");
     let program = parse_program(&std::fs::read_to_string(&files[0]).expect("readable corpus file"))
         .expect("parses");
-    let stored = entries(&dir);
+    let stored = kernel_entries(&dir);
     assert!(!stored.is_empty());
     // 0: truncated; 1..: a byte of the length, the identity, the code and the digest changed.
     for damage in [0usize, 9, 40, 1 << 20, 1] {

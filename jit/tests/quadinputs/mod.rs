@@ -228,6 +228,16 @@ pub fn run_with(
     (r, outputs)
 }
 
+/// The kernel entries (`*.kernel`) of an on-disk kernel cache directory (none when it does not
+/// exist).
+pub fn kernel_entries(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut list: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    list.retain(|p: &std::path::PathBuf| p.extension().is_some_and(|e| e == "kernel"));
+    list
+}
+
 /// The TGSI programs of the test suite, the reference images and the bench shaders.
 pub fn tgsi_files() -> Vec<std::path::PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
