@@ -236,6 +236,50 @@ END
     check("array", source);
 }
 
+#[test]
+fn arrays_read_only_directly_become_plain_temporaries() {
+    // Arrays 2 and 3 are never indexed (specialization made their accesses direct): their
+    // registers share with the other temporaries; array 1, indexed, keeps its shape.
+    let source = "FRAG
+DCL IN[0], GENERIC[0], PERSPECTIVE
+DCL OUT[0], COLOR
+DCL ADDR[0]
+DCL TEMP[0..3]
+DCL TEMP[4..7], ARRAY(1)
+DCL TEMP[8..10], ARRAY(2)
+DCL TEMP[11..13], ARRAY(3)
+IMM[0] FLT32 {1.0, 0.5, 3.0, 0.0}
+MOV TEMP[8], IN[0]
+ADD TEMP[9], TEMP[8], IMM[0].xxxx
+MUL TEMP[10].xy, TEMP[9], TEMP[8]
+MOV TEMP[0], TEMP[10].xyxy
+MOV TEMP[11], TEMP[0].wzyx
+ADD TEMP[12].x, TEMP[11].yyyy, IMM[0].zzzz
+ADD TEMP[13], TEMP[12].xxxx, TEMP[11]
+MOV TEMP[4], TEMP[13]
+MOV TEMP[5], IMM[0].yyyy
+MOV TEMP[6], TEMP[0]
+MOV TEMP[7], TEMP[9]
+MUL TEMP[1].x, IN[0].xxxx, IMM[0].zzzz
+ARL ADDR[0].x, TEMP[1].xxxx
+MOV OUT[0], TEMP[ADDR[0].x+4](1)
+END
+";
+    let (before, after) = check("direct arrays", source);
+    assert_eq!(before, 14);
+    // The indexed array's four registers and five plain ones (at most five values are live at
+    // once); with all three arrays kept whole it took 11.
+    assert!(after <= 9, "{after} temporaries after compaction");
+    let mut compacted = parse_program(source).expect("parses");
+    compact_temps(&mut compacted);
+    let text = print_program(&compacted);
+    assert!(text.contains("DCL TEMP[0..3], ARRAY(1)"), "{text}");
+    assert!(
+        !text.contains("ARRAY(2)") && !text.contains("ARRAY(3)"),
+        "{text}"
+    );
+}
+
 fn tgsi_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;

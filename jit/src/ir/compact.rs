@@ -23,8 +23,10 @@
 //!
 //! Every other temporary gets a register nobody used before it. Lifetimes are instruction
 //! intervals, widened over every loop (inside R) that holds an occurrence, because a loop's
-//! back edge carries values to earlier instructions. Arrays (`DCL TEMP[a..b], ARRAY(n)`) keep
-//! their shape and move to the front of the file. Programs with subroutines, `BRA`, or indirect
+//! back edge carries values to earlier instructions. Arrays (`DCL TEMP[a..b], ARRAY(n)`) that an
+//! indirect operand addresses keep their shape and move to the front of the file; the others
+//! are plain temporaries (after specialization Mega Bezel's under-screen bezel pass indexes none
+//! of its 300 arrays: 1,786 temporaries became 158). Programs with subroutines, `BRA`, or indirect
 //! access to temporaries outside a declared array are left alone.
 
 use std::collections::{BTreeSet, HashMap};
@@ -85,10 +87,16 @@ fn plan(program: &Program) -> Option<Mapping> {
     }) {
         return None;
     }
+    let addressed = indirectly_addressed_arrays(program);
     let mut array_of: HashMap<u32, usize> = HashMap::new();
     let mut array_decls: Vec<Declaration> = Vec::new();
     for d in program.declarations() {
-        if d.file == RegisterFile::Temporary && d.array_id.is_some() {
+        if d.file == RegisterFile::Temporary
+            && d.array_id.is_some()
+            && addressed.iter().any(|&(id, index)| {
+                (id.is_some() && id == d.array_id) || (d.first..=d.last).contains(&index)
+            })
+        {
             for r in d.first..=d.last {
                 array_of.insert(r, array_decls.len());
             }
@@ -300,6 +308,26 @@ fn plan(program: &Program) -> Option<Mapping> {
         arrays,
         plain_count: fresh,
     })
+}
+
+/// The array id and base register of every indirect access to a temporary: only the arrays
+/// these reach keep their shape; the others are plain temporaries (specialization turns most
+/// indirect accesses of Mega Bezel's 300 small local arrays into direct ones).
+fn indirectly_addressed_arrays(program: &Program) -> Vec<(Option<u32>, u32)> {
+    let mut found = Vec::new();
+    let mut visit = |reg: &Register| {
+        if let (RegisterFile::Temporary, Some(ind)) = (reg.file, &reg.indirect) {
+            found.push((ind.array_id, reg.index.max(0) as u32));
+        }
+    };
+    for inst in &program.instructions {
+        inst.src.iter().for_each(|s| visit(&s.reg));
+        inst.dst.iter().for_each(|d| visit(&d.reg));
+        if let Some(tex) = &inst.texture {
+            tex.offsets.iter().for_each(|o| visit(&o.reg));
+        }
+    }
+    found
 }
 
 /// The region tree and the region of every instruction, or `None` for unbalanced control flow.

@@ -109,8 +109,9 @@ pub type KnownConstants = HashMap<(u32, u32), [Option<u32>; 4]>;
 /// components are all in `known` becomes a read of an immediate holding the same bits (through
 /// the same swizzle and modifiers, so every lane reads what the buffer would give), then the
 /// program is optimized again, so that branches and loop bounds the values decide fold and
-/// unroll. Unrolling is left out when it would give more texture instructions than the JIT
-/// samples inline (as in [`specialize`]). Returns the number of operands replaced.
+/// unroll, and the temporaries are compacted. Unrolling is left out when it would give more
+/// texture instructions than the JIT samples inline (as in [`specialize`]). Returns the number
+/// of operands replaced.
 pub fn fold_known_constants(program: &mut Program, known: &KnownConstants) -> usize {
     if known.is_empty() || has_subroutines(&program.instructions) {
         return 0;
@@ -177,6 +178,8 @@ pub fn fold_known_constants(program: &mut Program, known: &KnownConstants) -> us
         forward_and_remove(&mut folded);
         *program = folded;
     }
+    // Folding turns indirect accesses into direct ones and shortens lifetimes.
+    super::compact::compact_temps(program);
     replaced
 }
 
