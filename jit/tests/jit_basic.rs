@@ -1,6 +1,6 @@
 //! JIT behaviours the differential test does not pin down on its own: infinite loops, runaway
 //! recursion, the kernel cache, callers with fewer output registers than the program uses, and
-//! programs too large for SSA registers.
+//! programs too large for SSA registers (and what their registers hold between quads).
 
 use softgpu_jit::codegen::JitShader;
 use softgpu_jit::exec::{ExecError, NoTextures, QuadIo, QuadShader, QuadVec4, ShaderResources};
@@ -174,4 +174,97 @@ fn programs_too_large_for_ssa_registers_keep_them_in_memory() {
         run(&JitShader::compile_optimized(&p).expect("compiles"), 1),
         expected
     );
+}
+
+fn run_inputs(shader: &dyn QuadShader, input: [f32; 4]) -> (Result<u8, ExecError>, Vec<QuadVec4>) {
+    // Channel c of lane l: input[c] + l.
+    let inputs = [[0, 1, 2, 3].map(|c| [0, 1, 2, 3].map(|l| (input[c] + l as f32).to_bits()))];
+    let mut outs = vec![[[7u32; 4]; 4]; 2];
+    let res = ShaderResources {
+        constants: &[],
+        textures: &NoTextures,
+    };
+    let mut io = QuadIo {
+        inputs: &inputs,
+        system_values: &[],
+        outputs: &mut outs,
+        live: 0b1111,
+    };
+    let r = shader.shade_quad(&res, &mut io);
+    (r, outs)
+}
+
+#[test]
+fn memory_registers_read_before_written_start_at_zero_in_every_quad() {
+    // Past the SSA budget every register lives in memory, and the kernel zeroes only the
+    // channels some instruction may read before writing all four lanes. One quad fills every
+    // register with non-zero values; the next (same thread, same scratch file) must still read
+    // zero where the interpreter does: a channel read before any write, the lanes a divergent
+    // IF skipped, a channel read at the top of a loop before the loop body writes it, and a
+    // register written after a RET that some lanes took (read through a derivative).
+    let n = 2100;
+    let mut text = format!(
+        "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0..1], GENERIC[0]\nDCL TEMP[0..{}]\n\
+         IMM[0] FLT32 {{0.5, 0.25, 1.0, 2.0}}\nIMM[1] INT32 {{3, 1, 0, 0}}\n",
+        n - 1
+    );
+    // Every register gets a non-zero value (on the first quad; inputs > 0 then).
+    text.push_str("MOV TEMP[0], IN[0]\n");
+    for i in 1..n - 10 {
+        text.push_str(&format!(
+            "MAD TEMP[{i}], TEMP[{}], IMM[0].xxxx, IMM[0].yyyy\n",
+            i - 1
+        ));
+    }
+    let last = n - 11;
+    let t = |k: usize| n - 10 + k;
+    text.push_str(&format!(
+        // TEMP[t0].y is read before any write; .x is written first.
+        "MOV TEMP[{a}].x, TEMP[{last}].xxxx\n\
+         ADD TEMP[{b}], TEMP[{a}].xyxy, IMM[0].zzzz\n\
+         FSLT TEMP[{c}].x, IN[0].xxxx, IMM[0].zzzz\n\
+         IF TEMP[{c}].xxxx\n  MOV TEMP[{d}], TEMP[{last}]\nENDIF\n\
+         MOV TEMP[{e}].x, IMM[1].zzzz\n\
+         BGNLOOP\n\
+           ADD TEMP[{f}], TEMP[{f}], IMM[0].wwww\n\
+           UADD TEMP[{e}].x, TEMP[{e}].xxxx, IMM[1].yyyy\n\
+           USGE TEMP[{c}].y, TEMP[{e}].xxxx, IMM[1].xxxx\n\
+           UIF TEMP[{c}].yyyy\n    BRK\n  ENDIF\n\
+         ENDLOOP\n\
+         ADD TEMP[{b}], TEMP[{b}], TEMP[{d}]\n\
+         ADD OUT[0], TEMP[{b}], TEMP[{f}]\n\
+         FSLT TEMP[{c}].z, IMM[0].zzzz, IN[0].yyyy\n\
+         IF TEMP[{c}].zzzz\n  RET\nENDIF\n\
+         MOV TEMP[{g}].xy, IN[0].yxxx\n\
+         DDX TEMP[{h}], TEMP[{g}]\n\
+         ADD OUT[1], TEMP[{h}], TEMP[{b}].wzyx\n\
+         END\n",
+        a = t(0),
+        b = t(1),
+        c = t(2),
+        d = t(3),
+        e = t(4),
+        f = t(5),
+        g = t(6),
+        h = t(7),
+    ));
+    let p = program(&text);
+    let interp = Interpreter::new(&p).expect("decodes");
+    for jit in [
+        JitShader::compile(&p).expect("compiles"),
+        JitShader::compile_optimized(&p).expect("compiles"),
+    ] {
+        // The first quad writes every register in every lane; in the second, lane 1 returns
+        // before TEMP[g] is written and lane 0's derivative reads it.
+        for input in [
+            [7.0, -2.0, 0.5, 1.0],
+            [3.0, 0.5, 5.0, 6.0],
+            [-1.5, 0.0, 2.0, -3.0],
+            [0.25, 1.5, -4.0, 2.0],
+        ] {
+            let expected = run_inputs(&interp, input);
+            assert!(expected.0.is_ok());
+            assert_eq!(run_inputs(&jit, input), expected, "inputs {input:?}");
+        }
+    }
 }

@@ -789,34 +789,7 @@ fn compile_in(
                 e.b.def_var(v, z);
             }
         }
-        let in_memory = mem_locals.iter().filter(|&&m| m).count();
-        if in_memory <= 16 {
-            for (i, _) in mem_locals.iter().enumerate().filter(|(_, &m)| m) {
-                for c in 0..4 {
-                    e.b.ins().store(mf, zero, regs, (i * 64 + c * 16) as i32);
-                }
-            }
-        } else {
-            // Large register arrays: a loop over the whole file.
-            let cursor = e.declare(ptr);
-            e.b.def_var(cursor, regs);
-            let end = e.b.ins().iadd_imm_s(regs, d.num_locals as i64 * 64);
-            let body = e.b.create_block();
-            let after = e.b.create_block();
-            e.b.ins().jump(body, &[]);
-            e.b.switch_to_block(body);
-            let p = e.b.use_var(cursor);
-            for c in 0..4 {
-                e.b.ins().store(mf, zero, p, c * 16);
-            }
-            let p = e.b.ins().iadd_imm_s(p, 64);
-            e.b.def_var(cursor, p);
-            let more = e.b.ins().icmp(IntCC::UnsignedLessThan, p, end);
-            e.b.ins().brif(more, body, &[], after, &[]);
-            e.b.seal_block(body);
-            e.b.seal_block(after);
-            e.b.switch_to_block(after);
-        }
+        e.zero_channels(&zeroed_channels(d, &mem_locals));
 
         e.walk(0, d.insts.len(), None, 0)?;
         general_ops = e.general_ops;
@@ -2934,6 +2907,51 @@ impl Emitter<'_, '_> {
 
     /// Runs instruction `pc` through the interpreter: the registers held in variables are
     /// stored to the register memory the interpreter reads, and its destination reloaded.
+    /// Zeroes, at the start of a quad, the memory-register channels `slots` (byte offsets in
+    /// the register file, ascending): runs of 16 or more consecutive channels in a loop, the
+    /// others one store each.
+    fn zero_channels(&mut self, slots: &[i32]) {
+        let zero = self.splat(0);
+        let mut k = 0;
+        while k < slots.len() {
+            let mut run = 1;
+            while k + run < slots.len() && slots[k + run] == slots[k] + 16 * run as i32 {
+                run += 1;
+            }
+            if run < 16 {
+                for &off in &slots[k..k + run] {
+                    self.b.ins().store(self.mf, zero, self.regs, off);
+                }
+            } else {
+                // Whole 64-byte steps in the loop, the rest after it.
+                let steps = run / 4;
+                let cursor = self.declare(self.ptr);
+                let start = self.b.ins().iadd_imm_s(self.regs, slots[k] as i64);
+                self.b.def_var(cursor, start);
+                let end = self.b.ins().iadd_imm_s(start, steps as i64 * 64);
+                let body = self.b.create_block();
+                let after = self.b.create_block();
+                self.b.ins().jump(body, &[]);
+                self.b.switch_to_block(body);
+                let p = self.b.use_var(cursor);
+                for c in 0..4 {
+                    self.b.ins().store(self.mf, zero, p, c * 16);
+                }
+                let p = self.b.ins().iadd_imm_s(p, 64);
+                self.b.def_var(cursor, p);
+                let more = self.b.ins().icmp(IntCC::UnsignedLessThan, p, end);
+                self.b.ins().brif(more, body, &[], after, &[]);
+                self.b.seal_block(body);
+                self.b.seal_block(after);
+                self.b.switch_to_block(after);
+                for &off in &slots[k + steps * 4..k + run] {
+                    self.b.ins().store(self.mf, zero, self.regs, off);
+                }
+            }
+            k += run;
+        }
+    }
+
     fn step(&mut self, pc: usize, full: bool) {
         for i in 0..self.reg_vars.len() {
             if let Some(vars) = self.reg_vars[i] {
@@ -4809,6 +4827,110 @@ fn float_locals(d: &Decoded) -> Vec<[bool; 4]> {
         }
     }
     score.iter().map(|s| s.map(|x| x > 0)).collect()
+}
+
+/// The byte offsets (ascending) of the memory-register channels a quad must start with zeroed:
+/// those some instruction may read before a write of all four lanes. Such writes are the ones
+/// outside every flow construct and before the first `RET` (they execute with full masks, see
+/// `walk`); a read is any source, index or offset operand, a masked write (it keeps the old value
+/// in the lanes it skips) and every write inside a construct; an indirect operand reads its
+/// whole range. With subroutines (whose bodies run at their call sites) every memory channel is
+/// zeroed. The others hold whatever an earlier quad left, which no instruction reads.
+fn zeroed_channels(d: &Decoded, mem: &[bool]) -> Vec<i32> {
+    use crate::interp::decode::{IndexReg, IndirectFile};
+    use Opcode::*;
+    let n = d.num_locals;
+    let mut need = vec![0u8; n];
+    let subroutines = d
+        .insts
+        .iter()
+        .any(|i| matches!(i.op, CAL | BGNSUB | ENDSUB));
+    if subroutines {
+        need.fill(0xF);
+    } else {
+        let mut written = vec![0u8; n];
+        let mut depth = 0usize;
+        let mut returned = false;
+        let read = |written: &[u8], need: &mut [u8], i: u32, mask: u8| {
+            if let Some(w) = written.get(i as usize) {
+                need[i as usize] |= mask & !w;
+            }
+        };
+        let read_index = |written: &[u8], need: &mut [u8], r: Option<IndexReg>| {
+            if let Some(IndexReg {
+                slot: Slot::Local(i),
+                component,
+            }) = r
+            {
+                read(written, need, i, 1 << component);
+            }
+        };
+        let read_indirect = |written: &[u8], need: &mut [u8], k: u32| {
+            let ind = d.indirects[k as usize];
+            read_index(written, need, ind.index_reg);
+            read_index(written, need, ind.dim_reg);
+            if let IndirectFile::Local { base, lo, hi } = ind.file {
+                let first = (base as i64 + lo).max(0);
+                let last = (base as i64 + hi).min(n as i64);
+                for r in first..last {
+                    read(written, need, r as u32, 0xF);
+                }
+            }
+        };
+        let read_src = |written: &[u8], need: &mut [u8], s: &Src| match s.loc {
+            Loc::Direct(Slot::Local(i)) => {
+                let mask = s.swizzle.iter().fold(0u8, |m, &c| m | 1 << c);
+                read(written, need, i, mask);
+            }
+            Loc::Indirect(k) => read_indirect(written, need, k),
+            Loc::Direct(_) => {}
+        };
+        for inst in &d.insts {
+            for s in &inst.src {
+                read_src(&written, &mut need, s);
+            }
+            if inst.op.class() == OpcodeClass::Texture {
+                if let Some(t) = d.textures.get(inst.aux as usize) {
+                    if let Some(off) = &t.offset {
+                        read_src(&written, &mut need, off);
+                    }
+                    read_index(&written, &mut need, t.view.index_reg);
+                    read_index(&written, &mut need, t.sampler.index_reg);
+                }
+            }
+            match inst.op {
+                IF | UIF | BGNLOOP | SWITCH => depth += 1,
+                ENDIF | ENDLOOP | ENDSWITCH => depth = depth.saturating_sub(1),
+                RET => returned = true,
+                _ => {}
+            }
+            // LODQ writes x and y only, whatever its mask says.
+            let mask = if inst.op == LODQ {
+                inst.write_mask & 0b11
+            } else {
+                inst.write_mask
+            };
+            match inst.dst {
+                DstLoc::Local(i) if depth == 0 && !returned => {
+                    if let Some(w) = written.get_mut(i as usize) {
+                        *w |= mask;
+                    }
+                }
+                DstLoc::Local(i) => read(&written, &mut need, i, mask),
+                DstLoc::Indirect(k) => read_indirect(&written, &mut need, k),
+                DstLoc::Output(_) | DstLoc::Null => {}
+            }
+        }
+    }
+    let mut slots = Vec::new();
+    for (i, (&m, &channels)) in mem.iter().zip(&need).enumerate() {
+        for c in 0..4 {
+            if m && channels & (1 << c) != 0 {
+                slots.push((i * 64 + c * 16) as i32);
+            }
+        }
+    }
+    slots
 }
 
 /// Above this many (instructions × SSA registers), every local stays in memory.
