@@ -2905,8 +2905,6 @@ impl Emitter<'_, '_> {
         self.b.ins().icmp(IntCC::NotEqual, e, zero)
     }
 
-    /// Runs instruction `pc` through the interpreter: the registers held in variables are
-    /// stored to the register memory the interpreter reads, and its destination reloaded.
     /// Zeroes, at the start of a quad, the memory-register channels `slots` (byte offsets in
     /// the register file, ascending): runs of 16 or more consecutive channels in a loop, the
     /// others one store each.
@@ -2952,6 +2950,8 @@ impl Emitter<'_, '_> {
         }
     }
 
+    /// Runs instruction `pc` through the interpreter: the registers held in variables are
+    /// stored to the register memory the interpreter reads, and its destination reloaded.
     fn step(&mut self, pc: usize, full: bool) {
         for i in 0..self.reg_vars.len() {
             if let Some(vars) = self.reg_vars[i] {
