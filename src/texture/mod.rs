@@ -3,6 +3,7 @@
 //! Mesa 22.3 softpipe's sampling math.
 
 mod format;
+mod pool;
 mod sampler;
 mod storage;
 mod tables;

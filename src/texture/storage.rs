@@ -96,6 +96,27 @@ struct Decoded {
     padded: [OnceLock<Option<Box<[u8]>>>; 3],
 }
 
+impl Drop for Decoded {
+    /// Pass outputs are decoded (and padded) anew every frame: their buffers are reused.
+    fn drop(&mut self) {
+        super::pool::recycle(std::mem::take(&mut self.texels).into_vec());
+        for padded in &mut self.padded {
+            if let Some(Some(buffer)) = padded.take() {
+                super::pool::recycle(buffer.into_vec());
+            }
+        }
+    }
+}
+
+impl Drop for Texture {
+    /// A chain makes its pass outputs anew every frame: their level buffers are reused.
+    fn drop(&mut self) {
+        for level in self.levels.drain(..) {
+            super::pool::recycle(level);
+        }
+    }
+}
+
 /// Texels per parallel chunk when a level is decoded (`decode_levels`, `generate_mipmaps`).
 const DECODE_CHUNK_TEXELS: usize = 1 << 14;
 
@@ -220,7 +241,7 @@ fn pad_level0(texels: &[u8], level: &TexelLevel, wrap: InlineWrap) -> Option<Box
         }
     };
     let base = level.offset as usize * 16;
-    let mut out = vec![0u8; pw * ph * 16].into_boxed_slice();
+    let mut out = super::pool::zeroed(pw * ph * 16).into_boxed_slice();
     let columns: Vec<Option<usize>> = (0..pw).map(|x| source(x, w)).collect();
     // Rows in parallel: pass outputs are padded once per frame, like their decoding.
     out.par_chunks_exact_mut(pw * 16)
@@ -290,7 +311,7 @@ impl Texture {
         let levels = (0..levels)
             .map(|l| {
                 let (w, h) = level_dims(width, height, l);
-                vec![0u8; w as usize * h as usize * bpt]
+                super::pool::zeroed(w as usize * h as usize * bpt)
             })
             .collect();
         Ok(Texture {
@@ -470,8 +491,9 @@ impl Texture {
             });
             total += w as usize * h as usize;
         }
-        // One more texel, left zero: the border texel.
-        let mut out = vec![0u8; (total + 1) * 16].into_boxed_slice();
+        // Every texel of every level is written below; one more, zero, is the border texel.
+        let mut out = super::pool::overwritten((total + 1) * 16).into_boxed_slice();
+        out[total * 16..].fill(0);
         let bpt = self.format.bytes_per_texel();
         let decode = super::sampler::texel_decoder(self.format);
         let tables = ChannelTables::of(self.format);
