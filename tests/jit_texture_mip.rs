@@ -59,21 +59,27 @@ fn texture(rng: &mut Rng, format: Format, w: u32, h: u32, levels: u32) -> Arc<Te
 }
 
 /// The programs under test: IN[0] holds the coordinates (and the bias or lod in w), IN[1] and
-/// IN[2] the gradients of TXD.
-const PROGRAMS: [&str; 6] = [
+/// IN[2] the gradients of TXD. The last three take texel offsets ((1, -2) and GLSL's extremes
+/// (7, -8)): the general path adds them for the clamps and REPEAT on both axes of power-of-two
+/// sizes; on other sizes, with REPEAT on one axis, in MIRRORED_REPEAT (which add them
+/// differently) and with TXD it calls the sampler.
+const PROGRAMS: [&str; 9] = [
     "TEX OUT[0], IN[0], SAMP[0], 2D",
     "TXB OUT[0], IN[0], SAMP[0], 2D",
     "TXL OUT[0], IN[0], SAMP[0], 2D",
     "TEX_LZ OUT[0], IN[0], SAMP[0], 2D",
     "TXD OUT[0], IN[0], IN[1], IN[2], SAMP[0], 2D",
     "TEX OUT[0], -IN[0].yxzw, SAMP[0], 2D",
+    "TEX OUT[0], IN[0], SAMP[0], 2D, IMM[0].xyz",
+    "TXL OUT[0], IN[0], SAMP[0], 2D, IMM[0].zwx",
+    "TXD OUT[0], IN[0], IN[1], IN[2], SAMP[0], 2D, IMM[0].xyz",
 ];
 
 fn program(line: &str) -> softgpu::ir::Program {
     let text = format!(
         "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL IN[1], GENERIC[1], PERSPECTIVE\n\
          DCL IN[2], GENERIC[2], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\n\
-         DCL SVIEW[0], 2D, FLOAT\n  0: {line}\n  1: END\n"
+         DCL SVIEW[0], 2D, FLOAT\nIMM[0] INT32 {{1, -2, 7, -8}}\n  0: {line}\n  1: END\n"
     );
     parse_program(&text).expect("test program parses")
 }
@@ -292,9 +298,29 @@ fn inline_mip_sampling_matches_the_sampler() {
                             // Ordinary quads: with a view, no JIT lookup may reach the sampler.
                             let quads: Vec<_> =
                                 (0..24).map(|_| quad(&mut rng, w, h, false)).collect();
+                            let odd = |wrap: Wrap, size: u32| {
+                                wrap == Wrap::MirroredRepeat
+                                    || (wrap == Wrap::Repeat && !size.is_power_of_two())
+                            };
+                            // REPEAT on one axis only adds it after the floor too.
+                            let mixed = (wrap_s == Wrap::Repeat) != (wrap_t == Wrap::Repeat);
+                            // Views of one level and filter are sampled inline, offsets
+                            // and all; the others take the general path.
+                            let simple = units
+                                .texel_view(0, 0, TextureTarget::Tex2D)
+                                .and_then(|v| v.inline_shape())
+                                .is_some();
+                            let to_sampler = line.contains("IMM")
+                                && !simple
+                                && (line.starts_with("TXD")
+                                    || odd(wrap_s, w)
+                                    || odd(wrap_t, h)
+                                    || mixed);
                             for jit in optimized {
                                 let calls = check(&units, jit, interp, &quads, &what);
-                                if fast {
+                                if to_sampler {
+                                    assert_eq!(calls, quads.len(), "{what}: offsets");
+                                } else if fast {
                                     assert_eq!(
                                         calls, 0,
                                         "{what}: the inline path called the sampler"

@@ -336,15 +336,38 @@ thread_local! {
 /// Whether `inst` gets an inline texture site in an optimized kernel (while fewer than
 /// [`MAX_INLINE_TEX`] sites exist): a TEX-family 2D lookup with its operands in src0 (not TXP),
 /// or a TXD.
+/// How a texture site's fallback calls the general path (see `tex_call`): the site's
+/// descriptor, its opcode, the shape the site was compiled for (if any) and its texel offset.
+#[derive(Clone, Copy)]
+struct GeneralPath {
+    base: Value,
+    op: Opcode,
+    shape: Option<u32>,
+    offset: [i32; 2],
+}
+
+impl GeneralPath {
+    /// `None` for TXD with an offset: the general path reads TXD's gradients where other
+    /// lookups pass their offset, so such a site calls the sampler.
+    fn of(base: Value, op: Opcode, shape: Option<u32>, offset: [i32; 2]) -> Option<GeneralPath> {
+        (op != Opcode::TXD || offset == [0, 0]).then_some(GeneralPath {
+            base,
+            op,
+            shape,
+            offset,
+        })
+    }
+}
+
 fn inline_site_candidate(d: &Decoded, inst: &Inst) -> bool {
     matches!(
         inst.op,
         Opcode::TEX | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ | Opcode::TXD
     ) && super::tex_fast_path(d, inst)
         && d.textures.get(inst.aux as usize).is_some_and(|t| {
-            // The inline paths read texels without offsets: a site with one calls the sampler.
+            // Texel offsets must be known when the site is compiled.
             t.target == crate::ir::TextureTarget::Tex2D
-                && super::constant_tex_offset(d, t) == Some([0; 3])
+                && super::constant_tex_offset(d, t).is_some()
         })
 }
 
@@ -3022,7 +3045,7 @@ impl Emitter<'_, '_> {
         src: [Value; 4],
         grads: &[Vec<Value>],
         ty: Type,
-        general: Option<(Value, Opcode, Option<u32>)>,
+        general: Option<GeneralPath>,
     ) -> [Value; 4] {
         let null = self.b.ins().iconst(self.ptr, 0);
         if let Some((io, pcv)) = self.tex_io {
@@ -3038,16 +3061,30 @@ impl Emitter<'_, '_> {
         let tex = self.address(Address::TEX);
         // Without general paths (the fast tier) every site calls the sampler.
         let with_paths = self.shims.mip.is_some();
-        let mip = general
-            .filter(|_| with_paths)
-            .and_then(|(base, op, shape)| {
-                let k = MIP_OPS.iter().position(|&o| o == op)?;
-                self.general_ops[k] = true;
-                Some((base, Address::general_path_slot(k), shape))
-            });
+        let mip = general.filter(|_| with_paths).and_then(|g| {
+            let k = MIP_OPS.iter().position(|&o| o == g.op)?;
+            self.general_ops[k] = true;
+            Some((g, Address::general_path_slot(k)))
+        });
         let (callee, fast) = match mip {
-            Some((base, slot, shape)) => {
+            Some((
+                GeneralPath {
+                    base,
+                    op,
+                    shape,
+                    offset,
+                },
+                slot,
+            )) => {
                 use super::FastTex;
+                if op != Opcode::TXD {
+                    // The general path reads the texel offset after the coordinates (where
+                    // TXD's gradients would be).
+                    let x = self.splat(offset[0] as u32);
+                    let y = self.b.ins().iconst(I32, i64::from(offset[1]));
+                    let o = self.b.ins().insertlane(x, y, 1);
+                    self.b.ins().store(self.mf, o, addr, 64);
+                }
                 let mode = self.b.ins().load(
                     I32,
                     self.mf,
@@ -3208,13 +3245,26 @@ impl Emitter<'_, '_> {
     /// {edge,border}` (clamp) compute it, for both filters at once (nearest: no -0.5, weight 0).
     /// Returns (u, in-range mask) — the kernel checks |u| < 2^22 before trusting `ifloor`, and
     /// hands NaN coordinates of border mode to the sampler (its nearest filter floors them
-    /// unclamped).
-    fn tex_axis_u(&mut self, s: Value, size: Value, hi: Value, site: FastSite) -> (Value, Value) {
+    /// unclamped). A texel `offset` is added as softpipe adds it: to the scaled coordinate
+    /// before the clamp in clamping modes, after the half-texel shift in REPEAT on
+    /// power-of-two sizes (`img_filter_2d_{nearest,linear}_repeat_POT`).
+    fn tex_axis_u(
+        &mut self,
+        s: Value,
+        size: Value,
+        hi: Value,
+        site: FastSite,
+        offset: Option<Value>,
+    ) -> (Value, Value) {
         let p = self.f(s);
         let p = self.b.ins().fmul(p, size);
         let off = self.f(site.off);
         let ur = self.b.ins().fsub(p, off);
-        let c = self.mesa_clamp(p, site.lo, hi);
+        let (ur, pc) = match offset {
+            None => (ur, p),
+            Some(o) => (self.b.ins().fadd(ur, o), self.b.ins().fadd(p, o)),
+        };
+        let c = self.mesa_clamp(pc, site.lo, hi);
         let uc = self.b.ins().fsub(c, off);
         let uc = self.i(uc);
         let ur = self.i(ur);
@@ -3298,14 +3348,16 @@ impl Emitter<'_, '_> {
         pc: usize,
         src: [Value; 4],
         grads: &[Vec<Value>],
-        general: Option<(Value, Opcode, Option<u32>)>,
+        general: Option<GeneralPath>,
+        offset: [i32; 2],
     ) -> [Value; 4] {
         let fast = self.b.create_block();
         let slow = self.b.create_block();
         let join = self.texel_join();
         let (s, t) = (self.i(src[0]), self.i(src[1]));
-        let (us, oks) = self.tex_axis_u(s, site.fwidth, site.hi_w, site);
-        let (ut, okt) = self.tex_axis_u(t, site.fheight, site.hi_h, site);
+        let [os, ot] = offset.map(|o| (o != 0).then(|| self.splatf((o as f32).to_bits())));
+        let (us, oks) = self.tex_axis_u(s, site.fwidth, site.hi_w, site, os);
+        let (ut, okt) = self.tex_axis_u(t, site.fheight, site.hi_h, site, ot);
         let ds = self.denormal_mask(s);
         let dt = self.denormal_mask(t);
         let denormal = self.b.ins().bor(ds, dt);
@@ -3358,15 +3410,19 @@ impl Emitter<'_, '_> {
         op: Opcode,
         src: [Value; 4],
         grads: &[Vec<Value>],
+        offset: [i32; 2],
     ) -> [Value; 4] {
         let site = self.fast_site(base);
-        self.tex_inline(site, pc, src, grads, Some((base, op, None)))
+        let general = GeneralPath::of(base, op, None, offset);
+        self.tex_inline(site, pc, src, grads, general, offset)
     }
 
     /// An inline texture site compiled for views of one `shape` (see `SamplerHint`): the
     /// arithmetic of [`Self::tex_inline`] for that filter and wrap mode only, without the
     /// per-lane selections between modes. Views of any other shape take the general path (or
-    /// the sampler), as do the quads `tex_inline` leaves to the sampler.
+    /// the sampler), as do the quads `tex_inline` leaves to the sampler. A texel `offset` is
+    /// added as `tex_axis_u` adds it.
+    #[allow(clippy::too_many_arguments)]
     fn tex_shaped(
         &mut self,
         base: Value,
@@ -3375,6 +3431,7 @@ impl Emitter<'_, '_> {
         src: [Value; 4],
         grads: &[Vec<Value>],
         shape: InlineShape,
+        offset: [i32; 2],
     ) -> [Value; 4] {
         use super::FastTex;
         use std::mem::offset_of;
@@ -3391,7 +3448,7 @@ impl Emitter<'_, '_> {
         let fh = ldf(&mut self.b, offset_of!(FastTex, fheight));
         let (lo, hi_add) = super::coordinate_clamp(border, shape.linear);
         let (s, t) = (self.i(src[0]), self.i(src[1]));
-        let axis = |e: &mut Self, coord: Value, fsize: Value| {
+        let axis = |e: &mut Self, coord: Value, fsize: Value, offset: i32| {
             let size = e.b.ins().splat(F32X4, fsize);
             let p = e.f(coord);
             let p = e.b.ins().fmul(p, size);
@@ -3400,7 +3457,13 @@ impl Emitter<'_, '_> {
                 let hi = e.b.ins().fadd(fsize, hi);
                 let hi = e.b.ins().splat(F32X4, hi);
                 let lo = e.splatf(lo.to_bits());
-                let c = e.mesa_clamp(p, lo, hi);
+                let pc = if offset == 0 {
+                    p
+                } else {
+                    let o = e.splatf((offset as f32).to_bits());
+                    e.b.ins().fadd(p, o)
+                };
+                let c = e.mesa_clamp(pc, lo, hi);
                 // Clamped coordinates are in range; NaN ones become `lo`, as in the sampler,
                 // except that its nearest border filter floors them unclamped.
                 let nan =
@@ -3408,6 +3471,12 @@ impl Emitter<'_, '_> {
                 (e.shaped_offset(c, shape), nan)
             } else {
                 let u = e.shaped_offset(p, shape);
+                let u = if offset == 0 {
+                    u
+                } else {
+                    let o = e.splatf((offset as f32).to_bits());
+                    e.b.ins().fadd(u, o)
+                };
                 let abs = e.splat(!SIGN);
                 let ui = e.i(u);
                 let a = e.b.ins().band(ui, abs);
@@ -3418,8 +3487,8 @@ impl Emitter<'_, '_> {
                 (u, Some(bad))
             }
         };
-        let (us, bad_s) = axis(self, s, fw);
-        let (ut, bad_t) = axis(self, t, fh);
+        let (us, bad_s) = axis(self, s, fw, offset[0]);
+        let (ut, bad_t) = axis(self, t, fh, offset[1]);
         // The kernel reads a denormal coordinate as a zero of its sign, the sampler does not:
         // the scaled coordinate is then below 2^-110 in magnitude either way, which a bilinear
         // filter's -0.5 absorbs and CLAMP_TO_EDGE's clamp to [0, size] sends to the same texel
@@ -3453,7 +3522,7 @@ impl Emitter<'_, '_> {
         self.b.ins().brif(go, fast, &[], slow, &[]);
 
         self.enter(slow);
-        let general = Some((base, op, Some(shape.code())));
+        let general = GeneralPath::of(base, op, Some(shape.code()), offset);
         let r = self.tex_call(pc, src, grads, I32X4, general);
         self.jump_texels(join, r);
 
@@ -3903,6 +3972,40 @@ impl Emitter<'_, '_> {
         // The clamp's comparisons would read a denormal lod as zero.
         let m = self.denormal_mask(lod);
         bad = self.b.ins().bor(bad, m);
+        // The texel offset the site passes after the coordinates (TXD's gradients are there:
+        // its sites pass none). REPEAT on other sizes or on one axis only and MIRRORED_REPEAT
+        // add it unlike `tex_axis_u`: such lookups go to the sampler.
+        let offsets = match (op, self.tex_io) {
+            (Opcode::TXD, _) | (_, None) => None,
+            (_, Some((io, _))) => {
+                let o = self.b.ins().load(I32X4, self.mf, io, 64);
+                let zero = self.splat(0);
+                let any = self.b.ins().icmp(IntCC::NotEqual, o, zero);
+                let any = self.lanes(any, [0, 0, 0, 0]);
+                let any_t = self.b.ins().icmp(IntCC::NotEqual, o, zero);
+                let any_t = self.lanes(any_t, [1, 1, 1, 1]);
+                let any = self.b.ins().bor(any, any_t);
+                // softpipe adds an offset in float only through the clamps and its
+                // `img_filter_2d_*_repeat_POT` (both axes REPEAT, power-of-two sizes); REPEAT
+                // on one axis only takes its generic filter, which adds it after the floor.
+                let [rep_s, rep_t] = [(clamp_s, mirror_s), (clamp_t, mirror_t)].map(|(c, m)| {
+                    let other = self.b.ins().bor(c, m);
+                    self.b.ins().bnot(other)
+                });
+                let mixed = self.b.ins().bxor(rep_s, rep_t);
+                let odd = [npot_s, mirror_s, npot_t, mirror_t, mixed]
+                    .into_iter()
+                    .reduce(|a, b| self.b.ins().bor(a, b))
+                    .expect("five masks");
+                let odd = self.b.ins().band(any, odd);
+                bad = self.b.ins().bor(bad, odd);
+                let [os, ot] = [[0u8; 4], [1; 4]].map(|l| {
+                    let v = self.lanes(o, l);
+                    self.b.ins().fcvt_from_sint(F32X4, v)
+                });
+                Some((os, ot))
+            }
+        };
         let lod = self.mesa_clamp(lod, min_lod, max_lod);
 
         // ---- levels and blend per lane (softpipe's mip filters) ----
@@ -4004,8 +4107,8 @@ impl Emitter<'_, '_> {
             let (lo_sf, lo_tf) = (e.f(lo_s), e.f(lo_t));
             let site_s = axis(clamp_s, border_s, lo_sf);
             let site_t = axis(clamp_t, border_t, lo_tf);
-            let (us, oks) = e.tex_axis_u(s, fw, hi_w, site_s);
-            let (ut, okt) = e.tex_axis_u(t, fh, hi_h, site_t);
+            let (us, oks) = e.tex_axis_u(s, fw, hi_w, site_s, offsets.map(|o| o.0));
+            let (ut, okt) = e.tex_axis_u(t, fh, hi_h, site_t, offsets.map(|o| o.1));
             let (xi, oks) = e.wrap_axis(s, us, oks, width, fw, site_s, npot_s, mirror_s);
             let (yi, okt) = e.wrap_axis(t, ut, okt, height, fh, site_t, npot_t, mirror_t);
             let ok = e.b.ins().band(oks, okt);
@@ -4272,11 +4375,19 @@ impl Emitter<'_, '_> {
                     grads.push(g);
                 }
             }
-            let texels = match self.fast_vals.get(&pc).copied() {
-                Some((base, None)) => self.tex_site(base, pc, op, src, &grads),
-                Some((base, Some(shape))) => self.tex_shaped(base, pc, op, src, &grads, shape),
+            let offset = self.d.textures.get(inst.aux as usize).and_then(|t| {
+                let [x, y, _] = super::constant_tex_offset(self.d, t)?;
+                Some([x, y])
+            });
+            let texels = match (self.fast_vals.get(&pc).copied(), offset) {
+                (Some((base, None)), Some(offset)) => {
+                    self.tex_site(base, pc, op, src, &grads, offset)
+                }
+                (Some((base, Some(shape))), Some(offset)) => {
+                    self.tex_shaped(base, pc, op, src, &grads, shape, offset)
+                }
                 // Texels are floats: most destinations are `f32x4` variables.
-                None => self.tex_call(pc, src, &grads, F32X4, None),
+                _ => self.tex_call(pc, src, &grads, F32X4, None),
             };
             let r = texels.map(|v| Some(V { v, flushed: false }));
             self.store(inst, &r, full);
