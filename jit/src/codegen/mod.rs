@@ -1611,8 +1611,9 @@ impl JitShader {
         if f.count == 0 {
             return Ok(());
         }
-        // The kernel zeroes the registers it keeps in memory at the start of every quad; the
-        // others are spilled here before an interpreted instruction reads them.
+        // The kernel zeroes, at the start of every quad, the channels of the registers it keeps
+        // in memory that an instruction may read before writing them (`emit::zeroed_channels`);
+        // the others are spilled here before an interpreted instruction reads them.
         if scratch.regs.len() < k.decoded.num_locals {
             scratch.regs.resize(k.decoded.num_locals, ZERO4);
         }

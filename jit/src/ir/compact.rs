@@ -3,9 +3,9 @@
 //!
 //! The naga lowering gives every expression its own temporary, so a large RetroArch pass (Mega
 //! Bezel's) declares 50,000 TEMPs of which a few hundred are live at once. Every executor pays
-//! for the declared size: the interpreter and the JIT zero the register file per quad, and the
-//! JIT's SSA construction scales with the number of variables times the number of blocks
-//! (minutes and gigabytes at that size). Mesa's nir_to_tgsi allocates registers the same way.
+//! for the declared size: the interpreter zeroes the register file per quad, the JIT keeps every
+//! register in memory past its SSA budget, and its SSA construction scales with the number of
+//! variables times the number of blocks (minutes and gigabytes at that size). Mesa's nir_to_tgsi allocates registers the same way.
 //!
 //! Registers start at zero for every quad, and executors keep the old value of a register in the
 //! lanes a masked write skips, so reuse must never let a temporary observe another's leftovers.
