@@ -3240,6 +3240,20 @@ impl Emitter<'_, '_> {
         self.b.ins().iadd(t, up)
     }
 
+    /// A compile-time texel offset as the float vector the texture paths add, `None` for 0
+    /// (adding +0.0 would turn a -0.0 coordinate into +0.0).
+    fn offset_vector(&mut self, offset: i32) -> Option<Value> {
+        (offset != 0).then(|| self.splatf((offset as f32).to_bits()))
+    }
+
+    /// `v + offset`, or `v` without one.
+    fn plus_offset(&mut self, v: Value, offset: Option<Value>) -> Value {
+        match offset {
+            Some(o) => self.b.ins().fadd(v, o),
+            None => v,
+        }
+    }
+
     /// One axis of the inline sampler: the coordinate scaled and wrapped as softpipe's
     /// `img_filter_2d_{nearest,linear}_repeat_POT` (repeat) or `wrap_{nearest,linear}_clamp_to_
     /// {edge,border}` (clamp) compute it, for both filters at once (nearest: no -0.5, weight 0).
@@ -3260,10 +3274,8 @@ impl Emitter<'_, '_> {
         let p = self.b.ins().fmul(p, size);
         let off = self.f(site.off);
         let ur = self.b.ins().fsub(p, off);
-        let (ur, pc) = match offset {
-            None => (ur, p),
-            Some(o) => (self.b.ins().fadd(ur, o), self.b.ins().fadd(p, o)),
-        };
+        let ur = self.plus_offset(ur, offset);
+        let pc = self.plus_offset(p, offset);
         let c = self.mesa_clamp(pc, site.lo, hi);
         let uc = self.b.ins().fsub(c, off);
         let uc = self.i(uc);
@@ -3355,7 +3367,7 @@ impl Emitter<'_, '_> {
         let slow = self.b.create_block();
         let join = self.texel_join();
         let (s, t) = (self.i(src[0]), self.i(src[1]));
-        let [os, ot] = offset.map(|o| (o != 0).then(|| self.splatf((o as f32).to_bits())));
+        let [os, ot] = offset.map(|o| self.offset_vector(o));
         let (us, oks) = self.tex_axis_u(s, site.fwidth, site.hi_w, site, os);
         let (ut, okt) = self.tex_axis_u(t, site.fheight, site.hi_h, site, ot);
         let ds = self.denormal_mask(s);
@@ -3449,6 +3461,7 @@ impl Emitter<'_, '_> {
         let (lo, hi_add) = super::coordinate_clamp(border, shape.linear);
         let (s, t) = (self.i(src[0]), self.i(src[1]));
         let axis = |e: &mut Self, coord: Value, fsize: Value, offset: i32| {
+            let offset = e.offset_vector(offset);
             let size = e.b.ins().splat(F32X4, fsize);
             let p = e.f(coord);
             let p = e.b.ins().fmul(p, size);
@@ -3457,12 +3470,7 @@ impl Emitter<'_, '_> {
                 let hi = e.b.ins().fadd(fsize, hi);
                 let hi = e.b.ins().splat(F32X4, hi);
                 let lo = e.splatf(lo.to_bits());
-                let pc = if offset == 0 {
-                    p
-                } else {
-                    let o = e.splatf((offset as f32).to_bits());
-                    e.b.ins().fadd(p, o)
-                };
+                let pc = e.plus_offset(p, offset);
                 let c = e.mesa_clamp(pc, lo, hi);
                 // Clamped coordinates are in range; NaN ones become `lo`, as in the sampler,
                 // except that its nearest border filter floors them unclamped.
@@ -3471,12 +3479,7 @@ impl Emitter<'_, '_> {
                 (e.shaped_offset(c, shape), nan)
             } else {
                 let u = e.shaped_offset(p, shape);
-                let u = if offset == 0 {
-                    u
-                } else {
-                    let o = e.splatf((offset as f32).to_bits());
-                    e.b.ins().fadd(u, o)
-                };
+                let u = e.plus_offset(u, offset);
                 let abs = e.splat(!SIGN);
                 let ui = e.i(u);
                 let a = e.b.ins().band(ui, abs);
@@ -3979,12 +3982,10 @@ impl Emitter<'_, '_> {
             (Opcode::TXD, _) | (_, None) => None,
             (_, Some((io, _))) => {
                 let o = self.b.ins().load(I32X4, self.mf, io, 64);
+                let [ox, oy] = [[0u8; 4], [1; 4]].map(|l| self.lanes(o, l));
+                let either = self.b.ins().bor(ox, oy);
                 let zero = self.splat(0);
-                let any = self.b.ins().icmp(IntCC::NotEqual, o, zero);
-                let any = self.lanes(any, [0, 0, 0, 0]);
-                let any_t = self.b.ins().icmp(IntCC::NotEqual, o, zero);
-                let any_t = self.lanes(any_t, [1, 1, 1, 1]);
-                let any = self.b.ins().bor(any, any_t);
+                let any = self.b.ins().icmp(IntCC::NotEqual, either, zero);
                 // softpipe adds an offset in float only through the clamps and its
                 // `img_filter_2d_*_repeat_POT` (both axes REPEAT, power-of-two sizes); REPEAT
                 // on one axis only takes its generic filter, which adds it after the floor.
@@ -3999,10 +4000,7 @@ impl Emitter<'_, '_> {
                     .expect("five masks");
                 let odd = self.b.ins().band(any, odd);
                 bad = self.b.ins().bor(bad, odd);
-                let [os, ot] = [[0u8; 4], [1; 4]].map(|l| {
-                    let v = self.lanes(o, l);
-                    self.b.ins().fcvt_from_sint(F32X4, v)
-                });
+                let [os, ot] = [ox, oy].map(|v| self.b.ins().fcvt_from_sint(F32X4, v));
                 Some((os, ot))
             }
         };
