@@ -56,8 +56,9 @@ fn run(program: &Program, round: u32) -> Result<(Vec<QuadVec4>, u8), String> {
         .map_err(|e| e.to_string())
 }
 
-/// Compacts `source` and checks it computes the same bits; returns (temps before, after).
-fn check(name: &str, source: &str) -> (u32, u32) {
+/// Compacts `source` and checks it computes the same bits; returns (temps before, after) and
+/// the compacted program's text.
+fn check(name: &str, source: &str) -> (u32, u32, String) {
     let original = parse_program(source).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut compacted = original.clone();
     let counts = compact_temps(&mut compacted);
@@ -72,7 +73,7 @@ fn check(name: &str, source: &str) -> (u32, u32) {
         );
     }
     assert_eq!(counts.1, compacted.file_size(RegisterFile::Temporary));
-    counts
+    (counts.0, counts.1, text)
 }
 
 const HEADER: &str = "FRAG
@@ -94,7 +95,7 @@ fn straight_line_temporaries_share_registers() {
         body += &format!("ADD TEMP[{i}], TEMP[{}], IMM[0].yyyy\n", i - 1);
     }
     body += "MOV OUT[0], TEMP[9]";
-    let (before, after) = check("chain", &program(&body));
+    let (before, after, _) = check("chain", &program(&body));
     assert_eq!(before, 10);
     assert!(
         after <= 2,
@@ -265,14 +266,11 @@ ARL ADDR[0].x, TEMP[1].xxxx
 MOV OUT[0], TEMP[ADDR[0].x+4](1)
 END
 ";
-    let (before, after) = check("direct arrays", source);
+    let (before, after, text) = check("direct arrays", source);
     assert_eq!(before, 14);
     // The indexed array's four registers and five plain ones (at most five values are live at
     // once); with all three arrays kept whole it took 11.
     assert!(after <= 9, "{after} temporaries after compaction");
-    let mut compacted = parse_program(source).expect("parses");
-    compact_temps(&mut compacted);
-    let text = print_program(&compacted);
     assert!(text.contains("DCL TEMP[0..3], ARRAY(1)"), "{text}");
     assert!(
         !text.contains("ARRAY(2)") && !text.contains("ARRAY(3)"),

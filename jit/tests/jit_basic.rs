@@ -13,17 +13,27 @@ fn program(text: &str) -> Program {
 }
 
 fn run(shader: &dyn QuadShader, outputs: usize) -> (Result<u8, ExecError>, Vec<QuadVec4>) {
-    let inputs = [[[1.0f32.to_bits(); 4]; 4]];
+    shade(shader, [[1.0f32.to_bits(); 4]; 4], outputs, 0b1011)
+}
+
+/// One quad with one input register, `outputs` output registers (filled with 7s) and the live
+/// lanes `live`.
+fn shade(
+    shader: &dyn QuadShader,
+    input: QuadVec4,
+    outputs: usize,
+    live: u8,
+) -> (Result<u8, ExecError>, Vec<QuadVec4>) {
     let mut outs = vec![[[7u32; 4]; 4]; outputs];
     let res = ShaderResources {
         constants: &[],
         textures: &NoTextures,
     };
     let mut io = QuadIo {
-        inputs: &inputs,
+        inputs: &[input],
         system_values: &[],
         outputs: &mut outs,
-        live: 0b1011,
+        live,
     };
     let r = shader.shade_quad(&res, &mut io);
     (r, outs)
@@ -178,20 +188,8 @@ fn programs_too_large_for_ssa_registers_keep_them_in_memory() {
 
 fn run_inputs(shader: &dyn QuadShader, input: [f32; 4]) -> (Result<u8, ExecError>, Vec<QuadVec4>) {
     // Channel c of lane l: input[c] + l.
-    let inputs = [[0, 1, 2, 3].map(|c| [0, 1, 2, 3].map(|l| (input[c] + l as f32).to_bits()))];
-    let mut outs = vec![[[7u32; 4]; 4]; 2];
-    let res = ShaderResources {
-        constants: &[],
-        textures: &NoTextures,
-    };
-    let mut io = QuadIo {
-        inputs: &inputs,
-        system_values: &[],
-        outputs: &mut outs,
-        live: 0b1111,
-    };
-    let r = shader.shade_quad(&res, &mut io);
-    (r, outs)
+    let quad = [0, 1, 2, 3].map(|c| [0, 1, 2, 3].map(|l| (input[c] + l as f32).to_bits()));
+    shade(shader, quad, 2, 0b1111)
 }
 
 #[test]
