@@ -52,14 +52,14 @@ pub(super) fn overwritten(len: usize) -> Vec<u8> {
     take(len).unwrap_or_else(|| vec![0u8; len])
 }
 
-/// Gives `buffer` back for reuse (or frees it when it is small or the pool is full).
-pub(super) fn recycle(mut buffer: Vec<u8>) {
+/// Gives `buffer` back for reuse (or frees it when it is small or the pool is full). Only the
+/// length is reused: a buffer with more capacity (a caller's own vector) is freed rather than
+/// copied into one without.
+pub(super) fn recycle(buffer: Vec<u8>) {
     let len = buffer.len();
-    if len < MIN_POOLED_BYTES {
+    if len < MIN_POOLED_BYTES || buffer.capacity() != len {
         return;
     }
-    // Only the length is reused: capacity beyond it would be kept for nothing.
-    buffer.shrink_to_fit();
     let mut guard = POOL.lock().unwrap_or_else(|e| e.into_inner());
     let pool = guard.get_or_insert_with(|| Pool {
         free: HashMap::new(),
