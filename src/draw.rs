@@ -9,6 +9,8 @@
 //! - `--uniform NAME=v1,v2,…`: a uniform-buffer or push-constant member of a WGSL or slang
 //!   shader by its name (see [`stage_constants`]).
 
+mod stage_cache;
+
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
 use crate::interp::Interpreter;
 use crate::ir::lpmath::MathMode;
@@ -17,6 +19,8 @@ use crate::jit::codegen::JitShader;
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, RenderTarget, Vertices};
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+pub use stage_cache::StageCacheUse;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -125,12 +129,24 @@ impl Language {
 }
 
 /// Reads a shader file in `language` (or the one its extension implies) and compiles the
-/// `expected` stage to a validated program; errors name the file and line.
+/// `expected` stage to a validated program; errors name the file and line. Both stages of a
+/// slang file are compiled, so an error in either is reported (what `softgpu compile` checks).
 pub fn compile_shader(
     path: &Path,
     expected: Processor,
     language: Option<Language>,
 ) -> Result<Program> {
+    if language.unwrap_or_else(|| Language::from_path(path)) == Language::SlangGlsl {
+        use crate::frontend::slang;
+        let vertex = slang_stage(path, expected)? == slang::Stage::Vertex;
+        let shader = slang::compile_slang(path)?;
+        let stage = if vertex {
+            &shader.vertex
+        } else {
+            &shader.fragment
+        };
+        return Ok(slang::lower_stage(stage)?.program);
+    }
     Ok(compile_stage(path, expected, language)?.program)
 }
 
@@ -455,7 +471,7 @@ pub struct CompiledStage {
 }
 
 /// One uniform buffer or push-constant block of a stage and the CONST buffer it is read from.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UniformBlock {
     /// A push-constant (immediate) block rather than a uniform buffer.
     pub push_constants: bool,
@@ -476,7 +492,7 @@ pub struct UniformBlock {
 }
 
 /// A named member of a block (or of a struct inside one).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UniformField {
     /// Member name.
     pub name: String,
@@ -487,7 +503,7 @@ pub struct UniformField {
 }
 
 /// The layout of a uniform value, as naga laid it out (offsets and strides from the shader).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum FieldLayout {
     /// `size` (1–4) consecutive 4-byte components of one kind (scalars and vectors).
     Vector {
@@ -528,7 +544,7 @@ pub enum FieldLayout {
 }
 
 /// How a uniform component's text is turned into bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ComponentKind {
     /// f32 (or `0x` bits).
     Float,
@@ -703,51 +719,136 @@ pub fn compile_stage(
     expected: Processor,
     language: Option<Language>,
 ) -> Result<CompiledStage> {
-    match language.unwrap_or_else(|| Language::from_path(path)) {
-        Language::Tgsi => Ok(CompiledStage {
-            program: load_program(path, expected)?,
+    Ok(compile_stage_cached(path, expected, language, None)?.0)
+}
+
+/// [`compile_stage`] through the on-disk shader cache in `cache` (see [`stage_cache`]): a
+/// WGSL or slang stage whose source an entry holds skips its frontend; one compiled is stored.
+/// Also says what the cache did.
+pub fn compile_stage_cached(
+    path: &Path,
+    expected: Processor,
+    language: Option<Language>,
+    cache: Option<&Path>,
+) -> Result<(CompiledStage, StageCacheUse)> {
+    let language = language.unwrap_or_else(|| Language::from_path(path));
+    if language == Language::Tgsi {
+        let program = load_program(path, expected)?;
+        let stage = CompiledStage {
+            program,
             blocks: Vec::new(),
-        }),
-        Language::Wgsl => {
-            let source = std::fs::read_to_string(path)
-                .with_context(|| format!("{}: cannot read shader", path.display()))?;
-            let stage = match expected {
-                Processor::Vertex => crate::frontend::wgsl::Stage::Vertex,
-                Processor::Fragment => crate::frontend::wgsl::Stage::Fragment,
-                other => bail!("{}: no {} stage in WGSL", path.display(), other.name()),
-            };
-            let file = path.display().to_string();
-            let parsed = crate::frontend::wgsl::parse(&source, &file)?;
-            let index =
-                crate::frontend::wgsl::select_entry_point(&parsed.module, stage, None, &file)?;
-            let lowered = crate::frontend::lower::lower(
-                &parsed.module,
-                &parsed.info,
-                index,
-                Some(&source),
-                &file,
-            )?;
-            Ok(CompiledStage {
-                blocks: uniform_blocks(&parsed.module, &lowered),
-                program: lowered.program,
-            })
+        };
+        return Ok((stage, StageCacheUse::Uncached));
+    }
+    let frontend = StageFrontend::read(path, expected, language)?;
+    let (language_key, source) = (frontend.language_key(), frontend.source_text().to_string());
+    let mut used = StageCacheUse::Uncached;
+    if let Some(dir) = cache {
+        let (found, outcome) = stage_cache::load(dir, language_key, expected, &source);
+        if let Some(stage) = found {
+            return Ok((stage, outcome));
         }
-        Language::SlangGlsl => {
-            let shader = crate::frontend::slang::compile_slang(path)?;
-            let stage = match expected {
-                Processor::Vertex => &shader.vertex,
-                Processor::Fragment => &shader.fragment,
-                other => bail!(
-                    "{}: no {} stage in a slang shader",
-                    path.display(),
-                    other.name()
-                ),
-            };
-            let lowered = crate::frontend::slang::lower_stage(stage)?;
-            Ok(CompiledStage {
-                blocks: uniform_blocks(&stage.module, &lowered),
-                program: lowered.program,
-            })
+        used = outcome;
+    }
+    let stage = frontend.compile(path)?;
+    if let Some(dir) = cache {
+        stage_cache::store(dir, language_key, expected, &source, &stage);
+    }
+    Ok((stage, used))
+}
+
+/// The slang stage that compiles to `expected`; other processors are an error naming `path`.
+fn slang_stage(path: &Path, expected: Processor) -> Result<crate::frontend::slang::Stage> {
+    use crate::frontend::slang::Stage;
+    match expected {
+        Processor::Vertex => Ok(Stage::Vertex),
+        Processor::Fragment => Ok(Stage::Fragment),
+        other => bail!(
+            "{}: no {} stage in a slang shader",
+            path.display(),
+            other.name()
+        ),
+    }
+}
+
+/// One stage of a WGSL or slang file, read (and for slang preprocessed) but not yet compiled:
+/// its text is what the shader cache keys on.
+enum StageFrontend {
+    Wgsl {
+        source: String,
+        stage: crate::frontend::wgsl::Stage,
+    },
+    Slang {
+        source: crate::frontend::slang::StageSource,
+        stage: crate::frontend::slang::Stage,
+    },
+}
+
+impl StageFrontend {
+    fn read(path: &Path, expected: Processor, language: Language) -> Result<StageFrontend> {
+        use crate::frontend::{slang, wgsl};
+        match language {
+            Language::Wgsl => {
+                let stage = match expected {
+                    Processor::Vertex => wgsl::Stage::Vertex,
+                    Processor::Fragment => wgsl::Stage::Fragment,
+                    other => bail!("{}: no {} stage in WGSL", path.display(), other.name()),
+                };
+                let source = std::fs::read_to_string(path)
+                    .with_context(|| format!("{}: cannot read shader", path.display()))?;
+                Ok(StageFrontend::Wgsl { source, stage })
+            }
+            Language::SlangGlsl => {
+                let pre = slang::preprocess_file(path)?;
+                // Only the stage drawn with goes through glslang: `--vs` and `--fs` naming the
+                // same file would otherwise compile both of its stages twice.
+                let stage = slang_stage(path, expected)?;
+                let source = match stage {
+                    slang::Stage::Vertex => pre.vertex,
+                    slang::Stage::Fragment => pre.fragment,
+                };
+                Ok(StageFrontend::Slang { source, stage })
+            }
+            Language::Tgsi => bail!("{}: TGSI has no frontend", path.display()),
+        }
+    }
+
+    fn language_key(&self) -> &'static str {
+        match self {
+            StageFrontend::Wgsl { .. } => "wgsl",
+            StageFrontend::Slang { .. } => "slang",
+        }
+    }
+
+    fn source_text(&self) -> &str {
+        match self {
+            StageFrontend::Wgsl { source, .. } => source,
+            StageFrontend::Slang { source, .. } => &source.text,
+        }
+    }
+
+    fn compile(self, path: &Path) -> Result<CompiledStage> {
+        use crate::frontend::{lower, slang, wgsl};
+        match self {
+            StageFrontend::Wgsl { source, stage } => {
+                let file = path.display().to_string();
+                let parsed = wgsl::parse(&source, &file)?;
+                let index = wgsl::select_entry_point(&parsed.module, stage, None, &file)?;
+                let lowered =
+                    lower::lower(&parsed.module, &parsed.info, index, Some(&source), &file)?;
+                Ok(CompiledStage {
+                    blocks: uniform_blocks(&parsed.module, &lowered),
+                    program: lowered.program,
+                })
+            }
+            StageFrontend::Slang { source, stage } => {
+                let compiled = slang::compile_stage(source, stage)?;
+                let lowered = slang::lower_stage(&compiled)?;
+                Ok(CompiledStage {
+                    blocks: uniform_blocks(&compiled.module, &lowered),
+                    program: lowered.program,
+                })
+            }
         }
     }
 }

@@ -400,6 +400,8 @@ struct DrawArgs {
     /// approximations, bit for bit (to match images from that driver).
     #[arg(long, value_enum, default_value = "exact")]
     math: MathArg,
+    #[command(flatten)]
+    cache: ShaderCacheArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -596,8 +598,11 @@ fn run_draw(args: DrawArgs) -> Result<()> {
         )?),
         None => None,
     };
-    let vs = draw::compile_stage(&args.vs, Processor::Vertex, None)?;
-    let fs = draw::compile_stage(&args.fs, Processor::Fragment, None)?;
+    let cache = args.cache.dir();
+    softgpu::jit::codegen::disk::set_kernel_cache(cache.clone(), softgpu::chain::BUILD_ID);
+    let (vs, _) = draw::compile_stage_cached(&args.vs, Processor::Vertex, None, cache.as_deref())?;
+    let (fs, _) =
+        draw::compile_stage_cached(&args.fs, Processor::Fragment, None, cache.as_deref())?;
     let stage_constants = draw::stage_constants(
         &vs.blocks,
         &fs.blocks,

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::texture::Texture;
 
 pub use runtime::{ChainOptions, FilterChain, FrameOptions, PassTiming, SrgbCurve};
-pub use shader_cache::{default_shader_cache_dir, ShaderCacheStats};
+pub use shader_cache::{default_shader_cache_dir, ShaderCacheStats, BUILD_ID};
 
 /// Why a chain could not be built or rendered; the message names the file (and line, where
 /// one is known) and what was expected.

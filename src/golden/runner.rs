@@ -60,7 +60,8 @@ pub fn artifact_path(expected: &Path, kind: &str) -> PathBuf {
     expected.with_file_name(format!("{stem}.{kind}.png"))
 }
 
-fn render_draw(case: &DrawCase) -> anyhow::Result<RgbaImage> {
+/// Draws a draw case, as `softgpu draw` does (through the shader cache when one is given).
+fn render_draw(case: &DrawCase, shader_cache: Option<&Path>) -> anyhow::Result<RgbaImage> {
     let read = |path: &Path, what: &str| {
         std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read {what}", path.display()))
@@ -75,9 +76,16 @@ fn render_draw(case: &DrawCase) -> anyhow::Result<RgbaImage> {
         let texture = Texture::load(path).map_err(|e| anyhow!("texture {unit}: {e}"))?;
         textures.push((*unit, Arc::new(texture)));
     }
+    softgpu_jit::codegen::disk::set_kernel_cache(
+        shader_cache.map(Path::to_path_buf),
+        chain::BUILD_ID,
+    );
+    let stage = |path: &Path, processor| {
+        draw::compile_stage_cached(path, processor, None, shader_cache).map(|(s, _)| s.program)
+    };
     let job = DrawJob {
-        vertex_program: draw::compile_shader(&case.vs, Processor::Vertex, None)?,
-        fragment_program: draw::compile_shader(&case.fs, Processor::Fragment, None)?,
+        vertex_program: stage(&case.vs, Processor::Vertex)?,
+        fragment_program: stage(&case.fs, Processor::Fragment)?,
         vertices,
         constants,
         textures,
@@ -99,7 +107,7 @@ fn render_draw(case: &DrawCase) -> anyhow::Result<RgbaImage> {
 /// Renders a case's actual image.
 pub fn render(case: &Case, shader_cache: Option<&Path>) -> anyhow::Result<RgbaImage> {
     match &case.kind {
-        CaseKind::Draw(draw) => render_draw(draw),
+        CaseKind::Draw(draw) => render_draw(draw, shader_cache),
         CaseKind::Preset(preset) => render_preset(preset, shader_cache),
     }
 }
