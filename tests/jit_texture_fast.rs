@@ -220,7 +220,15 @@ fn inline_sampling_matches_the_sampler() {
                 InlineWrap::ClampToBorder,
             ]
             .into_iter()
-            .flat_map(|wrap| [false, true].map(|linear| Some(InlineShape { linear, wrap }))),
+            .flat_map(|wrap| {
+                [false, true].map(|linear| {
+                    Some(InlineShape {
+                        linear,
+                        wrap,
+                        mipmapped: false,
+                    })
+                })
+            }),
         )
         .collect();
     let programs: Vec<_> = PROGRAMS

@@ -10,7 +10,7 @@
 use softgpu::exec::{QuadBatch, QuadIo, QuadShader, QuadVec4, ShaderResources, TextureAccess};
 use softgpu::interp::Interpreter;
 use softgpu::ir::text::parse_program;
-use softgpu::ir::TextureTarget;
+use softgpu::ir::{InlineShape, InlineWrap, SamplerHint, TextureTarget};
 use softgpu::jit::codegen::{self, JitShader};
 use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use std::sync::atomic::Ordering;
@@ -309,7 +309,7 @@ fn inline_mip_sampling_matches_the_sampler() {
                             let simple = units
                                 .texel_view(0, 0, TextureTarget::Tex2D)
                                 .and_then(|v| v.inline_shape())
-                                .is_some();
+                                .is_some_and(|shape| !shape.mipmapped);
                             let to_sampler = line.contains("IMM")
                                 && !simple
                                 && (line.starts_with("TXD")
@@ -368,4 +368,153 @@ fn odd_lod_state_has_no_view() {
             "{samp:?}"
         );
     }
+}
+
+/// A quad whose every lane magnifies at a bias of 0 and no lod clamp: derivatives (and TXD
+/// gradients) of at most one texel per pixel, a lod or bias at most 0 in w.
+fn magnified_quad(rng: &mut Rng, w: u32, h: u32) -> [QuadVec4; 3] {
+    let small = |rng: &mut Rng, size: u32| {
+        let sign = if rng.below(2) == 0 { 1.0 } else { -1.0 };
+        sign * rng.range(0.0, 1.0) / size as f32
+    };
+    let (s0, t0) = (rng.range(-1.5, 2.5), rng.range(-1.5, 2.5));
+    let (dsx, dtx, dsy, dty) = (small(rng, w), small(rng, h), small(rng, w), small(rng, h));
+    let mut v = [[[0u32; 4]; 4]; 3];
+    let corner = [(0.0, 1.0), (1.0, 1.0), (0.0, 0.0), (1.0, 0.0)];
+    for (l, &(x, y)) in corner.iter().enumerate() {
+        v[0][0][l] = (s0 + x * dsx + y * dsy).to_bits();
+        v[0][1][l] = (t0 + x * dtx + y * dty).to_bits();
+        v[0][3][l] = rng.pick(&[0.0f32, -0.0, -0.5, -3.0]).to_bits();
+        for (k, size) in [w, h].into_iter().enumerate() {
+            v[1][k][l] = small(rng, size).to_bits();
+            v[2][k][l] = small(rng, size).to_bits();
+        }
+    }
+    v
+}
+
+/// Sites compiled for a mipmapped shape (a `SamplerHint` of a unit with mipmaps and a mip
+/// filter) sample level 0 inline when every lane of a quad magnifies, and leave the other
+/// quads to the general path: every output bit agrees with the interpreter for views of the
+/// hinted shape and of others, ordinary, magnified and special quads, every bias and lod
+/// clamp. The lookup with a texel offset and TXD, which the general path sends to the sampler,
+/// shows which way a quad went.
+#[test]
+fn hinted_mipmapped_sites_sample_magnified_quads_inline() {
+    let mut rng = Rng(0x6a09_e667_f3bc_c908);
+    let wraps = [
+        (InlineWrap::RepeatPot, Wrap::Repeat),
+        (InlineWrap::ClampToEdge, Wrap::ClampToEdge),
+        (InlineWrap::ClampToBorder, Wrap::ClampToBorder),
+    ];
+    let shapes: Vec<InlineShape> = wraps
+        .iter()
+        .flat_map(|&(wrap, _)| {
+            [false, true].map(|linear| InlineShape {
+                linear,
+                wrap,
+                mipmapped: true,
+            })
+        })
+        .collect();
+    let programs: Vec<_> = PROGRAMS
+        .iter()
+        .map(|line| {
+            let p = program(line);
+            let hinted: Vec<(InlineShape, JitShader)> = shapes
+                .iter()
+                .map(|&shape| {
+                    let mut hinted = p.clone();
+                    hinted.set_sampler_hints([SamplerHint { unit: 0, shape }]);
+                    (shape, JitShader::compile(&hinted).expect("JIT compiles"))
+                })
+                .collect();
+            (
+                line,
+                hinted,
+                Interpreter::new(&p).expect("interpreter accepts"),
+            )
+        })
+        .collect();
+    codegen::wait_for_texture_paths();
+    let (mut inline_proven, mut general_proven) = (0, 0);
+    for format in [Format::R8G8B8A8Unorm, Format::R32G32B32A32Sfloat] {
+        for (w, h) in [(16, 16), (64, 32), (5, 3), (1, 1)] {
+            let full = Texture::full_mip_levels(w, h);
+            let tex = texture(&mut rng, format, w, h, full);
+            for filter in [Filter::Nearest, Filter::Linear] {
+                for (_, wrap) in wraps {
+                    for mip_filter in [Filter::Nearest, Filter::Linear] {
+                        let plain =
+                            SamplerState::new(filter, wrap).with_mip_filter(Some(mip_filter));
+                        let clamped = SamplerState {
+                            lod_bias: rng.pick(&[0.5, -1.25, 2.0]),
+                            min_lod: rng.pick(&[0.0, -2.0, 1.5, 0.25]),
+                            max_lod: rng.pick(&[1000.0, 2.5, 0.0, 1.0]),
+                            ..plain
+                        };
+                        for samp in [plain, clamped] {
+                            let mut units = TextureUnits::new();
+                            units.bind(0, tex.clone(), samp);
+                            let units = Counting::new(units);
+                            let view_shape = units
+                                .texel_view(0, 0, TextureTarget::Tex2D)
+                                .and_then(|v| v.inline_shape());
+                            let pot = w.is_power_of_two() && h.is_power_of_two();
+                            // softpipe's linear-repeat POT mip filter blends levels 0 and 1
+                            // below a level of detail of 0: no shape.
+                            let expected = (wrap != Wrap::Repeat || pot)
+                                && !(filter == Filter::Linear
+                                    && mip_filter == Filter::Linear
+                                    && wrap == Wrap::Repeat);
+                            assert_eq!(view_shape.is_some(), expected, "{w}x{h} {samp:?}");
+                            assert_eq!(
+                                units.units.padded_level0(0, 0).is_some(),
+                                expected,
+                                "{w}x{h} {samp:?}: a view with a shape has a padded level 0"
+                            );
+                            for (line, hinted, interp) in &programs {
+                                for (shape, jit) in hinted {
+                                    let what = format!(
+                                        "{format:?} {w}x{h} {samp:?} `{line}` hint {shape:?}"
+                                    );
+                                    let mixed: Vec<_> = (0..24)
+                                        .map(|k| match k % 3 {
+                                            0 => magnified_quad(&mut rng, w, h),
+                                            1 => quad(&mut rng, w, h, false),
+                                            _ => quad(&mut rng, w, h, true),
+                                        })
+                                        .collect();
+                                    check(&units, jit, interp, &mixed, &what);
+                                    let magnified: Vec<_> =
+                                        (0..16).map(|_| magnified_quad(&mut rng, w, h)).collect();
+                                    let calls = check(&units, jit, interp, &magnified, &what);
+                                    if !line.starts_with("TXD") || !line.contains("IMM") {
+                                        continue;
+                                    }
+                                    if samp == plain && view_shape == Some(*shape) {
+                                        assert_eq!(calls, 0, "{what}: magnified quads inline");
+                                        inline_proven += 1;
+                                    } else {
+                                        // Another shape's site, or levels of detail clamped
+                                        // above 0 (TXD has no bias): the general path, which
+                                        // calls the sampler here.
+                                        let clamped_up = samp.min_lod > 0.0;
+                                        if view_shape != Some(*shape) || clamped_up {
+                                            assert_eq!(calls, magnified.len(), "{what}");
+                                            general_proven += 1;
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        inline_proven >= 60 && general_proven >= 800,
+        "{inline_proven} inline and {general_proven} general configurations proven"
+    );
 }

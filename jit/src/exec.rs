@@ -178,9 +178,11 @@ impl TexelView<'_> {
     }
 }
 
-/// The state inline texture code compiled for one [`InlineShape`] handles: level 0 only, one
-/// filter, one wrap mode of REPEAT (power-of-two sizes), CLAMP_TO_EDGE or CLAMP_TO_BORDER on
-/// both axes. None for any other state.
+/// The state inline texture code compiled for one [`InlineShape`] handles: one filter, one wrap
+/// mode of REPEAT (power-of-two sizes), CLAMP_TO_EDGE or CLAMP_TO_BORDER on both axes, and no
+/// mip filter or one whose magnified lanes read level 0 with the magnification filter
+/// (softpipe's `mip_filter_{nearest,linear}`; not its `mip_filter_linear_2d_linear_repeat_POT`,
+/// which blends levels 0 and 1 at levels of detail in (-1, 0)). None for any other state.
 ///
 /// [`InlineShape`]: crate::ir::InlineShape
 pub fn inline_shape(
@@ -191,7 +193,11 @@ pub fn inline_shape(
     wrap_t: ViewWrap,
 ) -> Option<crate::ir::InlineShape> {
     use crate::ir::{InlineShape, InlineWrap};
-    if mip_filter.is_some() || min_filter != mag_filter || wrap_s != wrap_t {
+    if min_filter != mag_filter || wrap_s != wrap_t {
+        return None;
+    }
+    let linear = mag_filter == ViewFilter::Linear;
+    if linear && wrap_s == ViewWrap::RepeatPot && mip_filter == Some(ViewFilter::Linear) {
         return None;
     }
     let wrap = match wrap_s {
@@ -201,8 +207,9 @@ pub fn inline_shape(
         ViewWrap::Repeat | ViewWrap::MirroredRepeat => return None,
     };
     Some(InlineShape {
-        linear: mag_filter == ViewFilter::Linear,
+        linear,
         wrap,
+        mipmapped: mip_filter.is_some(),
     })
 }
 

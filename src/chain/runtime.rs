@@ -776,13 +776,25 @@ impl FilterChain {
                 (Format::R8G8B8A8Srgb, SrgbCurve::Llvmpipe) => Format::R8G8B8A8SrgbLlvmpipe,
                 (format, _) => format,
             };
-            let fragment_units = if options.skip_specialization {
-                0
+            let (fragment_units, mipmapped_units) = if options.skip_specialization {
+                (0, 0)
             } else {
-                predicted_level_independent_units(preset, config, &fragment_bindings)
+                let independent =
+                    predicted_level_independent_units(preset, config, &fragment_bindings);
+                let bound = fragment_bindings
+                    .textures
+                    .iter()
+                    .filter(|t| t.unit < 64)
+                    .fold(0u64, |units, t| units | 1 << t.unit);
+                (independent, bound & !independent)
             };
-            let sampler_hints =
-                predicted_sampler_hints(preset, config, &fragment_bindings, fragment_units);
+            let sampler_hints = predicted_sampler_hints(
+                preset,
+                config,
+                &fragment_bindings,
+                fragment_units,
+                mipmapped_units,
+            );
             let nearest_units =
                 predicted_nearest_units(preset, config, &fragment_bindings, fragment_units);
             let fragment_constants = frame_invariant_constants(&fragment_bindings, &parameters);
@@ -1345,20 +1357,22 @@ fn predicted_size(preset: &Preset, semantic: TextureSemantic, reader: usize) -> 
 }
 
 /// Sampler hints (see [`Program::sampler_hints`]) for the fragment units of `config`'s pass
-/// among `level_independent` (the others have mipmaps): each texture's filter and wrap mode by
-/// [`sampling_of`], as the frame loop binds it, and its size where [`predicted_size`] knows it
-/// (REPEAT is hinted only on a known power-of-two size, so that every hint is what the frames
-/// bind).
+/// among `level_independent` and `mipmapped` (units predicted to have mipmaps, sampled with
+/// the pass filter between levels as [`sampler_for`] binds them): each texture's filter and
+/// wrap mode by [`sampling_of`], as the frame loop binds it, and its size where
+/// [`predicted_size`] knows it (REPEAT is hinted only on a known power-of-two size, so that
+/// every hint is what the frames bind).
 fn predicted_sampler_hints(
     preset: &Preset,
     config: &PassConfig,
     bindings: &StageBindings,
     level_independent: u64,
+    mipmapped: u64,
 ) -> Vec<SamplerHint> {
     bindings
         .textures
         .iter()
-        .filter(|t| t.unit < 64 && level_independent & (1 << t.unit) != 0)
+        .filter(|t| t.unit < 64 && (level_independent | mipmapped) & (1 << t.unit) != 0)
         .filter_map(|t| {
             let (filter, wrap) = predicted_sampling(preset, config, t.semantic)?;
             // Only REPEAT's shape depends on the size (a power of two or not), and predicting a
@@ -1366,7 +1380,15 @@ fn predicted_sampler_hints(
             let size = (wrap == Wrap::Repeat)
                 .then(|| predicted_size(preset, t.semantic, config.index))
                 .flatten();
-            let shape = SamplerState::new(filter, wrap).inline_shape(size)?;
+            let mip_filter = (mipmapped & (1 << t.unit) != 0).then_some(filter);
+            // Inline code for a mipmapped shape pays where quads magnify (a blur reading the
+            // previous pass's output at its size); LUTs with mipmaps are mostly large images
+            // drawn smaller, whose every quad would compute its level of detail twice.
+            if mip_filter.is_some() && matches!(t.semantic, TextureSemantic::User(_)) {
+                return None;
+            }
+            let sampler = SamplerState::new(filter, wrap).with_mip_filter(mip_filter);
+            let shape = sampler.inline_shape(size)?;
             Some(SamplerHint {
                 unit: t.unit,
                 shape,

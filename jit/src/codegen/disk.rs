@@ -196,13 +196,14 @@ fn shape_name(shape: Option<InlineShape>) -> String {
     match shape {
         None => "-".to_string(),
         Some(s) => format!(
-            "{}:{}",
+            "{}:{}{}",
             if s.linear { "linear" } else { "nearest" },
             match s.wrap {
                 InlineWrap::RepeatPot => "repeat",
                 InlineWrap::ClampToEdge => "edge",
                 InlineWrap::ClampToBorder => "border",
-            }
+            },
+            if s.mipmapped { ":mip" } else { "" }
         ),
     }
 }
@@ -211,7 +212,11 @@ fn parse_shape(text: &str) -> Option<Option<InlineShape>> {
     if text == "-" {
         return Some(None);
     }
-    let (filter, wrap) = text.split_once(':')?;
+    let (filter, rest) = text.split_once(':')?;
+    let (wrap, mipmapped) = match rest.strip_suffix(":mip") {
+        Some(wrap) => (wrap, true),
+        None => (rest, false),
+    };
     let linear = match filter {
         "linear" => true,
         "nearest" => false,
@@ -223,7 +228,11 @@ fn parse_shape(text: &str) -> Option<Option<InlineShape>> {
         "border" => InlineWrap::ClampToBorder,
         _ => return None,
     };
-    Some(Some(InlineShape { linear, wrap }))
+    Some(Some(InlineShape {
+        linear,
+        wrap,
+        mipmapped,
+    }))
 }
 
 /// `MAGIC`, then the identity, the description and the code, each after its length (u64 LE),
@@ -423,6 +432,16 @@ mod tests {
                     shape: Some(InlineShape {
                         linear: true,
                         wrap: InlineWrap::ClampToBorder,
+                        mipmapped: false,
+                    }),
+                },
+                FastSiteUnits {
+                    view: 3,
+                    sampler: 3,
+                    shape: Some(InlineShape {
+                        linear: false,
+                        wrap: InlineWrap::RepeatPot,
+                        mipmapped: true,
                     }),
                 },
             ],

@@ -342,14 +342,19 @@ thread_local! {
 struct GeneralPath {
     base: Value,
     op: Opcode,
-    shape: Option<u32>,
+    shape: Option<InlineShape>,
     offset: [i32; 2],
 }
 
 impl GeneralPath {
     /// `None` for TXD with an offset: the general path reads TXD's gradients where other
     /// lookups pass their offset, so such a site calls the sampler.
-    fn of(base: Value, op: Opcode, shape: Option<u32>, offset: [i32; 2]) -> Option<GeneralPath> {
+    fn of(
+        base: Value,
+        op: Opcode,
+        shape: Option<InlineShape>,
+        offset: [i32; 2],
+    ) -> Option<GeneralPath> {
         (op != Opcode::TXD || offset == [0, 0]).then_some(GeneralPath {
             base,
             op,
@@ -3092,19 +3097,25 @@ impl Emitter<'_, '_> {
                     std::mem::offset_of!(FastTex, mode) as i32,
                 );
                 let is_general = match shape {
+                    // A site compiled for a mipmapped shape leaves to the general path every
+                    // view, its own shape's quads that do not magnify in every lane included.
+                    Some(shape) if shape.mipmapped => {
+                        self.b.ins().icmp_imm_s(IntCC::NotEqual, mode, 0)
+                    }
                     // A site compiled for one shape leaves every other view to the general
                     // path; only its own shape's odd quads call the sampler.
-                    Some(code) => {
+                    Some(shape) => {
                         let actual = self.b.ins().load(
                             I32,
                             self.mf,
                             base,
                             std::mem::offset_of!(FastTex, shape) as i32,
                         );
-                        let other =
-                            self.b
-                                .ins()
-                                .icmp_imm_s(IntCC::NotEqual, actual, i64::from(code));
+                        let other = self.b.ins().icmp_imm_s(
+                            IntCC::NotEqual,
+                            actual,
+                            i64::from(shape.code()),
+                        );
                         let viewed = self.b.ins().icmp_imm_s(IntCC::NotEqual, mode, 0);
                         self.b.ins().band(other, viewed)
                     }
@@ -3522,10 +3533,26 @@ impl Emitter<'_, '_> {
             .ins()
             .icmp_imm_s(IntCC::Equal, actual, i64::from(shape.code()));
         let go = self.b.ins().band(all, ours);
-        self.b.ins().brif(go, fast, &[], slow, &[]);
+        if shape.mipmapped {
+            // Level 0 with the magnification filter is what softpipe's `mip_filter_nearest`
+            // and `mip_filter_linear` read for lanes whose level of detail is at most 0 (and
+            // the only filter of the shape, as minification uses the same one).
+            let magnify = self.b.create_block();
+            self.b.ins().brif(go, magnify, &[], slow, &[]);
+            self.enter(magnify);
+            let (lod, bad) = self.mip_lod(base, op, s, t, src[3], grads);
+            let zero = self.splatf(0);
+            let magnified = self.b.ins().fcmp(FloatCC::LessThanOrEqual, lod, zero);
+            let magnified = self.i(magnified);
+            let good = self.b.ins().band_not(magnified, bad);
+            let all = self.b.ins().vall_true(good);
+            self.b.ins().brif(all, fast, &[], slow, &[]);
+        } else {
+            self.b.ins().brif(go, fast, &[], slow, &[]);
+        }
 
         self.enter(slow);
-        let general = GeneralPath::of(base, op, Some(shape.code()), offset);
+        let general = GeneralPath::of(base, op, Some(shape), offset);
         let r = self.tex_call(pc, src, grads, I32X4, general);
         self.jump_texels(join, r);
 
@@ -3868,14 +3895,12 @@ impl Emitter<'_, '_> {
         use std::mem::offset_of;
         let mf = self.mf;
         let ld32 = |b: &mut FunctionBuilder, off: usize| b.ins().load(I32, mf, base, off as i32);
-        let ldf = |b: &mut FunctionBuilder, off: usize| b.ins().load(F32, mf, base, off as i32);
         let ldp = |b: &mut FunctionBuilder, ptr: Type, off: usize| {
             b.ins().load(ptr, mf, base, off as i32)
         };
         let ptr = self.ptr;
         let data = ldp(&mut self.b, ptr, offset_of!(FastTex, data));
         let levels = ldp(&mut self.b, ptr, offset_of!(FastTex, levels));
-        let log2 = ldp(&mut self.b, ptr, offset_of!(FastTex, log2));
         let zero_texel = ld32(&mut self.b, offset_of!(FastTex, zero));
         let zero_texel = self.b.ins().splat(I32X4, zero_texel);
         let [kind, mag_lin, min_lin, clamp_s, border_s, clamp_t, border_t, last] = [
@@ -3902,79 +3927,10 @@ impl Emitter<'_, '_> {
             let x = ld32(&mut self.b, o);
             self.b.ins().splat(I32X4, x)
         });
-        let [fw0, fh0, lod_bias, min_lod, max_lod] = [
-            offset_of!(FastTex, fwidth),
-            offset_of!(FastTex, fheight),
-            offset_of!(FastTex, lod_bias),
-            offset_of!(FastTex, min_lod),
-            offset_of!(FastTex, max_lod),
-        ]
-        .map(|o| {
-            let x = ldf(&mut self.b, o);
-            self.b.ins().splat(F32X4, x)
-        });
 
         // ---- level of detail (softpipe's compute_lambda_lod_unclamped, then CLAMP) ----
         let (s, t) = (self.i(src[0]), self.i(src[1]));
-        let mut bad = self.denormal_mask(s);
-        let dt = self.denormal_mask(t);
-        bad = self.b.ins().bor(bad, dt);
-        let derivs = match op {
-            Opcode::TXD => {
-                let z = self.splat(0);
-                let g = |k: usize, c: usize| grads.get(k).and_then(|g| g.get(c)).copied();
-                Some([
-                    g(0, 0).unwrap_or(z),
-                    g(1, 0).unwrap_or(z),
-                    g(0, 1).unwrap_or(z),
-                    g(1, 1).unwrap_or(z),
-                ])
-            }
-            Opcode::TXL | Opcode::TEX_LZ => None,
-            _ => {
-                // The quad's corners: x = BR - BL, y = TL - BL (one value for all lanes).
-                let mut d = [s; 4];
-                for (k, v) in [s, t].into_iter().enumerate() {
-                    let br = self.lanes(v, [3, 3, 3, 3]);
-                    let bl = self.lanes(v, [2, 2, 2, 2]);
-                    let tl = self.lanes(v, [0, 0, 0, 0]);
-                    let (br, bl, tl) = (self.f(br), self.f(bl), self.f(tl));
-                    d[2 * k] = self.b.ins().fsub(br, bl);
-                    d[2 * k + 1] = self.b.ins().fsub(tl, bl);
-                }
-                Some(d)
-            }
-        };
-        let lambda = match derivs {
-            Some(d) => {
-                for v in d {
-                    let m = self.denormal_mask(v);
-                    bad = self.b.ins().bor(bad, m);
-                }
-                Some(self.lambda(d, fw0, fh0, log2))
-            }
-            None => None,
-        };
-        let modifier = self.f(src[3]);
-        let lod = match (op, lambda) {
-            (Opcode::TXD, Some(l)) => l,
-            (Opcode::TXB, Some(l)) => {
-                let m = self.denormal_mask(modifier);
-                bad = self.b.ins().bor(bad, m);
-                let l = self.b.ins().fadd(l, lod_bias);
-                self.b.ins().fadd(l, modifier)
-            }
-            (_, Some(l)) => self.b.ins().fadd(l, lod_bias),
-            (Opcode::TXL, None) => {
-                let m = self.denormal_mask(modifier);
-                bad = self.b.ins().bor(bad, m);
-                self.b.ins().fadd(modifier, lod_bias)
-            }
-            (_, None) => lod_bias,
-        };
-        // The clamp's comparisons would read a denormal lod as zero.
-        let m = self.denormal_mask(lod);
-        bad = self.b.ins().bor(bad, m);
+        let (lod, mut bad) = self.mip_lod(base, op, s, t, src[3], grads);
         // The texel offset the site passes after the coordinates (TXD's gradients are there:
         // its sites pass none). REPEAT on other sizes or on one axis only and MIRRORED_REPEAT
         // add it unlike `tex_axis_u`: such lookups go to the sampler.
@@ -4004,7 +3960,6 @@ impl Emitter<'_, '_> {
                 Some((os, ot))
             }
         };
-        let lod = self.mesa_clamp(lod, min_lod, max_lod);
 
         // ---- levels and blend per lane (softpipe's mip filters) ----
         let zero_f = self.splatf(0);
@@ -4154,6 +4109,101 @@ impl Emitter<'_, '_> {
         let r = self.tex_call(pc, src, grads, I32X4, None);
         self.jump_texels(join, r);
         self.texels_at(join)
+    }
+
+    /// The level of detail of a lookup by mipmapped site `base` (its `FastTex`) per lane, as
+    /// softpipe's `compute_lambda_lod_unclamped` and CLAMP compute it from the quad's
+    /// derivatives of `s`, `t` (TXD: its gradients), the bias or level in `modifier` and the
+    /// sampler's bias and limits; with the lanes whose inputs the kernel's DAZ would read
+    /// differently (denormal coordinates, derivatives, bias, level or level of detail), which
+    /// the sampler must answer.
+    fn mip_lod(
+        &mut self,
+        base: Value,
+        op: Opcode,
+        s: Value,
+        t: Value,
+        modifier: Value,
+        grads: &[Vec<Value>],
+    ) -> (Value, Value) {
+        use super::FastTex;
+        use std::mem::offset_of;
+        let mf = self.mf;
+        let log2 = self
+            .b
+            .ins()
+            .load(self.ptr, mf, base, offset_of!(FastTex, log2) as i32);
+        let [fw0, fh0, lod_bias, min_lod, max_lod] = [
+            offset_of!(FastTex, fwidth),
+            offset_of!(FastTex, fheight),
+            offset_of!(FastTex, lod_bias),
+            offset_of!(FastTex, min_lod),
+            offset_of!(FastTex, max_lod),
+        ]
+        .map(|o| {
+            let x = self.b.ins().load(F32, mf, base, o as i32);
+            self.b.ins().splat(F32X4, x)
+        });
+        let mut bad = self.denormal_mask(s);
+        let dt = self.denormal_mask(t);
+        bad = self.b.ins().bor(bad, dt);
+        let derivs = match op {
+            Opcode::TXD => {
+                let z = self.splat(0);
+                let g = |k: usize, c: usize| grads.get(k).and_then(|g| g.get(c)).copied();
+                Some([
+                    g(0, 0).unwrap_or(z),
+                    g(1, 0).unwrap_or(z),
+                    g(0, 1).unwrap_or(z),
+                    g(1, 1).unwrap_or(z),
+                ])
+            }
+            Opcode::TXL | Opcode::TEX_LZ => None,
+            _ => {
+                // The quad's corners: x = BR - BL, y = TL - BL (one value for all lanes).
+                let mut d = [s; 4];
+                for (k, v) in [s, t].into_iter().enumerate() {
+                    let br = self.lanes(v, [3, 3, 3, 3]);
+                    let bl = self.lanes(v, [2, 2, 2, 2]);
+                    let tl = self.lanes(v, [0, 0, 0, 0]);
+                    let (br, bl, tl) = (self.f(br), self.f(bl), self.f(tl));
+                    d[2 * k] = self.b.ins().fsub(br, bl);
+                    d[2 * k + 1] = self.b.ins().fsub(tl, bl);
+                }
+                Some(d)
+            }
+        };
+        let lambda = match derivs {
+            Some(d) => {
+                for v in d {
+                    let m = self.denormal_mask(v);
+                    bad = self.b.ins().bor(bad, m);
+                }
+                Some(self.lambda(d, fw0, fh0, log2))
+            }
+            None => None,
+        };
+        let modifier = self.f(modifier);
+        let lod = match (op, lambda) {
+            (Opcode::TXD, Some(l)) => l,
+            (Opcode::TXB, Some(l)) => {
+                let m = self.denormal_mask(modifier);
+                bad = self.b.ins().bor(bad, m);
+                let l = self.b.ins().fadd(l, lod_bias);
+                self.b.ins().fadd(l, modifier)
+            }
+            (_, Some(l)) => self.b.ins().fadd(l, lod_bias),
+            (Opcode::TXL, None) => {
+                let m = self.denormal_mask(modifier);
+                bad = self.b.ins().bor(bad, m);
+                self.b.ins().fadd(modifier, lod_bias)
+            }
+            (_, None) => lod_bias,
+        };
+        // The clamp's comparisons would read a denormal lod as zero.
+        let m = self.denormal_mask(lod);
+        bad = self.b.ins().bor(bad, m);
+        (self.mesa_clamp(lod, min_lod, max_lod), bad)
     }
 
     /// `x - floor(x)` for lanes with |x| < 2^22 (softpipe's `frac`), with the floor.

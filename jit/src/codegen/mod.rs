@@ -260,7 +260,9 @@ impl FastTex {
         let mask = |b: bool| if b { !0 } else { 0 };
         let linear = v.mag_filter == ViewFilter::Linear;
         let shape = v.inline_shape();
-        let simple = shape.is_some();
+        // Mipmapped views take the general path except where a site compiled for their shape
+        // finds every lane magnified.
+        let simple = shape.is_some_and(|s| !s.mipmapped);
         // The apron's texels: all of them inside i32 indices, as `pad` promises.
         let apron = crate::exec::PADDED_APRON as usize;
         let (pw, ph) = (v.width as usize + 2 * apron, v.height as usize + 2 * apron);

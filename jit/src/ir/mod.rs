@@ -662,13 +662,17 @@ pub struct SamplerHint {
 }
 
 /// The sampling state inline texture code can be compiled for: one filter for minification
-/// and magnification, no mip filter, one wrap mode on both axes.
+/// and magnification, one wrap mode on both axes, and a mip filter or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct InlineShape {
     /// Bilinear (else nearest) filtering.
     pub linear: bool,
     /// The wrap mode of both axes.
     pub wrap: InlineWrap,
+    /// The texture has mipmaps and the sampler a mip filter: inline code samples level 0 only
+    /// for quads whose every lane magnifies (level of detail at most 0), which softpipe
+    /// samples there with the magnification filter; other quads take the general path.
+    pub mipmapped: bool,
 }
 
 /// Wrap modes of an [`InlineShape`].
@@ -691,7 +695,7 @@ impl InlineShape {
             InlineWrap::ClampToEdge => 1,
             InlineWrap::ClampToBorder => 2,
         };
-        1 + u32::from(self.linear) + 2 * wrap
+        1 + u32::from(self.linear) + 2 * wrap + 6 * u32::from(self.mipmapped)
     }
 }
 
