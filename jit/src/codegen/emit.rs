@@ -3444,7 +3444,8 @@ impl Emitter<'_, '_> {
     /// arithmetic of [`Self::tex_inline`] for that filter and wrap mode only, without the
     /// per-lane selections between modes. Views of any other shape take the general path (or
     /// the sampler), as do the quads `tex_inline` leaves to the sampler. A texel `offset` is
-    /// added as `tex_axis_u` adds it.
+    /// added as `tex_axis_u` adds it. For a mipmapped shape, only quads whose every lane
+    /// magnifies read level 0 here; the others take the general path.
     #[allow(clippy::too_many_arguments)]
     fn tex_shaped(
         &mut self,
