@@ -722,7 +722,7 @@ pub fn compile_stage(
     Ok(compile_stage_cached(path, expected, language, None)?.0)
 }
 
-/// [`compile_stage`] through the on-disk shader cache in `cache` (see [`stage_cache`]): a
+/// [`compile_stage`] through the on-disk shader cache in `cache` (see `draw::stage_cache`): a
 /// WGSL or slang stage whose source an entry holds skips its frontend; one compiled is stored.
 /// Also says what the cache did.
 pub fn compile_stage_cached(

@@ -30,7 +30,7 @@ pub enum Format {
     /// `R8G8B8A8_SRGB`
     R8G8B8A8Srgb,
     /// `R8G8B8A8_SRGB` converted with Mesa llvmpipe/lavapipe's approximations instead of the exact
-    /// curve (see [`llvmpipe_srgb8_to_linear`]); not a slang-spec name, so not in [`Format::ALL`].
+    /// curve (see `llvmpipe_srgb8_to_linear`); not a slang-spec name, so not in [`Format::ALL`].
     R8G8B8A8SrgbLlvmpipe,
     /// `B8G8R8A8_UNORM` (not in the slang spec; the byte order of many window systems)
     B8G8R8A8Unorm,

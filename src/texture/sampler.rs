@@ -1161,7 +1161,7 @@ impl TextureAccess for TextureUnits {
     /// Any 2D texture whose format decodes to floats (see [`Texture::decoded_levels`]), with
     /// lod clamps and bias that are finite and not denormal: `sample` then filters the
     /// decoded levels with softpipe's `img_filter_2d_*` and `mip_filter_*` functions, which the
-    /// view's state selects exactly as [`Ctx::sample`] does.
+    /// view's state selects exactly as `Ctx::sample` does.
     fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
         if target != TextureTarget::Tex2D {
             return None;
