@@ -32,7 +32,7 @@ struct Config {
 
 static CONFIG: RwLock<Option<Config>> = RwLock::new(None);
 
-/// The directory's size bound used by [`store`]'s pruning.
+/// The directory's size bound used by `store`'s pruning.
 pub const MAX_CACHE_BYTES: u64 = 256 << 20;
 
 /// Entries larger than this are not read (a real one is well under a megabyte).

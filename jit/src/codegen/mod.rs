@@ -68,7 +68,7 @@
 //!
 //! **Caching.** [`JitShader::compile`] hashes the program and returns the already compiled
 //! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive
-//! — in use, or among the [`RECENT_KERNELS`] last compiled or looked up.
+//! — in use, or among the `RECENT_KERNELS` last compiled or looked up.
 
 pub mod disk;
 mod emit;

@@ -465,7 +465,7 @@ fn convert(insts: &[Instruction], b: &Block, next_temp: &mut u32, out: &mut Vec<
     }
 }
 
-/// A rough per-quad cost of running `program`: instruction weights as [`cost`], every branch
+/// A rough per-quad cost of running `program`: instruction weights as `cost`, every branch
 /// taken, and loop bodies counted [`LOOP_TRIPS_GUESS`] times per level of nesting — except loops
 /// that end in an unconditional `BRK` (the single-trip loops the naga lowering wraps around a
 /// loop body for `continue`), which run once.

@@ -67,7 +67,7 @@ pub struct TexelFunction {
     pub program: Program,
 }
 
-/// Least cost ([`super::ifconv::cost`]) a site's slice must have to be hoisted: one
+/// Least cost (`ifconv::cost`) a site's slice must have to be hoisted: one
 /// transcendental function or eight simple instructions per lookup.
 pub const MIN_SLICE_COST: u32 = super::ifconv::HEAVY_COST;
 
