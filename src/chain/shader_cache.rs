@@ -95,13 +95,24 @@ struct StageEntry {
     active: ActiveMembers,
 }
 
+/// `program` as an entry stores it (Mesa text), when it survives a print/parse trip unchanged.
+pub(crate) fn stored_program(program: &Program) -> Option<String> {
+    let text = print_program(program);
+    (parse_program(&text).ok()? == *program).then_some(text)
+}
+
+/// The program an entry stores as `text`, when it parses, validates and is for `processor`.
+pub(crate) fn program_of_entry(text: &str, processor: Processor) -> Option<Program> {
+    let program = parse_program(text).ok()?;
+    (program.processor == processor && validate(&program).is_ok()).then_some(program)
+}
+
 impl StageEntry {
     /// The entry of a stage whose program survives a print/parse trip unchanged, else `None`.
     fn of(parts: &StageParts) -> Option<StageEntry> {
         let (lowered, reflection, active) = parts;
-        let program = print_program(&lowered.program);
-        (parse_program(&program).ok()? == lowered.program).then(|| StageEntry {
-            program,
+        Some(StageEntry {
+            program: stored_program(&lowered.program)?,
             entry_point: lowered.entry_point.clone(),
             resources: lowered.resources.clone(),
             reflection: reflection.clone(),
@@ -110,10 +121,7 @@ impl StageEntry {
     }
 
     fn into_parts(self, processor: Processor) -> Option<StageParts> {
-        let program: Program = parse_program(&self.program).ok()?;
-        if program.processor != processor || validate(&program).is_err() {
-            return None;
-        }
+        let program = program_of_entry(&self.program, processor)?;
         let lowered = LoweredShader {
             program,
             entry_point: self.entry_point,
@@ -158,7 +166,7 @@ impl ShaderCache {
         sources: &[&str],
     ) -> Option<(StageParts, StageParts)> {
         let path = self.entry_path(language, sources);
-        let found = match read_entry(&path) {
+        let found = match read_entry::<Entry>(&path) {
             Read::Missing => None,
             Read::Unusable => {
                 self.rejected.fetch_add(1, Ordering::Relaxed);
@@ -225,17 +233,22 @@ impl ShaderCache {
     }
 }
 
-enum Read {
+/// What reading a JSON cache entry found.
+pub(crate) enum Read<T> {
+    /// No entry.
     Missing,
+    /// Something that is no entry of this kind (see [`read_entry_file`]), or not its JSON.
     Unusable,
-    Entry(Box<Entry>),
+    /// The entry, still to be checked against what it should hold.
+    Entry(Box<T>),
 }
 
-fn read_entry(path: &Path) -> Read {
+/// Reads the JSON entry at `path`.
+pub(crate) fn read_entry<T: serde::de::DeserializeOwned>(path: &Path) -> Read<T> {
     match read_entry_file(path) {
         EntryFile::Missing => Read::Missing,
         EntryFile::Unusable => Read::Unusable,
-        EntryFile::Bytes(bytes) => match serde_json::from_slice::<Entry>(&bytes) {
+        EntryFile::Bytes(bytes) => match serde_json::from_slice::<T>(&bytes) {
             Ok(entry) => Read::Entry(Box::new(entry)),
             Err(_) => Read::Unusable,
         },

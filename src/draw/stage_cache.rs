@@ -14,12 +14,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{CompiledStage, UniformBlock};
-use crate::chain::shader_cache::{BUILD_ID, MAX_CACHE_BYTES};
-use crate::ir::text::{parse_program, print_program};
-use crate::ir::{validate::validate, Processor};
-use softgpu_jit::codegen::disk::{
-    hash128, mark_used, prune, read_entry_file, write_atomically, EntryFile,
+use crate::chain::shader_cache::{
+    program_of_entry, read_entry, stored_program, Read, BUILD_ID, MAX_CACHE_BYTES,
 };
+use crate::ir::Processor;
+use softgpu_jit::codegen::disk::{hash128, mark_used, prune, write_atomically};
 
 /// What the cache did for one stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,26 +59,22 @@ pub(super) fn load(
     source: &str,
 ) -> (Option<CompiledStage>, StageCacheUse) {
     let path = entry_path(dir, language, stage, source);
-    let bytes = match read_entry_file(&path) {
-        EntryFile::Missing => return (None, StageCacheUse::Miss),
-        EntryFile::Unusable => return (None, StageCacheUse::Rejected),
-        EntryFile::Bytes(bytes) => bytes,
+    let entry = match read_entry::<Entry>(&path) {
+        Read::Missing => return (None, StageCacheUse::Miss),
+        Read::Unusable => return (None, StageCacheUse::Rejected),
+        Read::Entry(entry) => entry,
     };
-    let compiled = serde_json::from_slice::<Entry>(&bytes)
-        .ok()
-        .filter(|e| {
-            e.build == BUILD_ID
-                && e.language == language
-                && e.stage == stage.name()
-                && e.source == source
-        })
-        .and_then(|entry| {
-            let program = parse_program(&entry.program).ok()?;
-            (program.processor == stage && validate(&program).is_ok()).then_some(CompiledStage {
-                program,
+    let compiled = (entry.build == BUILD_ID
+        && entry.language == language
+        && entry.stage == stage.name()
+        && entry.source == source)
+        .then(|| {
+            Some(CompiledStage {
+                program: program_of_entry(&entry.program, stage)?,
                 blocks: entry.blocks,
             })
-        });
+        })
+        .flatten();
     match compiled {
         Some(compiled) => {
             mark_used(&path);
@@ -99,10 +94,9 @@ pub(super) fn store(
     source: &str,
     compiled: &CompiledStage,
 ) {
-    let program = print_program(&compiled.program);
-    if parse_program(&program).ok().as_ref() != Some(&compiled.program) {
+    let Some(program) = stored_program(&compiled.program) else {
         return;
-    }
+    };
     let entry = Entry {
         build: BUILD_ID.to_string(),
         language: language.to_string(),
