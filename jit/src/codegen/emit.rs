@@ -3904,30 +3904,31 @@ impl Emitter<'_, '_> {
         let levels = ldp(&mut self.b, ptr, offset_of!(FastTex, levels));
         let zero_texel = ld32(&mut self.b, offset_of!(FastTex, zero));
         let zero_texel = self.b.ins().splat(I32X4, zero_texel);
-        let [kind, mag_lin, min_lin, clamp_s, border_s, clamp_t, border_t, last] = [
-            offset_of!(FastTex, mip_kind),
-            offset_of!(FastTex, mag_linear),
-            offset_of!(FastTex, min_linear),
-            offset_of!(FastTex, clamp_s),
-            offset_of!(FastTex, border_s),
-            offset_of!(FastTex, clamp_t),
-            offset_of!(FastTex, border_t),
-            offset_of!(FastTex, last),
-        ]
-        .map(|o| {
-            let x = ld32(&mut self.b, o);
-            self.b.ins().splat(I32X4, x)
-        });
-        let [npot_s, mirror_s, npot_t, mirror_t] = [
-            offset_of!(FastTex, npot_s),
-            offset_of!(FastTex, mirror_s),
-            offset_of!(FastTex, npot_t),
-            offset_of!(FastTex, mirror_t),
-        ]
-        .map(|o| {
-            let x = ld32(&mut self.b, o);
-            self.b.ins().splat(I32X4, x)
-        });
+        let [kind, mag_lin, min_lin, clamp_s, border_s, clamp_t, border_t, last] = self
+            .splat_fields(
+                base,
+                I32,
+                [
+                    offset_of!(FastTex, mip_kind),
+                    offset_of!(FastTex, mag_linear),
+                    offset_of!(FastTex, min_linear),
+                    offset_of!(FastTex, clamp_s),
+                    offset_of!(FastTex, border_s),
+                    offset_of!(FastTex, clamp_t),
+                    offset_of!(FastTex, border_t),
+                    offset_of!(FastTex, last),
+                ],
+            );
+        let [npot_s, mirror_s, npot_t, mirror_t] = self.splat_fields(
+            base,
+            I32,
+            [
+                offset_of!(FastTex, npot_s),
+                offset_of!(FastTex, mirror_s),
+                offset_of!(FastTex, npot_t),
+                offset_of!(FastTex, mirror_t),
+            ],
+        );
 
         // ---- level of detail (softpipe's compute_lambda_lod_unclamped, then CLAMP) ----
         let (s, t) = (self.i(src[0]), self.i(src[1]));
@@ -4112,6 +4113,21 @@ impl Emitter<'_, '_> {
         self.texels_at(join)
     }
 
+    /// The `FastTex` fields at `offsets` from `base`, each loaded as `ty` (I32 or F32) and
+    /// splatted to a vector of four.
+    fn splat_fields<const N: usize>(
+        &mut self,
+        base: Value,
+        ty: Type,
+        offsets: [usize; N],
+    ) -> [Value; N] {
+        let vector = if ty == F32 { F32X4 } else { I32X4 };
+        offsets.map(|o| {
+            let x = self.b.ins().load(ty, self.mf, base, o as i32);
+            self.b.ins().splat(vector, x)
+        })
+    }
+
     /// The level of detail of a lookup by mipmapped site `base` (its `FastTex`) per lane, as
     /// softpipe's `compute_lambda_lod_unclamped` and CLAMP compute it from the quad's
     /// derivatives of `s`, `t` (TXD: its gradients), the bias or level in `modifier` and the
@@ -4134,17 +4150,17 @@ impl Emitter<'_, '_> {
             .b
             .ins()
             .load(self.ptr, mf, base, offset_of!(FastTex, log2) as i32);
-        let [fw0, fh0, lod_bias, min_lod, max_lod] = [
-            offset_of!(FastTex, fwidth),
-            offset_of!(FastTex, fheight),
-            offset_of!(FastTex, lod_bias),
-            offset_of!(FastTex, min_lod),
-            offset_of!(FastTex, max_lod),
-        ]
-        .map(|o| {
-            let x = self.b.ins().load(F32, mf, base, o as i32);
-            self.b.ins().splat(F32X4, x)
-        });
+        let [fw0, fh0, lod_bias, min_lod, max_lod] = self.splat_fields(
+            base,
+            F32,
+            [
+                offset_of!(FastTex, fwidth),
+                offset_of!(FastTex, fheight),
+                offset_of!(FastTex, lod_bias),
+                offset_of!(FastTex, min_lod),
+                offset_of!(FastTex, max_lod),
+            ],
+        );
         let mut bad = self.denormal_mask(s);
         let dt = self.denormal_mask(t);
         bad = self.b.ins().bor(bad, dt);
