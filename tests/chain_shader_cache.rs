@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+mod cache_support;
+mod files_support;
+use cache_support::entry_corruptions;
+use files_support::files_with_extension;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
@@ -39,13 +44,9 @@ fn render(preset: &Path, cache: Option<&Path>) -> (Vec<u8>, ShaderCacheStats) {
     (pixels, chain.shader_cache_stats())
 }
 
+/// The shader entries (`.json`) in the cache directory `dir`, sorted.
 fn entries(dir: &Path) -> Vec<PathBuf> {
-    let mut list: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    list.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    list.sort();
-    list
+    files_with_extension(dir, "json")
 }
 
 /// The presets of `tests/chain/` and a one-pass Cg preset written into `work`.
@@ -148,23 +149,7 @@ fn unusable_entries_are_compiled_again_and_replaced() {
     let files = entries(cache.path());
     assert_eq!(files.len(), cold.stored);
     let original = std::fs::read_to_string(&files[0]).expect("entry");
-    let corruptions: Vec<(&str, String)> = vec![
-        ("empty", String::new()),
-        ("truncated", original[..original.len() / 2].to_string()),
-        ("not json", "\u{0}\u{1}garbage".to_string()),
-        (
-            "another build",
-            original.replacen("\"build\":\"", "\"build\":\"x", 1),
-        ),
-        (
-            "an invalid program",
-            original.replacen("\"program\":\"VERT\\n", "\"program\":\"VERT\\nDCL TEMP[", 1),
-        ),
-        (
-            "a fragment program as the vertex stage",
-            original.replacen("\"program\":\"VERT\\n", "\"program\":\"FRAG\\n", 1),
-        ),
-    ];
+    let corruptions = entry_corruptions(&original);
     for (what, text) in corruptions {
         assert_ne!(text, original, "{what}: the corruption changes the entry");
         for file in &files {
@@ -220,13 +205,7 @@ fn softgpu_render(preset: &Path, out: &Path, cache_env: &Path, extra: &[&str]) -
 }
 
 fn kernels(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.path().extension().is_some_and(|x| x == "kernel"))
-                .count()
-        })
-        .unwrap_or(0)
+    files_with_extension(dir, "kernel").len()
 }
 
 #[test]

@@ -9,6 +9,11 @@ use softgpu::ir::Processor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod cache_support;
+mod files_support;
+use cache_support::entry_corruptions;
+use files_support::files_with_extension;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
@@ -17,15 +22,6 @@ fn push_constants(name: &str) -> PathBuf {
     root()
         .join("reference-images/frontends/push_constants")
         .join(name)
-}
-
-fn files_with(dir: &Path, extension: &str) -> Vec<PathBuf> {
-    let mut list: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    list.retain(|p| p.extension().is_some_and(|e| e == extension));
-    list.sort();
-    list
 }
 
 /// Compiles `path`'s `stage` through the cache in `dir`, checks the result equals the uncached
@@ -57,7 +53,7 @@ fn cached_stages_equal_compiled_ones() {
             assert_eq!(cached(shader, stage, dir.path()), StageCacheUse::Miss);
             assert_eq!(cached(shader, stage, dir.path()), StageCacheUse::Hit);
         }
-        let entries = files_with(dir.path(), "json").len();
+        let entries = files_with_extension(dir.path(), "json").len();
         assert_eq!(entries, stages.len(), "one entry per stage");
         let (_, uncached) = compile_stage_cached(shader, stages[0], None, None).unwrap();
         assert_eq!(uncached, StageCacheUse::Uncached);
@@ -68,7 +64,7 @@ fn cached_stages_equal_compiled_ones() {
         cached(&tgsi, Processor::Fragment, dir.path()),
         StageCacheUse::Uncached
     );
-    assert!(files_with(dir.path(), "json").is_empty());
+    assert!(files_with_extension(dir.path(), "json").is_empty());
 }
 
 #[test]
@@ -93,7 +89,7 @@ fn a_changed_source_is_compiled_again() {
         cached(&shader, Processor::Fragment, cache.path()),
         StageCacheUse::Miss
     );
-    assert_eq!(files_with(cache.path(), "json").len(), 2);
+    assert_eq!(files_with_extension(cache.path(), "json").len(), 2);
     write("1.0");
     assert_eq!(
         cached(&shader, Processor::Fragment, cache.path()),
@@ -109,16 +105,10 @@ fn unusable_entries_are_compiled_again_and_replaced() {
         cached(&shader, Processor::Vertex, cache.path()),
         StageCacheUse::Miss
     );
-    let vertex_entry = files_with(cache.path(), "json").remove(0);
+    let vertex_entry = files_with_extension(cache.path(), "json").remove(0);
     let original = std::fs::read_to_string(&vertex_entry).expect("entry");
-    let corruptions: Vec<(&str, String)> = vec![
-        ("empty", String::new()),
-        ("truncated", original[..original.len() / 2].to_string()),
-        ("not json", "\u{0}\u{1}garbage".to_string()),
-        (
-            "another build",
-            original.replacen("\"build\":\"", "\"build\":\"x", 1),
-        ),
+    let mut corruptions = entry_corruptions(&original);
+    corruptions.extend([
         (
             "another stage",
             original.replacen("\"stage\":\"VERT\"", "\"stage\":\"FRAG\"", 1),
@@ -127,15 +117,7 @@ fn unusable_entries_are_compiled_again_and_replaced() {
             "another source",
             original.replacen("\"source\":\"", "\"source\":\" ", 1),
         ),
-        (
-            "an invalid program",
-            original.replacen("\"program\":\"VERT\\n", "\"program\":\"VERT\\nDCL TEMP[", 1),
-        ),
-        (
-            "a fragment program as the vertex stage",
-            original.replacen("\"program\":\"VERT\\n", "\"program\":\"FRAG\\n", 1),
-        ),
-    ];
+    ]);
     for (what, text) in corruptions {
         assert_ne!(text, original, "{what}: the corruption changes the entry");
         std::fs::write(&vertex_entry, &text).expect("write");
@@ -207,13 +189,16 @@ fn draw_uses_the_cache_unless_told_not_to() {
     for run in ["stores", "reads"] {
         softgpu_draw(&out, &env_dir, &["--shader-cache", flag]);
         assert!(std::fs::read(&out).expect("png") == uncached, "{run}");
-        assert_eq!(files_with(&flag_dir, "json").len(), 2, "{run}");
-        assert!(!files_with(&flag_dir, "kernel").is_empty(), "{run}");
+        assert_eq!(files_with_extension(&flag_dir, "json").len(), 2, "{run}");
+        assert!(
+            !files_with_extension(&flag_dir, "kernel").is_empty(),
+            "{run}"
+        );
     }
     softgpu_draw(&out, &env_dir, &[]);
     assert!(std::fs::read(&out).expect("png") == uncached);
     assert_eq!(
-        files_with(&env_dir, "json").len(),
+        files_with_extension(&env_dir, "json").len(),
         2,
         "SOFTGPU_CACHE_DIR was not used"
     );
