@@ -9,14 +9,14 @@
 use softgpu::exec::{QuadBatch, QuadIo, QuadShader, QuadVec4, ShaderResources, TextureAccess};
 use softgpu::interp::Interpreter;
 use softgpu::ir::text::parse_program;
-use softgpu::ir::{InlineShape, InlineWrap, SamplerHint, TextureTarget};
+use softgpu::ir::{InlineShape, SamplerHint, TextureTarget};
 use softgpu::jit::codegen::{self, JitShader};
 use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod texture_support;
-use texture_support::{Counting, Rng};
+use texture_support::{inline_shapes, Counting, Rng};
 
 /// The formats under test, and which special texels their data may hold.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -213,23 +213,7 @@ fn inline_sampling_matches_the_sampler() {
     // Each program compiled without a sampler hint and for every shape a hint may name: the
     // site compiled for the unit's shape must sample inline, the others must fall back.
     let shapes: Vec<Option<InlineShape>> = std::iter::once(None)
-        .chain(
-            [
-                InlineWrap::RepeatPot,
-                InlineWrap::ClampToEdge,
-                InlineWrap::ClampToBorder,
-            ]
-            .into_iter()
-            .flat_map(|wrap| {
-                [false, true].map(|linear| {
-                    Some(InlineShape {
-                        linear,
-                        wrap,
-                        mipmapped: false,
-                    })
-                })
-            }),
-        )
+        .chain(inline_shapes(false).into_iter().map(Some))
         .collect();
     let programs: Vec<_> = PROGRAMS
         .iter()

@@ -10,14 +10,14 @@
 use softgpu::exec::{QuadBatch, QuadIo, QuadShader, QuadVec4, ShaderResources, TextureAccess};
 use softgpu::interp::Interpreter;
 use softgpu::ir::text::parse_program;
-use softgpu::ir::{InlineShape, InlineWrap, SamplerHint, TextureTarget};
+use softgpu::ir::{InlineShape, SamplerHint, TextureTarget};
 use softgpu::jit::codegen::{self, JitShader};
 use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod texture_support;
-use texture_support::{Counting, Rng};
+use texture_support::{inline_shapes, Counting, Rng};
 
 /// A texture with `levels` levels of random texels (each level its own data, so a wrong level
 /// shows): RGBA8, sRGB, float16 (finite values) or float32 (±0, ±Inf, huge values among them).
@@ -402,21 +402,7 @@ fn magnified_quad(rng: &mut Rng, w: u32, h: u32) -> [QuadVec4; 3] {
 #[test]
 fn hinted_mipmapped_sites_sample_magnified_quads_inline() {
     let mut rng = Rng(0x6a09_e667_f3bc_c908);
-    let wraps = [
-        (InlineWrap::RepeatPot, Wrap::Repeat),
-        (InlineWrap::ClampToEdge, Wrap::ClampToEdge),
-        (InlineWrap::ClampToBorder, Wrap::ClampToBorder),
-    ];
-    let shapes: Vec<InlineShape> = wraps
-        .iter()
-        .flat_map(|&(wrap, _)| {
-            [false, true].map(|linear| InlineShape {
-                linear,
-                wrap,
-                mipmapped: true,
-            })
-        })
-        .collect();
+    let shapes = inline_shapes(true);
     let programs: Vec<_> = PROGRAMS
         .iter()
         .map(|line| {
@@ -443,7 +429,7 @@ fn hinted_mipmapped_sites_sample_magnified_quads_inline() {
             let full = Texture::full_mip_levels(w, h);
             let tex = texture(&mut rng, format, w, h, full);
             for filter in [Filter::Nearest, Filter::Linear] {
-                for (_, wrap) in wraps {
+                for wrap in [Wrap::Repeat, Wrap::ClampToEdge, Wrap::ClampToBorder] {
                     for mip_filter in [Filter::Nearest, Filter::Linear] {
                         let plain =
                             SamplerState::new(filter, wrap).with_mip_filter(Some(mip_filter));

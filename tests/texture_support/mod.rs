@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use softgpu::exec::{QuadVec4, SampleRequest, TexelView, TextureAccess};
-use softgpu::ir::TextureTarget;
+use softgpu::ir::{InlineShape, InlineWrap, TextureTarget};
 use softgpu::texture::TextureUnits;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -79,4 +79,23 @@ impl Rng {
     pub fn pick<T: Copy>(&mut self, v: &[T]) -> T {
         v[self.below(v.len() as u64) as usize]
     }
+}
+
+/// Every shape a sampler hint may name with `mipmapped` as given: both filters on each of the
+/// three inline wrap modes.
+pub fn inline_shapes(mipmapped: bool) -> Vec<InlineShape> {
+    [
+        InlineWrap::RepeatPot,
+        InlineWrap::ClampToEdge,
+        InlineWrap::ClampToBorder,
+    ]
+    .into_iter()
+    .flat_map(|wrap| {
+        [false, true].map(|linear| InlineShape {
+            linear,
+            wrap,
+            mipmapped,
+        })
+    })
+    .collect()
 }
