@@ -776,24 +776,17 @@ impl FilterChain {
                 (Format::R8G8B8A8Srgb, SrgbCurve::Llvmpipe) => Format::R8G8B8A8SrgbLlvmpipe,
                 (format, _) => format,
             };
-            let (fragment_units, mipmapped_units) = if options.skip_specialization {
-                (0, 0)
+            let fragment_units = if options.skip_specialization {
+                0
             } else {
-                let independent =
-                    predicted_level_independent_units(preset, config, &fragment_bindings);
-                let bound = fragment_bindings
-                    .textures
-                    .iter()
-                    .filter(|t| t.unit < 64)
-                    .fold(0u64, |units, t| units | 1 << t.unit);
-                (independent, bound & !independent)
+                predicted_level_independent_units(preset, config, &fragment_bindings)
             };
             let sampler_hints = predicted_sampler_hints(
                 preset,
                 config,
                 &fragment_bindings,
                 fragment_units,
-                mipmapped_units,
+                !options.skip_specialization,
             );
             let nearest_units =
                 predicted_nearest_units(preset, config, &fragment_bindings, fragment_units);
@@ -1357,9 +1350,9 @@ fn predicted_size(preset: &Preset, semantic: TextureSemantic, reader: usize) -> 
 }
 
 /// Sampler hints (see [`Program::sampler_hints`]) for the fragment units of `config`'s pass
-/// among `level_independent` and `mipmapped` (units predicted to have mipmaps, sampled with
-/// the pass filter between levels as [`sampler_for`] binds them): each texture's filter and
-/// wrap mode by [`sampling_of`], as the frame loop binds it, and its size where
+/// among `level_independent`, and with `mipmapped_too` for the others (they have mipmaps,
+/// sampled with the pass filter between levels as [`sampler_for`] binds them): each texture's
+/// filter and wrap mode by [`sampling_of`], as the frame loop binds it, and its size where
 /// [`predicted_size`] knows it (REPEAT is hinted only on a known power-of-two size, so that
 /// every hint is what the frames bind).
 fn predicted_sampler_hints(
@@ -1367,20 +1360,24 @@ fn predicted_sampler_hints(
     config: &PassConfig,
     bindings: &StageBindings,
     level_independent: u64,
-    mipmapped: u64,
+    mipmapped_too: bool,
 ) -> Vec<SamplerHint> {
     bindings
         .textures
         .iter()
-        .filter(|t| t.unit < 64 && (level_independent | mipmapped) & (1 << t.unit) != 0)
+        .filter(|t| t.unit < 64)
         .filter_map(|t| {
+            let mipmapped = level_independent & (1 << t.unit) == 0;
+            if mipmapped && !mipmapped_too {
+                return None;
+            }
             let (filter, wrap) = predicted_sampling(preset, config, t.semantic)?;
             // Only REPEAT's shape depends on the size (a power of two or not), and predicting a
             // LUT's reads its image header.
             let size = (wrap == Wrap::Repeat)
                 .then(|| predicted_size(preset, t.semantic, config.index))
                 .flatten();
-            let mip_filter = (mipmapped & (1 << t.unit) != 0).then_some(filter);
+            let mip_filter = mipmapped.then_some(filter);
             // Inline code for a mipmapped shape pays where quads magnify (a blur reading the
             // previous pass's output at its size); LUTs with mipmaps are mostly large images
             // drawn smaller, whose every quad would compute its level of detail twice.
