@@ -48,6 +48,7 @@ mod expr;
 mod stmt;
 
 use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 use naga::{Handle, ShaderStage, TypeInner};
 
@@ -167,8 +168,9 @@ pub(crate) struct Place {
     /// Dynamic component index and the vector size, for `v[i]` through a pointer.
     pub dyn_comp: Option<(Slot, u8)>,
     pub array_id: Option<u32>,
-    /// The pointee type.
-    pub ty: TypeInner,
+    /// The pointee type, shared: places are cloned for every access, and a uniform block's
+    /// struct type (hundreds of named members in RetroArch shaders) made each clone O(members).
+    pub ty: Rc<TypeInner>,
 }
 
 impl Place {
@@ -215,6 +217,8 @@ pub(crate) struct Lowerer<'a> {
     /// The span of the statement or expression being lowered, for errors.
     pub span: naga::Span,
     pub globals: HashMap<Handle<naga::GlobalVariable>, Ev>,
+    /// Module types as [`Place::ty`] shares them, each copied once.
+    pub shared_types: HashMap<Handle<naga::Type>, Rc<TypeInner>>,
     pub call_stack: Vec<Handle<naga::Function>>,
     /// Sampler global used with each unit.
     pub unit_sampler: BTreeMap<u32, Handle<naga::GlobalVariable>>,
@@ -277,6 +281,7 @@ pub fn lower_unoptimized(
         b: Builder::default(),
         span: naga::Span::default(),
         globals: HashMap::new(),
+        shared_types: HashMap::new(),
         call_stack: Vec::new(),
         unit_sampler: BTreeMap::new(),
         units: BTreeMap::new(),
@@ -462,6 +467,7 @@ impl<'a> Lowerer<'a> {
                             ResourceKind::UniformBuffer { buffer, size }
                         },
                     });
+                    let ty = self.shared_type(g.ty);
                     self.globals.insert(
                         h,
                         Ev::Ptr(Place {
@@ -472,7 +478,7 @@ impl<'a> Lowerer<'a> {
                             dynamic: None,
                             dyn_comp: None,
                             array_id: None,
-                            ty: inner.clone(),
+                            ty,
                         }),
                     );
                 }
@@ -534,7 +540,8 @@ impl<'a> Lowerer<'a> {
                     }
                 },
                 naga::AddressSpace::Private => {
-                    let place = self.alloc_storage(inner.clone());
+                    let ty = self.shared_type(g.ty);
+                    let place = self.alloc_storage(ty);
                     self.globals.insert(h, Ev::Ptr(place));
                 }
                 _ => {}
@@ -543,8 +550,17 @@ impl<'a> Lowerer<'a> {
         Ok(resources)
     }
 
+    /// Module type `ty`, shared (copied from the module on first use).
+    pub fn shared_type(&mut self, ty: Handle<naga::Type>) -> Rc<TypeInner> {
+        let module = self.module;
+        self.shared_types
+            .entry(ty)
+            .or_insert_with(|| Rc::new(module.types[ty].inner.clone()))
+            .clone()
+    }
+
     /// Fresh temporaries for a variable of type `ty`; more than one register makes a TEMP ARRAY.
-    pub fn alloc_storage(&mut self, ty: TypeInner) -> Place {
+    pub fn alloc_storage(&mut self, ty: Rc<TypeInner>) -> Place {
         let n = reg_size(self.module, &ty);
         let (base, array_id) = if n > 1 {
             let (first, id) = self.b.temp_array(n);

@@ -1,6 +1,7 @@
 //! Statements, functions (inlined), variable storage: loads, stores and pointer arithmetic.
 
 use naga::{Block, Handle, Statement, TypeInner};
+use std::rc::Rc;
 
 use super::builder::{s, Slot};
 use super::{column_stride, reg_size, Ev, Lowerer, Place, Value, R};
@@ -103,7 +104,7 @@ impl<'a> Lowerer<'a> {
         }
         for (h, local) in func.local_variables.iter() {
             self.span = func.local_variables.get_span(h);
-            let ty = self.module.types[local.ty].inner.clone();
+            let ty = self.shared_type(local.ty);
             let place = self.alloc_storage(ty);
             let value = match local.init {
                 Some(e) => match self.eval(&mut ctx, e)? {
@@ -117,7 +118,7 @@ impl<'a> Lowerer<'a> {
         }
         if !is_entry {
             if let Some(res) = &func.result {
-                let ty = self.module.types[res.ty].inner.clone();
+                let ty = self.shared_type(res.ty);
                 ctx.result = Some(self.alloc_storage(ty));
             }
         }
@@ -454,24 +455,24 @@ impl<'a> Lowerer<'a> {
         if let Some((index, n)) = p.dyn_comp {
             let mut vp = p.clone();
             vp.dyn_comp = None;
-            vp.ty = match p.ty {
-                TypeInner::Scalar(scalar) => TypeInner::Vector {
+            vp.ty = match *p.ty {
+                TypeInner::Scalar(scalar) => Rc::new(TypeInner::Vector {
                     size: match n {
                         2 => naga::VectorSize::Bi,
                         3 => naga::VectorSize::Tri,
                         _ => naga::VectorSize::Quad,
                     },
                     scalar,
-                },
+                }),
                 _ => return Err(self.err("dynamic component of a non-scalar")),
             };
             let v = self.load(&vp)?;
             let r = self.select_component(v.slots(), index);
             return Ok(Value::V(vec![r]));
         }
-        match &p.ty {
+        match &*p.ty {
             TypeInner::Scalar(_) | TypeInner::Vector { .. } => {
-                let n = match &p.ty {
+                let n = match &*p.ty {
                     TypeInner::Vector { size, .. } => *size as usize,
                     _ => 1,
                 };
@@ -525,15 +526,15 @@ impl<'a> Lowerer<'a> {
             // v[i] = x: every component takes x where i selects it.
             let mut vp = p.clone();
             vp.dyn_comp = None;
-            vp.ty = match p.ty {
-                TypeInner::Scalar(scalar) => TypeInner::Vector {
+            vp.ty = match *p.ty {
+                TypeInner::Scalar(scalar) => Rc::new(TypeInner::Vector {
                     size: match n {
                         2 => naga::VectorSize::Bi,
                         3 => naga::VectorSize::Tri,
                         _ => naga::VectorSize::Quad,
                     },
                     scalar,
-                },
+                }),
                 _ => return Err(self.err("dynamic component of a non-scalar")),
             };
             let old = self.load(&vp)?;
@@ -553,7 +554,7 @@ impl<'a> Lowerer<'a> {
             }
             return self.store(&vp, &Value::V(new));
         }
-        match (&p.ty, value) {
+        match (&*p.ty, value) {
             (TypeInner::Scalar(_) | TypeInner::Vector { .. }, Value::V(slots)) => {
                 let (reg, comp) = self.place_register(p);
                 self.b.store(reg, comp, slots);
@@ -574,12 +575,12 @@ impl<'a> Lowerer<'a> {
     pub fn place_index(&mut self, p: &Place, i: u32) -> R<Place> {
         let module = self.module;
         let mut q = p.clone();
-        match &p.ty {
+        match &*p.ty {
             TypeInner::Vector { scalar, size } => {
                 if i >= *size as u32 {
                     return Err(self.err("vector index out of range"));
                 }
-                q.ty = TypeInner::Scalar(*scalar);
+                q.ty = Rc::new(TypeInner::Scalar(*scalar));
                 if p.bytes() {
                     q.base += 4 * i;
                 } else {
@@ -587,10 +588,10 @@ impl<'a> Lowerer<'a> {
                 }
             }
             TypeInner::Matrix { rows, scalar, .. } => {
-                q.ty = TypeInner::Vector {
+                q.ty = Rc::new(TypeInner::Vector {
                     size: *rows,
                     scalar: *scalar,
-                };
+                });
                 q.base += if p.bytes() {
                     i * column_stride(*rows)
                 } else {
@@ -599,7 +600,7 @@ impl<'a> Lowerer<'a> {
             }
             TypeInner::Array { base, stride, .. } => {
                 let e = &module.types[*base].inner;
-                q.ty = e.clone();
+                q.ty = self.shared_type(*base);
                 q.base += if p.bytes() {
                     i * stride
                 } else {
@@ -610,7 +611,7 @@ impl<'a> Lowerer<'a> {
                 let m = members
                     .get(i as usize)
                     .ok_or_else(|| self.err("struct member out of range"))?;
-                q.ty = module.types[m.ty].inner.clone();
+                q.ty = self.shared_type(m.ty);
                 q.base += if p.bytes() {
                     m.offset
                 } else {
@@ -629,20 +630,20 @@ impl<'a> Lowerer<'a> {
     pub fn place_access(&mut self, p: &Place, index: Slot) -> R<Place> {
         let module = self.module;
         let mut q = p.clone();
-        let scale = match &p.ty {
+        let scale = match &*p.ty {
             TypeInner::Vector { scalar, size } => {
                 if p.dyn_comp.is_some() || p.comp.is_some() {
                     return self.unsupported("nested dynamic vector indexing");
                 }
-                q.ty = TypeInner::Scalar(*scalar);
+                q.ty = Rc::new(TypeInner::Scalar(*scalar));
                 q.dyn_comp = Some((index, *size as u8));
                 return Ok(q);
             }
             TypeInner::Matrix { rows, scalar, .. } => {
-                q.ty = TypeInner::Vector {
+                q.ty = Rc::new(TypeInner::Vector {
                     size: *rows,
                     scalar: *scalar,
-                };
+                });
                 if p.bytes() {
                     column_stride(*rows)
                 } else {
@@ -651,7 +652,7 @@ impl<'a> Lowerer<'a> {
             }
             TypeInner::Array { base, stride, .. } => {
                 let e = &module.types[*base].inner;
-                q.ty = e.clone();
+                q.ty = self.shared_type(*base);
                 if p.bytes() {
                     *stride
                 } else {
@@ -698,8 +699,7 @@ impl<'a> Lowerer<'a> {
 
     /// Copies a composite value into a fresh TEMP ARRAY so it can be indexed dynamically.
     pub fn materialize(&mut self, value: &Value, ty: &TypeInner) -> R<Place> {
-        let place = self.alloc_storage(ty.clone());
-        let mut place = place;
+        let mut place = self.alloc_storage(Rc::new(ty.clone()));
         if place.array_id.is_none() {
             // A one-register composite still needs an array id for ADDR indexing.
             let (first, id) = self.b.temp_array(1);
