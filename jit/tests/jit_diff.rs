@@ -1002,7 +1002,7 @@ fn folded_programs(first: u64, count: u64) -> (usize, usize) {
         let text = random_program_with(seed, 24, true, true);
         let original = parse_program(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let values = random_inputs(&mut rng, 1, 0, 1).constants;
-        let mut known = softgpu_jit::ir::opt::KnownConstants::new();
+        let mut known = softgpu_jit::ir::opt::KnownConstants::default();
         for (buffer, vectors) in values.iter().enumerate() {
             for (index, vector) in vectors.iter().enumerate() {
                 let components = vector.map(|bits| rng.chance(75).then_some(bits));

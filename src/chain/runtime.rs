@@ -1233,7 +1233,7 @@ fn frame_invariant_constants(
     bindings: &StageBindings,
     parameters: &HashMap<String, f32>,
 ) -> KnownConstants {
-    let mut known = KnownConstants::new();
+    let mut known = KnownConstants::default();
     for buffer in &bindings.buffers {
         let len = (buffer.size as usize).div_ceil(16) * 16;
         let mut data = vec![0u8; len];

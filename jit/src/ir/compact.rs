@@ -29,7 +29,8 @@
 //! of its 300 arrays: 1,786 temporaries became 158). Programs with subroutines, `BRA`, or indirect
 //! access to temporaries outside a declared array are left alone.
 
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 
 use super::{Declaration, HeaderItem, Opcode, OpcodeClass, Program, Register, RegisterFile};
 
@@ -88,7 +89,7 @@ fn plan(program: &Program) -> Option<Mapping> {
         return None;
     }
     let addressed = indirectly_addressed_arrays(program);
-    let mut array_of: HashMap<u32, usize> = HashMap::new();
+    let mut array_of: HashMap<u32, usize> = HashMap::default();
     let mut array_decls: Vec<Declaration> = Vec::new();
     for d in program.declarations() {
         if d.file == RegisterFile::Temporary
@@ -110,7 +111,7 @@ fn plan(program: &Program) -> Option<Mapping> {
         .position(|i| i.opcode == Opcode::RET)
         .unwrap_or(usize::MAX);
 
-    let mut usage: HashMap<u32, Usage> = HashMap::new();
+    let mut usage: HashMap<u32, Usage> = HashMap::default();
     for (pc, inst) in instructions.iter().enumerate() {
         let region = region_of[pc];
         let cross_lane = inst.opcode.class() == OpcodeClass::Texture
@@ -264,7 +265,7 @@ fn plan(program: &Program) -> Option<Mapping> {
     // Linear scan: registers whose lifetime has ended go back to the pool; only temporaries
     // defined before use may take a pooled register.
     let array_size: u32 = array_decls.iter().map(|d| d.last - d.first + 1).sum();
-    let mut index = HashMap::new();
+    let mut index = HashMap::default();
     let mut next_array = 0u32;
     for d in &array_decls {
         for r in d.first..=d.last {

@@ -36,7 +36,8 @@
 //! Blocks heavier than [`MAX_BLOCK_COST`] stay branches, so a rarely taken large block is still
 //! skipped.
 
-use std::collections::{BTreeMap, HashSet};
+use rustc_hash::FxHashSet as HashSet;
+use std::collections::BTreeMap;
 
 use super::opt::is_tracked_temp;
 use super::{
@@ -152,9 +153,9 @@ fn innermost_blocks(insts: &[Instruction]) -> Vec<Block> {
 /// taken by all lanes or skipped by all, so it stays a branch: converting it would run the code
 /// of every setting of the parameter.
 fn uniform_conditions(insts: &[Instruction]) -> HashSet<usize> {
-    let mut uniform: HashSet<(u32, u8)> = HashSet::new();
+    let mut uniform: HashSet<(u32, u8)> = HashSet::default();
     let mut depth = 0usize;
-    let mut found = HashSet::new();
+    let mut found = HashSet::default();
     let is_uniform = |uniform: &HashSet<(u32, u8)>, s: &SrcOperand, comps: &[u8]| {
         let direct = s.reg.indirect.is_none()
             && s.reg

@@ -37,8 +37,8 @@
 // holds), so they can be checked against the source; they round to the same values.
 #![allow(clippy::excessive_precision)]
 
+use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -426,7 +426,7 @@ pub fn rewrite(program: &Program) -> Program {
     let mut consts = Consts {
         first_imm: program.file_size(RegisterFile::Immediate),
         values: Vec::new(),
-        index: HashMap::new(),
+        index: HashMap::default(),
     };
     // Scratch temporaries: one window per opcode, shared by its expansions. Any overlap would
     // still be correct (an expansion writes each temporary before reading it), but a register

@@ -27,7 +27,7 @@
 //! output as holding a value (outputs are written in live lanes only). Instructions with indirectly addressed operands get
 //! fresh numbers; an indirect write forgets everything.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::{
     DstOperand, Instruction, Opcode, OpcodeClass, Program, Register, RegisterFile, SrcOperand,

@@ -17,7 +17,7 @@
 //!
 //! Programs with subroutines (`CAL`) are left alone: their labels are instruction indices.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{
     Dimension, HeaderItem, Immediate, ImmediateType, Opcode, OpcodeClass, Processor, Program,
@@ -47,7 +47,7 @@ pub fn narrow_input_usage(program: &mut Program) {
     if program.processor != Processor::Fragment {
         return;
     }
-    let mut read: HashMap<i32, u8> = HashMap::new();
+    let mut read: HashMap<i32, u8> = HashMap::default();
     let mut indirect = false;
     let mut note = |reg: &Register, swizzle: &[u8]| {
         if reg.file == RegisterFile::Input {
@@ -272,8 +272,8 @@ pub fn rewrite_pays(original: &Program, rewritten: &Program) -> bool {
 /// TEMP registers in `ARRAY` declarations or reached by indirect addressing: an indirect
 /// access without a declared array may reach any of them.
 pub(super) fn array_temps(program: &Program) -> HashSet<u32> {
-    let mut set = HashSet::new();
-    let mut arrays = HashSet::new();
+    let mut set = HashSet::default();
+    let mut arrays = HashSet::default();
     for d in program.declarations() {
         if d.file == RegisterFile::Temporary && d.array_id.is_some() {
             set.extend(d.first..=d.last);
@@ -351,10 +351,10 @@ pub(crate) fn reads_other_lanes(op: Opcode) -> bool {
 /// One round of copy propagation; returns whether anything changed.
 fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
     // (temp index, component) → (source register, component)
-    let mut copies: HashMap<(u32, u8), (Register, u8)> = HashMap::new();
+    let mut copies: HashMap<(u32, u8), (Register, u8)> = HashMap::default();
     // (source temp index, component) → destinations copied from it (possibly stale: checked
     // against `copies` when used), so a write does not scan every copy.
-    let mut copied_from: HashMap<(u32, u8), Vec<(u32, u8)>> = HashMap::new();
+    let mut copied_from: HashMap<(u32, u8), Vec<(u32, u8)>> = HashMap::default();
     let mut depth = 0usize;
     let mut changed = false;
     for inst in &mut program.instructions {
@@ -494,7 +494,7 @@ fn temp_reads(inst: &super::Instruction, out: &mut Vec<(u32, u8)>) {
 /// Removes component writes to tracked temporaries that no instruction reads; returns whether
 /// anything changed.
 fn remove_dead_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
-    let mut read: HashSet<(u32, u8)> = HashSet::new();
+    let mut read: HashSet<(u32, u8)> = HashSet::default();
     let mut scratch = Vec::new();
     for inst in &program.instructions {
         scratch.clear();
@@ -540,12 +540,12 @@ fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
         .position(|i| i.opcode == Opcode::RET)
         .unwrap_or(usize::MAX);
     // Everything each loop reads, keyed by its ENDLOOP.
-    let mut loop_reads: HashMap<usize, HashSet<(u32, u8)>> = HashMap::new();
+    let mut loop_reads: HashMap<usize, HashSet<(u32, u8)>> = HashMap::default();
     let mut open: Vec<HashSet<(u32, u8)>> = Vec::new();
     let mut scratch = Vec::new();
     for (pc, inst) in insts.iter().enumerate() {
         match inst.opcode {
-            Opcode::BGNLOOP => open.push(HashSet::new()),
+            Opcode::BGNLOOP => open.push(HashSet::default()),
             Opcode::ENDLOOP => {
                 let reads = open.pop().unwrap_or_default();
                 if let Some(outer) = open.last_mut() {
@@ -564,7 +564,7 @@ fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
             }
         }
     }
-    let mut live: HashSet<(u32, u8)> = HashSet::new();
+    let mut live: HashSet<(u32, u8)> = HashSet::default();
     let mut depth = 0usize;
     let mut masks: Vec<u8> = insts
         .iter()
