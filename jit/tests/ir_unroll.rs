@@ -423,3 +423,71 @@ fn addresses_known_in_a_branch_stay_indirect_for_derivatives() {
         END\n";
     check(text);
 }
+
+/// After a branch on an input, a component stays known only where both arms leave the same
+/// value: a loop counted up to a bound both arms set alike unrolls, one counted to a bound the
+/// arms set differently (or only one arm sets) stays a loop, and a write through an unknown
+/// array address in either arm forgets every bound, written or not.
+#[test]
+fn unknown_branches_keep_what_both_arms_agree_on() {
+    let program = |else_arm: &str| {
+        format!(
+            "FRAG\n\
+            DCL IN[0..1], GENERIC[0], PERSPECTIVE\n\
+            DCL OUT[0..1], GENERIC[0]\n\
+            DCL TEMP[0..3], ARRAY(1)\n\
+            DCL TEMP[4..9]\n\
+            DCL ADDR[0]\n\
+            IMM[0] UINT32 {{0, 1, 3, 2}}\n\
+            MOV TEMP[0].x, IMM[0].zzzz\n\
+            MOV TEMP[4].x, IMM[0].zzzz\n\
+            MOV TEMP[5].x, IMM[0].zzzz\n\
+            MOV TEMP[6].x, IMM[0].zzzz\n\
+            MOV TEMP[8], IN[1]\n\
+            FSLT TEMP[7].x, IN[0].xxxx, IN[0].yyyy\n\
+            IF TEMP[7].xxxx\n\
+              MOV TEMP[4].x, IMM[0].wwww\n\
+              MOV TEMP[5].x, IMM[0].wwww\n\
+              MOV TEMP[6].x, IMM[0].wwww\n\
+            ELSE\n\
+              MOV TEMP[4].x, IMM[0].wwww\n\
+              MOV TEMP[5].x, IMM[0].yyyy\n\
+              {else_arm}\
+            ENDIF\n\
+            {loops}\
+            MOV OUT[0], TEMP[8]\n\
+            MOV OUT[1], TEMP[7].xxxx\n\
+            END\n",
+            loops = [0, 4, 5, 6]
+                .map(|bound| format!(
+                    "MOV TEMP[9].x, IMM[0].xxxx\n\
+                    BGNLOOP\n\
+                      USGE TEMP[7].x, TEMP[9].xxxx, TEMP[{bound}].xxxx\n\
+                      UIF TEMP[7].xxxx\n\
+                        BRK\n\
+                      ENDIF\n\
+                      MUL TEMP[8], TEMP[8], IN[0]\n\
+                      UADD TEMP[9].x, TEMP[9].xxxx, IMM[0].yyyy\n\
+                    ENDLOOP\n"
+                ))
+                .concat()
+        )
+    };
+    let (_, unrolled) = check(&program(""));
+    assert_eq!(
+        count(&unrolled, Opcode::BGNLOOP),
+        2,
+        "the loops to TEMP[0] (not written) and TEMP[4] (agreed) unroll; TEMP[5] and TEMP[6] stay"
+    );
+    assert_eq!(count(&unrolled, Opcode::MUL), 3 + 2 + 2);
+    // The address comes from an input: it may land on TEMP[0], whose bound the first loop reads.
+    let (_, unrolled) = check(&program(
+        "UARL ADDR[0].x, IN[1].xxxx\n\
+        MOV TEMP[ADDR[0].x](1).x, IMM[0].yyyy\n",
+    ));
+    assert_eq!(
+        count(&unrolled, Opcode::BGNLOOP),
+        4,
+        "an indirect write in an arm forgets everything"
+    );
+}

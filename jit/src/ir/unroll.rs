@@ -30,7 +30,7 @@
 //! loop. A loop that never ends runs into [`MAX_TRIPS`] and stays a loop, so the instruction
 //! budget still stops it at run time. Programs with subroutines are left alone.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::opt::reads_other_lanes;
 use super::{
@@ -84,14 +84,14 @@ pub fn unroll_loops_within(program: &mut Program, loop_instructions: usize, grow
             .map(|(i, v)| (*v, i as u32))
             .collect(),
         immediates,
-        folds: HashMap::new(),
+        folds: HashMap::default(),
         out: Vec::with_capacity(insts.len()),
         limit: insts.len() + growth,
         loop_instructions,
         unrolling: 0,
         changed: false,
     };
-    let mut known = Known::new();
+    let mut known = Known::default();
     let top = unroller.region(0, insts.len(), &mut known, Scope::Top, false, false);
     if top.is_err() || !unroller.changed {
         return false;
@@ -156,7 +156,7 @@ struct Structure {
 
 impl Structure {
     fn of(insts: &[Instruction]) -> Option<Structure> {
-        let mut partner = HashMap::new();
+        let mut partner = HashMap::default();
         let mut open: Vec<(usize, Option<usize>)> = Vec::new();
         for (i, inst) in insts.iter().enumerate() {
             match inst.opcode {
@@ -244,16 +244,14 @@ impl Unroller<'_> {
                         }
                         None => {
                             self.emit(inst.clone())?;
-                            let mut then_known = known.clone();
-                            self.region(i + 1, then_end, &mut then_known, scope, true, true)?;
                             let mut else_known = known.clone();
+                            self.region(i + 1, then_end, known, scope, true, true)?;
                             if let Some(e) = middle {
                                 self.emit(self.insts[e].clone())?;
                                 self.region(e + 1, endif, &mut else_known, scope, true, true)?;
                             }
                             self.emit(self.insts[endif].clone())?;
-                            then_known.retain(|k, v| else_known.get(k) == Some(v));
-                            *known = then_known;
+                            self.keep_agreed(i, endif, known, &else_known);
                         }
                     }
                     i = endif + 1;
@@ -372,6 +370,37 @@ impl Unroller<'_> {
             }
         }
         false
+    }
+
+    /// Keeps in `then_known` (what the known values were after the `then` arm of the `IF` at
+    /// `start`, whose `ENDIF` is `end`) only what `else_known` (after the other arm) agrees on.
+    /// Both started equal, and only the arms' writes changed them: when every write is direct,
+    /// only the written components are compared, instead of every known one (the walk then stays
+    /// linear in the code, not in code times known constants: Mega Bezel's text pass, 29,000
+    /// instructions of table lookups, spent 0.3 s here).
+    fn keep_agreed(&self, start: usize, end: usize, then_known: &mut Known, else_known: &Known) {
+        let arms = &self.insts[start + 1..end];
+        let mut written = Vec::new();
+        for dst in arms.iter().flat_map(|inst| &inst.dst) {
+            if !matches!(
+                dst.reg.file,
+                RegisterFile::Temporary | RegisterFile::Address
+            ) {
+                continue;
+            }
+            if !trackable(&dst.reg) {
+                then_known.retain(|k, v| else_known.get(k) == Some(v));
+                return;
+            }
+            for c in (0..4u8).filter(|c| dst.write_mask & (1 << c) != 0) {
+                written.push((dst.reg.file, dst.reg.index as u32, c));
+            }
+        }
+        for key in written {
+            if then_known.get(&key) != else_known.get(&key) {
+                then_known.remove(&key);
+            }
+        }
     }
 
     /// Forgets every component `insts[start..=end]` may write.
