@@ -8,6 +8,7 @@ mod sampler;
 mod storage;
 mod tables;
 
+pub(crate) use format::f16x4;
 pub use format::{
     f16_to_f32, f32_to_f16_rtz, float_to_ubyte, linear_float_to_srgb8, srgb8_to_linear_float,
     ubyte_to_float, Format,

@@ -1,6 +1,6 @@
 //! Texture storage: a format, a size and a mip chain of tightly packed, row-major levels.
 
-use super::format::{float_to_ubyte, Format};
+use super::format::{f16x4, float_to_ubyte, linear_float_to_srgb8, Format};
 use rayon::prelude::*;
 use softgpu_jit::exec::TexelLevel;
 use softgpu_jit::ir::InlineWrap;
@@ -597,84 +597,144 @@ impl Texture {
     pub fn generate_mipmaps(&mut self) {
         self.decoded = DecodedLevels::default();
         let format = self.format;
-        let bpt = format.bytes_per_texel();
-        for level in 1..self.level_count() {
-            let (sw, sh) = self.level_size(level - 1);
-            let (dw, dh) = self.level_size(level);
-            // The source level decoded once (what `read_texel` gives for each texel), in
-            // parallel chunks: a 1080p `mipmap_input` target is two million texels per frame.
-            let bytes = &self.levels[level as usize - 1];
-            let mut src = vec![[0u32; 4]; bytes.len() / bpt];
-            let tables = ChannelTables::of(format);
-            src.par_chunks_mut(DECODE_CHUNK_TEXELS)
-                .zip(bytes.par_chunks(DECODE_CHUNK_TEXELS * bpt))
-                .for_each(|(dst, bytes)| {
-                    for (d, t) in dst.iter_mut().zip(bytes.chunks_exact(bpt)) {
-                        *d = match tables {
-                            Some(tables) => tables.decode_texel(t),
-                            None => format.decode(t),
-                        };
+        for level in 1..self.level_count() as usize {
+            let source = self.level_size(level as u32 - 1);
+            let size = self.level_size(level as u32);
+            let (done, rest) = self.levels.split_at_mut(level);
+            let (src, dst) = (&done[level - 1], &mut rest[0]);
+            if format.is_integer() {
+                blit_nearest(format, src, source, dst, size);
+                continue;
+            }
+            // Encoding is most of the per-texel work: the filter chains' formats get their own
+            // loop instead of `Format::encode`'s per-texel dispatch.
+            match format {
+                Format::R8G8B8A8Unorm => blit_linear(format, src, source, dst, size, |b, t| {
+                    for (byte, bits) in t.iter_mut().zip(b) {
+                        *byte = float_to_ubyte(f32::from_bits(bits));
                     }
-                });
-            let src = &src;
-            let read = |x: u32, y: u32| -> [u32; 4] {
-                if x < sw && y < sh {
-                    src[(y * sw + x) as usize]
-                } else {
-                    [0; 4]
-                }
-            };
-            let mut dst = std::mem::take(&mut self.levels[level as usize]);
-            // The blit interpolates normalized coordinates as softpipe's setup does:
-            // `a0 + dadx * x` with `dadx = 1 / size` and `a0 = dadx / 2`.
-            let (ix, iy) = (1.0 / dw as f32, 1.0 / dh as f32);
-            dst.par_chunks_exact_mut(dw as usize * bpt)
-                .enumerate()
-                .for_each(|(y, row)| {
-                    let ty = (iy * 0.5 + iy * y as f32) * sh as f32 - 0.5;
-                    for (x, t) in row.chunks_exact_mut(bpt).enumerate() {
-                        let tx = (ix * 0.5 + ix * x as f32) * sw as f32 - 0.5;
-                        let bits = if format.is_integer() {
-                            read(tx.round() as u32, ty.round() as u32)
+                }),
+                Format::R8G8B8A8Srgb => blit_linear(format, src, source, dst, size, |b, t| {
+                    for (c, (byte, bits)) in t.iter_mut().zip(b).enumerate() {
+                        let f = f32::from_bits(bits);
+                        *byte = if c == 3 {
+                            float_to_ubyte(f)
                         } else {
-                            bilinear_clamped(&read, tx, ty, sw, sh)
+                            linear_float_to_srgb8(f)
                         };
-                        format.encode(bits, t);
                     }
-                });
-            self.levels[level as usize] = dst;
+                }),
+                Format::R16G16B16A16Sfloat => {
+                    blit_linear(format, src, source, dst, size, |b, t| {
+                        for (pair, half) in t.chunks_exact_mut(2).zip(f16x4(b)) {
+                            pair.copy_from_slice(&(half as u16).to_le_bytes());
+                        }
+                    })
+                }
+                _ => blit_linear(format, src, source, dst, size, |b, t| format.encode(b, t)),
+            }
         }
     }
 }
 
-/// The bilinear footprint of (`tx`, `ty`) in a `w` x `h` level read through `read`, clamped at
-/// the edge (the mipmap blit's filter).
-fn bilinear_clamped(
-    read: &impl Fn(u32, u32) -> [u32; 4],
-    tx: f32,
-    ty: f32,
-    w: u32,
-    h: u32,
-) -> [u32; 4] {
-    let fx = tx.floor();
-    let fy = ty.floor();
-    let a = tx - fx;
-    let b = ty - fy;
-    let clamp = |v: f32, n: u32| (v.max(0.0) as u32).min(n - 1);
-    let x0 = clamp(fx, w);
-    let x1 = clamp(fx + 1.0, w);
-    let y0 = clamp(fy, h);
-    let y1 = clamp(fy + 1.0, h);
-    let t00 = read(x0, y0);
-    let t10 = read(x1, y0);
-    let t01 = read(x0, y1);
-    let t11 = read(x1, y1);
-    let mut out = [0u32; 4];
-    for c in 0..4 {
-        let f = |t: [u32; 4]| f32::from_bits(t[c]);
-        out[c] = lerp_2d(a, b, f(t00), f(t10), f(t01), f(t11)).to_bits();
+/// The texels of `bytes` (whole texels of `format`) decoded into `out`, as `read_texel` gives
+/// them.
+fn decode_row(
+    format: Format,
+    tables: Option<&ChannelTables>,
+    bytes: &[u8],
+    out: &mut Vec<[u32; 4]>,
+) {
+    out.clear();
+    let texels = bytes.chunks_exact(format.bytes_per_texel());
+    match tables {
+        Some(tables) if tables.width == 1 => {
+            // Byte-indexed tables of 256 entries: no width test or bounds check per channel.
+            let bits: [&[u32; 256]; 4] =
+                std::array::from_fn(|c| tables.bits[c][..].try_into().expect("256 entries"));
+            out.extend(texels.map(|t| std::array::from_fn(|c| bits[c][usize::from(t[c])])));
+        }
+        Some(tables) => out.extend(texels.map(|t| tables.decode_texel(t))),
+        None => out.extend(texels.map(|t| format.decode(t))),
     }
-    out
+}
+
+/// Where the mipmap blit samples destination texel `i` of `dst` texels along an axis of `src`
+/// texels: the two clamped source texels and the weight of the second. The blit interpolates
+/// normalized coordinates as softpipe's setup does: `a0 + dadx * i` with `dadx = 1 / dst` and
+/// `a0 = dadx / 2`.
+fn blit_footprint(i: usize, src: u32, dst: u32) -> (usize, usize, f32) {
+    let step = 1.0 / dst as f32;
+    let t = (step * 0.5 + step * i as f32) * src as f32 - 0.5;
+    let floor = t.floor();
+    let clamp = |v: f32| (v.max(0.0) as u32).min(src - 1) as usize;
+    (clamp(floor), clamp(floor + 1.0), t - floor)
+}
+
+/// One level of the linear mipmap blit (see [`Texture::generate_mipmaps`]): destination rows in
+/// parallel, each decoding the two source rows its footprints read, then filtering every
+/// texel with softpipe's `lerp_2d` and storing it through `encode`.
+fn blit_linear(
+    format: Format,
+    src: &[u8],
+    (sw, sh): (u32, u32),
+    dst: &mut [u8],
+    (dw, dh): (u32, u32),
+    encode: impl Fn([u32; 4], &mut [u8]) + Sync,
+) {
+    let bpt = format.bytes_per_texel();
+    let tables = ChannelTables::of(format);
+    let src_row = sw as usize * bpt;
+    let columns: Vec<_> = (0..dw as usize)
+        .map(|x| blit_footprint(x, sw, dw))
+        .collect();
+    dst.par_chunks_exact_mut(dw as usize * bpt)
+        .enumerate()
+        .for_each_init(
+            || (Vec::new(), Vec::new()),
+            |(top, bottom), (y, row)| {
+                let (y0, y1, b) = blit_footprint(y, sh, dh);
+                decode_row(format, tables, &src[y0 * src_row..][..src_row], top);
+                decode_row(format, tables, &src[y1 * src_row..][..src_row], bottom);
+                for (texel, &(x0, x1, a)) in row.chunks_exact_mut(bpt).zip(&columns) {
+                    let (t00, t10, t01, t11) = (top[x0], top[x1], bottom[x0], bottom[x1]);
+                    let bits = std::array::from_fn(|c| {
+                        let f = |t: [u32; 4]| f32::from_bits(t[c]);
+                        lerp_2d(a, b, f(t00), f(t10), f(t01), f(t11)).to_bits()
+                    });
+                    encode(bits, texel);
+                }
+            },
+        );
+}
+
+/// One level of the mipmap blit for an integer format: the nearest texel of each destination
+/// texel centre (integer texels cannot be filtered).
+fn blit_nearest(
+    format: Format,
+    src: &[u8],
+    (sw, sh): (u32, u32),
+    dst: &mut [u8],
+    (dw, dh): (u32, u32),
+) {
+    let bpt = format.bytes_per_texel();
+    let (ix, iy) = (1.0 / dw as f32, 1.0 / dh as f32);
+    dst.par_chunks_exact_mut(dw as usize * bpt)
+        .enumerate()
+        .for_each(|(y, row)| {
+            let ty = (iy * 0.5 + iy * y as f32) * sh as f32 - 0.5;
+            for (x, t) in row.chunks_exact_mut(bpt).enumerate() {
+                let tx = (ix * 0.5 + ix * x as f32) * sw as f32 - 0.5;
+                let (sx, sy) = (tx.round() as u32, ty.round() as u32);
+                let bits = if sx < sw && sy < sh {
+                    let at = (sy as usize * sw as usize + sx as usize) * bpt;
+                    format.decode(&src[at..at + bpt])
+                } else {
+                    [0; 4]
+                };
+                format.encode(bits, t);
+            }
+        });
 }
 
 /// softpipe's `lerp`: `v0 + a * (v1 - v0)`.
