@@ -117,7 +117,7 @@ impl Drop for Texture {
     }
 }
 
-/// Texels per parallel chunk when a level is decoded (`decode_levels`, `generate_mipmaps`).
+/// Texels per parallel chunk when a level is decoded (`decode_levels`).
 const DECODE_CHUNK_TEXELS: usize = 1 << 14;
 
 /// Whether f32 `bits` are a denormal (exponent 0) or a NaN (exponent all ones), i.e. have a
