@@ -83,14 +83,17 @@ fn cached_shaders_render_the_same_bytes_as_compiled_ones() {
         let shaders = entries(dir.path()).len();
         assert!(shaders > 0, "{}: nothing stored", preset.display());
         assert_eq!(
-            cold,
-            ShaderCacheStats {
-                hits: 0,
-                misses: shaders,
-                rejected: 0,
-                stored: shaders
-            },
+            (cold.hits, cold.misses, cold.rejected, cold.stored),
+            (0, shaders, 0, shaders),
             "{}",
+            preset.display()
+        );
+        // Passes with equal inputs share one entry (the later ones may find it stored).
+        let specializations = files_with_extension(dir.path(), "specialized").len();
+        let passes = cold.specializations_hit + cold.specializations_missed;
+        assert!(
+            specializations > 0 && specializations <= cold.specializations_missed,
+            "{}: {specializations} specializations stored, {cold:?}",
             preset.display()
         );
         let (second, warm) = render(&preset, Some(dir.path()));
@@ -98,6 +101,7 @@ fn cached_shaders_render_the_same_bytes_as_compiled_ones() {
             warm,
             ShaderCacheStats {
                 hits: shaders,
+                specializations_hit: passes,
                 ..Default::default()
             },
             "{}",
@@ -162,7 +166,10 @@ fn unusable_entries_are_compiled_again_and_replaced() {
                 hits: 0,
                 misses: files.len(),
                 rejected: files.len(),
-                stored: files.len()
+                stored: files.len(),
+                // The programs compile to the same text: their specializations still hit.
+                specializations_hit: cold.specializations_hit + cold.specializations_missed,
+                specializations_missed: 0,
             },
             "{what}"
         );
@@ -172,6 +179,53 @@ fn unusable_entries_are_compiled_again_and_replaced() {
             files.len(),
             "{what}"
         );
+    }
+}
+
+/// A specialization entry that is damaged, another build's or another pass's is a miss: the
+/// pass is specialized again (the same bytes), and the entry replaced.
+#[test]
+fn unusable_specializations_are_made_again_and_replaced() {
+    let preset = root().join("tests/chain/params.slangp");
+    let cache = tempfile::tempdir().expect("temporary directory");
+    let (expected, cold) = render(&preset, Some(cache.path()));
+    let files = files_with_extension(cache.path(), "specialized");
+    assert!(!files.is_empty() && cold.specializations_missed == files.len());
+    let original = std::fs::read_to_string(&files[0]).expect("entry");
+    let generic = ["empty", "truncated", "not json", "another build"];
+    let mut corruptions: Vec<(&str, String)> = entry_corruptions(&original)
+        .into_iter()
+        .filter(|(what, _)| generic.contains(what))
+        .collect();
+    corruptions.extend([
+        (
+            "another pass's inputs",
+            original.replacen("\"key\":\"", "\"key\":\"x", 1),
+        ),
+        (
+            "an invalid program",
+            original.replacen("\"program\":\"FRAG\\n", "\"program\":\"FRAG\\nDCL TEMP[", 1),
+        ),
+        (
+            "a vertex program",
+            original.replacen("\"program\":\"FRAG\\n", "\"program\":\"VERT\\n", 1),
+        ),
+    ]);
+    assert_eq!(corruptions.len(), 7);
+    for (what, text) in corruptions {
+        assert_ne!(text, original, "{what}: the corruption changes the entry");
+        for file in &files {
+            std::fs::write(file, &text).expect("write");
+        }
+        let (pixels, stats) = render(&preset, Some(cache.path()));
+        assert_eq!(
+            (stats.specializations_hit, stats.specializations_missed),
+            (0, files.len()),
+            "{what}"
+        );
+        assert!(pixels == expected, "{what}");
+        let again = render(&preset, Some(cache.path())).1;
+        assert_eq!(again.specializations_hit, files.len(), "{what}");
     }
 }
 

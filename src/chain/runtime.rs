@@ -41,7 +41,7 @@ use super::semantics::{
     bind_stage, size_vec4, write_member, ActiveMembers, SemanticNames, StageBindings,
     TextureSemantic, UniformSemantic, UniformValue,
 };
-use super::shader_cache::{ShaderCache, ShaderCacheStats, StageParts, BUILD_ID};
+use super::shader_cache::{ShaderCache, ShaderCacheStats, Specialization, StageParts, BUILD_ID};
 use super::ChainError;
 
 /// Largest side of any pass target (RetroArch's and librashader's limit).
@@ -274,6 +274,72 @@ impl TexelPrepass {
     }
 }
 
+/// What a pass's fragment program is specialized from: the program, the constants that hold
+/// the same bits in every frame, the units it samples and those the preset samples with
+/// nearest filtering — all of it, so that equal inputs give an equal [`Specialization`].
+struct SpecializationInputs<'a> {
+    program: &'a Program,
+    constants: &'a KnownConstants,
+    fragment_units: u64,
+    nearest_units: u64,
+}
+
+impl SpecializationInputs<'_> {
+    /// The inputs as text, for the shader cache (an entry is used only when its key is this).
+    fn key(&self) -> String {
+        let mut constants: Vec<_> = self.constants.iter().collect();
+        constants.sort();
+        format!(
+            "units {:#x} nearest {:#x}\nconstants {constants:?}\n{}",
+            self.fragment_units,
+            self.nearest_units,
+            crate::ir::text::print_program(self.program)
+        )
+    }
+
+    /// Folds the constants, then rewrites the program (`ir::opt::specialization_candidate`)
+    /// where that pays, and hoists its texel functions into pre-passes.
+    fn specialize(&self) -> Specialization {
+        let mut specialized = self.program.clone();
+        let folded_constants =
+            crate::ir::opt::fold_known_constants(&mut specialized, self.constants);
+        // (the rewrite with its texel functions hoisted, those functions)
+        let mut hoisted_candidate = None;
+        if let Some(candidate) =
+            crate::ir::opt::specialization_candidate(&specialized, self.fragment_units)
+        {
+            if crate::ir::opt::rewrite_pays(&specialized, &candidate) {
+                specialized = candidate;
+            } else {
+                // Branches turned into selects can free texel functions that the branches
+                // hid (the sRGB curve's `c <= 0.04045 ? … : pow(…)` once a parameter has
+                // folded the branches around it), and their pre-pass can make it pay.
+                let mut hoisted = candidate.clone();
+                let functions = hoist_texel_functions(&mut hoisted, self.nearest_units);
+                if !functions.is_empty() && crate::ir::opt::rewrite_pays(&specialized, &hoisted) {
+                    hoisted_candidate = Some((hoisted, functions));
+                }
+            }
+        }
+        let (unhoisted, texel_functions) = match hoisted_candidate {
+            // Draws that cannot use the pre-pass run the program as it was before the
+            // rewrite, which pays only with the pre-pass.
+            Some((hoisted, functions)) => (std::mem::replace(&mut specialized, hoisted), functions),
+            None => {
+                let unhoisted = specialized.clone();
+                let functions = hoist_texel_functions(&mut specialized, self.nearest_units);
+                (unhoisted, functions)
+            }
+        };
+        Specialization {
+            folded_constants,
+            program: specialized,
+            unhoisted: (!texel_functions.is_empty()).then_some(unhoisted),
+            texel_functions,
+        }
+    }
+}
+
 /// A pass bound and checked, before its shaders are built.
 struct PassPlan<'a> {
     config: &'a PassConfig,
@@ -292,8 +358,13 @@ struct PassPlan<'a> {
 }
 
 impl PassPlan<'_> {
-    /// Specializes and compiles the pass's shaders (passes are built in parallel).
-    fn build(self, options: &ChainOptions) -> Result<Pass, ChainError> {
+    /// Specializes (or takes the specialization from `cache`) and compiles the pass's shaders
+    /// (passes are built in parallel).
+    fn build(
+        self,
+        options: &ChainOptions,
+        cache: Option<&ShaderCache>,
+    ) -> Result<Pass, ChainError> {
         let vertex = build_shader(
             &self.shader.vertex.0.program,
             options.executor,
@@ -306,42 +377,28 @@ impl PassPlan<'_> {
         let mut fragment_unhoisted = None;
         let mut folded_constants = 0;
         if !options.skip_specialization {
-            folded_constants =
-                crate::ir::opt::fold_known_constants(&mut specialized, &self.fragment_constants);
-            // (the rewrite with its texel functions hoisted, those functions)
-            let mut hoisted_candidate = None;
-            if let Some(candidate) =
-                crate::ir::opt::specialization_candidate(&specialized, self.fragment_units)
-            {
-                if crate::ir::opt::rewrite_pays(&specialized, &candidate) {
-                    specialized = candidate;
-                } else {
-                    // Branches turned into selects can free texel functions that the branches
-                    // hid (the sRGB curve's `c <= 0.04045 ? … : pow(…)` once a parameter has
-                    // folded the branches around it), and their pre-pass can make it pay.
-                    let mut hoisted = candidate.clone();
-                    let functions = hoist_texel_functions(&mut hoisted, self.nearest_units);
-                    if !functions.is_empty() && crate::ir::opt::rewrite_pays(&specialized, &hoisted)
-                    {
-                        hoisted_candidate = Some((hoisted, functions));
-                    }
-                }
-            }
-            let mut unhoisted = match hoisted_candidate {
-                // Draws that cannot use the pre-pass run the program as it was before the
-                // rewrite, which pays only with the pre-pass.
-                Some((hoisted, functions)) => {
-                    texel_functions = functions;
-                    std::mem::replace(&mut specialized, hoisted)
-                }
-                None => {
-                    let unhoisted = specialized.clone();
-                    texel_functions = hoist_texel_functions(&mut specialized, self.nearest_units);
-                    unhoisted
-                }
+            let inputs = SpecializationInputs {
+                program: &specialized,
+                constants: &self.fragment_constants,
+                fragment_units: self.fragment_units,
+                nearest_units: self.nearest_units,
             };
-            unhoisted.set_sampler_hints(sampler_hints.iter().copied());
-            if !texel_functions.is_empty() {
+            let done = match cache {
+                Some(cache) => {
+                    let key = inputs.key();
+                    cache.load_specialization(&key).unwrap_or_else(|| {
+                        let done = inputs.specialize();
+                        cache.store_specialization(&key, &done);
+                        done
+                    })
+                }
+                None => inputs.specialize(),
+            };
+            folded_constants = done.folded_constants;
+            specialized = done.program;
+            texel_functions = done.texel_functions;
+            if let Some(mut unhoisted) = done.unhoisted {
+                unhoisted.set_sampler_hints(sampler_hints.iter().copied());
                 fragment_unhoisted = Some((unhoisted, OnceLock::new()));
             }
             // A derived texture is sampled as its source is.
@@ -668,7 +725,6 @@ impl FilterChain {
             .par_iter()
             .map(|f| compile_pass_shader(f, cache.as_ref()))
             .collect();
-        let shader_cache_stats = cache.map(|c| c.stats()).unwrap_or_default();
         let mut shaders = BTreeMap::new();
         for (file, result) in files.into_iter().zip(compiled) {
             let shader = result.map_err(|e| {
@@ -811,7 +867,7 @@ impl FilterChain {
             || {
                 plans
                     .into_par_iter()
-                    .map(|plan| plan.build(options))
+                    .map(|plan| plan.build(options, cache.as_ref()))
                     .collect::<Vec<Result<Pass, ChainError>>>()
             },
             || {
@@ -828,6 +884,7 @@ impl FilterChain {
                     .collect::<Vec<Result<Lut, ChainError>>>()
             },
         );
+        let shader_cache_stats = cache.map(|c| c.stats()).unwrap_or_default();
         let passes = built
             .into_iter()
             .collect::<Result<Vec<Pass>, ChainError>>()?;

@@ -374,7 +374,8 @@ pub fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Resul
     written
 }
 
-/// When a cache directory's entries (`.json` shaders, `.kernel` kernels) total more than
+/// When a cache directory's entries (`.json` shaders, `.kernel` kernels, `.specialized`
+/// specializations of pass programs) total more than
 /// `limit` bytes, removes the least recently used until they total at most three quarters of it.
 pub fn prune(dir: &Path, limit: u64) {
     let Ok(listing) = std::fs::read_dir(dir) else {
@@ -385,7 +386,7 @@ pub fn prune(dir: &Path, limit: u64) {
         .filter(|e| {
             e.path()
                 .extension()
-                .is_some_and(|x| x == "json" || x == "kernel")
+                .is_some_and(|x| x == "json" || x == "kernel" || x == "specialized")
         })
         .filter_map(|e| {
             let meta = e.metadata().ok()?;
