@@ -107,7 +107,7 @@ fn unusable_entries_are_compiled_again_and_replaced() {
     );
     let vertex_entry = files_with_extension(cache.path(), "json").remove(0);
     let original = std::fs::read_to_string(&vertex_entry).expect("entry");
-    let mut corruptions = entry_corruptions(&original);
+    let mut corruptions = entry_corruptions(&original, "VERT", "FRAG");
     corruptions.extend([
         (
             "another stage",

@@ -1,10 +1,12 @@
 //! Shared by the shader-cache tests: the damaged versions of a JSON entry every cache must
 //! reject (and then replace).
 
-/// `original` (a stored entry of a vertex stage) made unusable each way every entry kind must
-/// reject: emptied, truncated, not JSON, written by another build, holding an invalid program,
-/// holding a fragment program as the vertex stage. Each with what was done to it.
-pub fn entry_corruptions(original: &str) -> Vec<(&'static str, String)> {
+/// `original` (a stored entry whose programs start with the `stage` header, `VERT` or `FRAG`)
+/// made unusable each way every entry kind must reject: emptied, truncated, not JSON, written
+/// by another build, holding an invalid program, holding a program of the `other` stage. Each
+/// with what was done to it.
+pub fn entry_corruptions(original: &str, stage: &str, other: &str) -> Vec<(&'static str, String)> {
+    let program = format!("\"program\":\"{stage}\\n");
     vec![
         ("empty", String::new()),
         ("truncated", original[..original.len() / 2].to_string()),
@@ -15,11 +17,11 @@ pub fn entry_corruptions(original: &str) -> Vec<(&'static str, String)> {
         ),
         (
             "an invalid program",
-            original.replacen("\"program\":\"VERT\\n", "\"program\":\"VERT\\nDCL TEMP[", 1),
+            original.replacen(&program, &format!("{program}DCL TEMP["), 1),
         ),
         (
-            "a fragment program as the vertex stage",
-            original.replacen("\"program\":\"VERT\\n", "\"program\":\"FRAG\\n", 1),
+            "a program of the other stage",
+            original.replacen(&program, &format!("\"program\":\"{other}\\n"), 1),
         ),
     ]
 }
