@@ -659,13 +659,19 @@ fn decode_row(
     }
 }
 
-/// Where the mipmap blit samples destination texel `i` of `dst` texels along an axis of `src`
-/// texels: the two clamped source texels and the weight of the second. The blit interpolates
+/// The source texel coordinate (texel centres at `n + 0.5` → `n`) the mipmap blit samples for
+/// destination texel `i` of `dst` texels along an axis of `src` texels. The blit interpolates
 /// normalized coordinates as softpipe's setup does: `a0 + dadx * i` with `dadx = 1 / dst` and
 /// `a0 = dadx / 2`.
-fn blit_footprint(i: usize, src: u32, dst: u32) -> (usize, usize, f32) {
+fn blit_coordinate(i: usize, src: u32, dst: u32) -> f32 {
     let step = 1.0 / dst as f32;
-    let t = (step * 0.5 + step * i as f32) * src as f32 - 0.5;
+    (step * 0.5 + step * i as f32) * src as f32 - 0.5
+}
+
+/// The bilinear footprint of destination texel `i` ([`blit_coordinate`]): the two clamped
+/// source texels and the weight of the second.
+fn blit_footprint(i: usize, src: u32, dst: u32) -> (usize, usize, f32) {
+    let t = blit_coordinate(i, src, dst);
     let floor = t.floor();
     let clamp = |v: f32| (v.max(0.0) as u32).min(src - 1) as usize;
     (clamp(floor), clamp(floor + 1.0), t - floor)
@@ -718,14 +724,12 @@ fn blit_nearest(
     (dw, dh): (u32, u32),
 ) {
     let bpt = format.bytes_per_texel();
-    let (ix, iy) = (1.0 / dw as f32, 1.0 / dh as f32);
     dst.par_chunks_exact_mut(dw as usize * bpt)
         .enumerate()
         .for_each(|(y, row)| {
-            let ty = (iy * 0.5 + iy * y as f32) * sh as f32 - 0.5;
+            let sy = blit_coordinate(y, sh, dh).round() as u32;
             for (x, t) in row.chunks_exact_mut(bpt).enumerate() {
-                let tx = (ix * 0.5 + ix * x as f32) * sw as f32 - 0.5;
-                let (sx, sy) = (tx.round() as u32, ty.round() as u32);
+                let sx = blit_coordinate(x, sw, dw).round() as u32;
                 let bits = if sx < sw && sy < sh {
                     let at = (sy as usize * sw as usize + sx as usize) * bpt;
                     format.decode(&src[at..at + bpt])
