@@ -31,6 +31,7 @@ use crate::ir::text::{parse_program, print_program};
 use crate::ir::{validate::validate, Processor, Program};
 use softgpu_jit::codegen::disk::{
     hash128, mark_used, prune, read_entry_file, write_atomically, EntryFile,
+    SPECIALIZATION_EXTENSION,
 };
 
 /// Identifies the build that wrote an entry (set by `build.rs`).
@@ -139,9 +140,6 @@ struct StoredTexelFunction {
     lookups: usize,
     program: String,
 }
-
-/// Extension of specialization entries (JSON too, but not shader entries).
-pub(crate) const SPECIALIZATION_EXTENSION: &str = "specialized";
 
 impl SpecializationEntry {
     fn of(key: &str, s: &Specialization) -> Option<SpecializationEntry> {
@@ -348,9 +346,7 @@ impl ShaderCache {
             prune(&self.dir, MAX_CACHE_BYTES);
         }
     }
-}
 
-impl ShaderCache {
     fn specialization_path(&self, key: &str) -> PathBuf {
         let name = hash128(&(BUILD_ID, "specialization", key));
         self.dir

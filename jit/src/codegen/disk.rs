@@ -374,6 +374,10 @@ pub fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Resul
     written
 }
 
+/// Extension of the filter chain's entries of specialized pass programs (JSON, kept apart from
+/// the `.json` shader entries).
+pub const SPECIALIZATION_EXTENSION: &str = "specialized";
+
 /// When a cache directory's entries (`.json` shaders, `.kernel` kernels, `.specialized`
 /// specializations of pass programs) total more than
 /// `limit` bytes, removes the least recently used until they total at most three quarters of it.
@@ -386,7 +390,7 @@ pub fn prune(dir: &Path, limit: u64) {
         .filter(|e| {
             e.path()
                 .extension()
-                .is_some_and(|x| x == "json" || x == "kernel" || x == "specialized")
+                .is_some_and(|x| x == "json" || x == "kernel" || x == SPECIALIZATION_EXTENSION)
         })
         .filter_map(|e| {
             let meta = e.metadata().ok()?;
