@@ -14,6 +14,7 @@
 //! - When a pass reads the last pass's feedback, the last pass also renders into its own target
 //!   (at its scaled size), and its `OutputSize` in the viewport draw is that target's size.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -371,14 +372,16 @@ impl PassPlan<'_> {
             options.math,
         )
         .map_err(|e| ChainError::new(format!("{}, vertex: {e}", self.label)))?;
-        let mut specialized = self.shader.fragment.0.program.clone();
+        let original = &self.shader.fragment.0.program;
         let mut sampler_hints = self.sampler_hints;
         let mut texel_functions = Vec::new();
         let mut fragment_unhoisted = None;
         let mut folded_constants = 0;
+        // Without specialization the pass runs its program as compiled: no copy of it.
+        let mut specialized = Cow::Borrowed(original);
         if !options.skip_specialization {
             let inputs = SpecializationInputs {
-                program: &specialized,
+                program: original,
                 constants: &self.fragment_constants,
                 fragment_units: self.fragment_units,
                 nearest_units: self.nearest_units,
@@ -395,7 +398,7 @@ impl PassPlan<'_> {
                 None => inputs.specialize(),
             };
             folded_constants = done.folded_constants;
-            specialized = done.program;
+            specialized = Cow::Owned(done.program);
             texel_functions = done.texel_functions;
             if let Some(mut unhoisted) = done.unhoisted {
                 unhoisted.set_sampler_hints(sampler_hints.iter().copied());
@@ -411,7 +414,9 @@ impl PassPlan<'_> {
                     });
                 }
             }
-            specialized.set_sampler_hints(sampler_hints.iter().copied());
+            specialized
+                .to_mut()
+                .set_sampler_hints(sampler_hints.iter().copied());
         }
         let fragment = build_shader(&specialized, options.executor, options.math)
             .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
