@@ -6,8 +6,9 @@
 //! allocates and zero-fills a new 8 MB target per draw, as a one-shot `softgpu draw` does.
 //!
 //! `cargo bench --bench interp_draw` prints criterion's numbers, then a table of Mpix/s and
-//! ratios. The peers run through `mesa_run.py --frames N` (path from `MESA_RUN`, default
-//! `../shared/peers/mesa_run.py`); set `SOFTGPU_BENCH_PEERS=0` to skip them (e.g. without Mesa).
+//! ratios (llvmpipe's figure the median of three runs). The peers run through `mesa_run.py
+//! --frames N` (path from `MESA_RUN`, default `../shared/peers/mesa_run.py`); set
+//! `SOFTGPU_BENCH_PEERS=0` to skip them (e.g. without Mesa).
 
 mod support;
 
@@ -135,6 +136,19 @@ fn peer_mpix(name: &str, driver: &str, frames: u32) -> Option<f64> {
     Some(f64::from(WIDTH * HEIGHT) * f64::from(frames) / seconds / 1e6)
 }
 
+/// How many times llvmpipe's fill rate is measured per shader: one 60-frame run takes about half
+/// a second and varied by up to 30% from one run to the next, so the median is reported.
+const LLVMPIPE_RUNS: usize = 3;
+
+/// The median of [`LLVMPIPE_RUNS`] measurements of `peer_mpix` (None when any fails).
+fn median_peer_mpix(name: &str, driver: &str, frames: u32) -> Option<f64> {
+    let mut rates = (0..LLVMPIPE_RUNS)
+        .map(|_| peer_mpix(name, driver, frames))
+        .collect::<Option<Vec<f64>>>()?;
+    rates.sort_by(f64::total_cmp);
+    Some(rates[rates.len() / 2])
+}
+
 fn report_side_by_side() {
     let with_peers = std::env::var("SOFTGPU_BENCH_PEERS").map_or(true, |v| v != "0");
     println!("\nsoftgpu vs Mesa 22.3 (same run, 1920x1080, Mpix/s)");
@@ -162,7 +176,7 @@ fn report_side_by_side() {
         let (softpipe, llvmpipe) = if with_peers {
             (
                 peer_mpix(name, "softpipe", 2),
-                peer_mpix(name, "llvmpipe", 60),
+                median_peer_mpix(name, "llvmpipe", 60),
             )
         } else {
             (None, None)
