@@ -49,6 +49,22 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
     files_with_extension(dir, "json")
 }
 
+/// Overwrites every file of `files` with `text` (a corruption of `original`, which it must
+/// change), then renders `preset` from `cache`.
+fn render_from_overwritten(
+    preset: &Path,
+    cache: &Path,
+    files: &[PathBuf],
+    (what, text): (&str, &str),
+    original: &str,
+) -> (Vec<u8>, ShaderCacheStats) {
+    assert_ne!(text, original, "{what}: the corruption changes the entry");
+    for file in files {
+        std::fs::write(file, text).expect("write");
+    }
+    render(preset, Some(cache))
+}
+
 /// The presets of `tests/chain/` and a one-pass Cg preset written into `work`.
 fn presets(work: &Path) -> Vec<PathBuf> {
     let chain = root().join("tests/chain");
@@ -155,11 +171,8 @@ fn unusable_entries_are_compiled_again_and_replaced() {
     let original = std::fs::read_to_string(&files[0]).expect("entry");
     let corruptions = entry_corruptions(&original, "VERT", "FRAG");
     for (what, text) in corruptions {
-        assert_ne!(text, original, "{what}: the corruption changes the entry");
-        for file in &files {
-            std::fs::write(file, &text).expect("write");
-        }
-        let (pixels, stats) = render(&preset, Some(cache.path()));
+        let (pixels, stats) =
+            render_from_overwritten(&preset, cache.path(), &files, (what, &text), &original);
         assert_eq!(
             stats,
             ShaderCacheStats {
@@ -199,11 +212,8 @@ fn unusable_specializations_are_made_again_and_replaced() {
     ));
     assert_eq!(corruptions.len(), 7);
     for (what, text) in corruptions {
-        assert_ne!(text, original, "{what}: the corruption changes the entry");
-        for file in &files {
-            std::fs::write(file, &text).expect("write");
-        }
-        let (pixels, stats) = render(&preset, Some(cache.path()));
+        let (pixels, stats) =
+            render_from_overwritten(&preset, cache.path(), &files, (what, &text), &original);
         assert_eq!(
             (stats.specializations_hit, stats.specializations_missed),
             (0, files.len()),
