@@ -15,7 +15,7 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn members(r: &softgpu::frontend::slang::StageReflection) -> Vec<(String, String)> {
+fn members(r: &softgpu::frontend::vulkan_glsl::StageReflection) -> Vec<(String, String)> {
     r.ubo
         .as_ref()
         .map(|b| {

@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use softgpu::frontend::slang::preprocess::Origin;
-use softgpu::frontend::slang::{self, LineMap, Stage, StageSource};
+use softgpu::frontend::vulkan_glsl::preprocess::Origin;
+use softgpu::frontend::vulkan_glsl::{self, LineMap, Stage, StageSource};
 use softgpu::frontend::{lower, wgsl};
 
 #[derive(Debug)]

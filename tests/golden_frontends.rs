@@ -1,9 +1,9 @@
 //! Golden tests of the WGSL and RetroArch slang frontends against real drivers.
 //!
 //! `reference-images/wgsl/NAME/` holds a WGSL shader that Mesa's lavapipe (Vulkan) rendered
-//! through wgpu (`tools/make_wgsl_refs.py`); `reference-images/slang/NAME/` a slang shader that
+//! through wgpu (`tools/make_wgsl_refs.py`); `reference-images/vulkan_glsl/NAME/` a slang shader that
 //! Mesa softpipe rendered after glslang → SPIR-V → spirv-cross GLSL 330
-//! (`tools/make_slang_refs.py`). Each directory's `command.txt` records the matching
+//! (`tools/make_vulkan_glsl_refs.py`). Each directory's `command.txt` records the matching
 //! `softgpu draw` line (`softgpu: …`), which the test runs on the committed inputs; every channel
 //! of the result may differ from `out.png` by at most 1/255.
 
@@ -192,11 +192,11 @@ mod wgsl {
     );
 }
 
-mod slang {
+mod vulkan_glsl {
     use super::*;
 
     golden!(
-        "slang",
+        "vulkan_glsl",
         "shader.slang",
         "driver:",
         every_slang_reference_is_tested_and_complete,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use softgpu::exec::{QuadIo, QuadShader, ShaderResources};
 use softgpu::frontend::lower::{self, LoweredShader};
-use softgpu::frontend::{slang, wgsl};
+use softgpu::frontend::{vulkan_glsl as slang, wgsl};
 use softgpu::interp::Interpreter;
 use softgpu::ir::{Opcode, RegisterFile};
 use softgpu::texture::{Filter, SamplerState, Texture, TextureUnits, Wrap};

@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::frontend::lower::{LoweredShader, ResourceKind};
-use crate::frontend::slang::{BlockReflection, StageReflection};
+use crate::frontend::vulkan_glsl::{BlockReflection, StageReflection};
 use crate::ir::{Program, RegisterFile};
 
 use super::ChainError;

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::semantics::ActiveMembers;
 use crate::frontend::lower::{LoweredShader, ResourceSlot};
-use crate::frontend::slang::StageReflection;
+use crate::frontend::vulkan_glsl::StageReflection;
 use crate::ir::texelfn::TexelFunction;
 use crate::ir::text::{parse_program, print_program};
 use crate::ir::{validate::validate, Processor, Program};

@@ -6,7 +6,7 @@
 
 pub mod cg;
 pub mod lower;
-pub mod slang;
+pub mod vulkan_glsl;
 pub mod wgsl;
 
 use std::fmt;

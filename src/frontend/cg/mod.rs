@@ -37,7 +37,7 @@ pub mod types;
 use std::path::Path;
 
 use super::lower::{self, LoweredShader};
-use super::slang::{self, LineMap, Parameter, SplitSampler, StageReflection};
+use super::vulkan_glsl::{self as slang, LineMap, Parameter, SplitSampler, StageReflection};
 use super::FrontendError;
 use build::{Cx, StageKind};
 

@@ -11,8 +11,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::super::slang::preprocess::Origin;
-use super::super::slang::{LineMap, Parameter};
+use super::super::vulkan_glsl::preprocess::Origin;
+use super::super::vulkan_glsl::{LineMap, Parameter};
 use super::super::FrontendError;
 
 /// Deepest include nesting accepted.

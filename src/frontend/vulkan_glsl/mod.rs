@@ -214,7 +214,7 @@ pub fn compile_stage_from_spirv(
 /// Threads compile at the same time: glslang is built for it once its process initialisation
 /// (`Compiler::acquire`) is done — every thread parses with its own thread-local pool allocator
 /// and the shared built-in symbol tables are made under glslang's own lock
-/// (`tests/frontend_slang_threads.rs` compares concurrent compiles with serial ones).
+/// (`tests/frontend_vulkan_glsl_threads.rs` compares concurrent compiles with serial ones).
 pub fn glsl_to_spirv(source: &StageSource, stage: Stage) -> Result<Vec<u32>, FrontendError> {
     use glslang::{
         CompilerOptions, ShaderInput, ShaderMessage, ShaderSource, ShaderStage, SourceLanguage,

@@ -1,7 +1,7 @@
 //! Measured coverage over a RetroArch slang-shaders checkout (not part of the repository):
 //!
 //! ```text
-//! SLANG_SHADERS_DIR=/path/to/slang-shaders cargo test --test frontend_slang_corpus -- --ignored --nocapture
+//! SLANG_SHADERS_DIR=/path/to/slang-shaders cargo test --test frontend_vulkan_glsl_corpus -- --ignored --nocapture
 //! ```
 //!
 //! Prints how many `.slang` files preprocess, compile to SPIR-V, read and validate in naga and
@@ -15,7 +15,7 @@ mod files_support;
 use files_support::files_with_extension;
 use std::sync::Mutex;
 
-use softgpu::frontend::slang::{self, Stage};
+use softgpu::frontend::vulkan_glsl::{self, Stage};
 
 /// A failure message with file names, quoted identifiers and numbers blanked so that the same
 /// cause in different shaders counts once.

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Regenerate the real-driver RetroArch slang references under reference-images/slang/.
+"""Regenerate the real-driver RetroArch slang references under reference-images/vulkan_glsl/.
 
-  python3 tools/make_slang_refs.py [NAME ...]
+  python3 tools/make_vulkan_glsl_refs.py [NAME ...]
 
-For every reference-images/slang/NAME/shader.slang (Vulkan GLSL `#version 450` with
+For every reference-images/vulkan_glsl/NAME/shader.slang (Vulkan GLSL `#version 450` with
 `#pragma stage vertex|fragment`; no #include) this
   1. splits the stages the way RetroArch does: the text before the first `#pragma stage` is
      shared, `#pragma name|format|parameter` lines are removed (parameters are collected: their
@@ -29,7 +29,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REFS = os.path.join(ROOT, 'reference-images', 'slang')
+REFS = os.path.join(ROOT, 'reference-images', 'vulkan_glsl')
 os.environ['GALLIUM_DRIVER'] = 'softpipe'
 os.environ.setdefault('XDG_RUNTIME_DIR', '/tmp')
 
@@ -131,7 +131,7 @@ def make(ctx, name):
         for r in consts:
             fh.write(' '.join(repr(float(np.float32(x))) for x in r) + '\n')
     with open(os.path.join(outdir, 'command.txt'), 'w') as fh:
-        fh.write(f'python3 tools/make_slang_refs.py {name}\n')
+        fh.write(f'python3 tools/make_vulkan_glsl_refs.py {name}\n')
         fh.write('glslangValidator -V stage.{vert,frag}; spirv-cross --version 330 --no-es '
                  '[--flip-vert-y for the vertex stage] → stage.vert, stage.frag\n')
         fh.write(f'driver: {ctx.info["GL_RENDERER"]} | {ctx.info["GL_VERSION"]}\n')

@@ -137,7 +137,7 @@ pub fn compile_shader(
     language: Option<Language>,
 ) -> Result<Program> {
     if language.unwrap_or_else(|| Language::from_path(path)) == Language::SlangGlsl {
-        use crate::frontend::slang;
+        use crate::frontend::vulkan_glsl as slang;
         let vertex = slang_stage(path, expected)? == slang::Stage::Vertex;
         let shader = slang::compile_slang(path)?;
         let stage = if vertex {
@@ -557,7 +557,7 @@ pub enum ComponentKind {
 impl FieldLayout {
     fn from_naga(module: &naga::Module, ty: naga::Handle<naga::Type>) -> Option<FieldLayout> {
         use naga::TypeInner as T;
-        let name = || crate::frontend::slang::reflect::type_name(module, ty);
+        let name = || crate::frontend::vulkan_glsl::reflect::type_name(module, ty);
         let kind = |s: naga::Scalar| match (s.kind, s.width) {
             (naga::ScalarKind::Float, 4) => Some(ComponentKind::Float),
             (naga::ScalarKind::Sint, 4) => Some(ComponentKind::Sint),
@@ -758,8 +758,8 @@ pub fn compile_stage_cached(
 }
 
 /// The slang stage that compiles to `expected`; other processors are an error naming `path`.
-fn slang_stage(path: &Path, expected: Processor) -> Result<crate::frontend::slang::Stage> {
-    use crate::frontend::slang::Stage;
+fn slang_stage(path: &Path, expected: Processor) -> Result<crate::frontend::vulkan_glsl::Stage> {
+    use crate::frontend::vulkan_glsl::Stage;
     match expected {
         Processor::Vertex => Ok(Stage::Vertex),
         Processor::Fragment => Ok(Stage::Fragment),
@@ -779,8 +779,8 @@ enum StageFrontend {
         stage: crate::frontend::wgsl::Stage,
     },
     Slang {
-        source: crate::frontend::slang::StageSource,
-        stage: crate::frontend::slang::Stage,
+        source: crate::frontend::vulkan_glsl::StageSource,
+        stage: crate::frontend::vulkan_glsl::Stage,
     },
 }
 

@@ -1,11 +1,11 @@
-//! glslang compiles from several threads at once (`frontend::slang::glsl_to_spirv` takes no lock):
+//! glslang compiles from several threads at once (`frontend::vulkan_glsl::glsl_to_spirv` takes no lock):
 //! every stage of the repository's `.slang` files, compiled by eight threads at the same time
 //! over and over, must give the SPIR-V words a one-thread compile gives.
 //!
 //! The ignored twin does the same over a RetroArch slang-shaders checkout:
 //!
 //! ```text
-//! SLANG_SHADERS_DIR=/path/to/slang-shaders cargo test --release --test frontend_slang_threads -- --ignored
+//! SLANG_SHADERS_DIR=/path/to/slang-shaders cargo test --release --test frontend_vulkan_glsl_threads -- --ignored
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ mod files_support;
 use files_support::files_with_extension;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use softgpu::frontend::slang::{glsl_to_spirv, preprocess_file, Stage, StageSource};
+use softgpu::frontend::vulkan_glsl::{glsl_to_spirv, preprocess_file, Stage, StageSource};
 
 /// One stage to compile and what a one-thread compile gave for it.
 type Job = (StageSource, Stage, Result<Vec<u32>, String>);

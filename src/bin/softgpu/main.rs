@@ -664,7 +664,7 @@ fn run_compile(args: CompileArgs) -> Result<()> {
     if matches!(args.emit, EmitArg::Wgsl | EmitArg::Glsl | EmitArg::Spirv) {
         let out = match language {
             draw::Language::SlangGlsl => {
-                let shader = softgpu::frontend::slang::compile_slang(&args.file)?;
+                let shader = softgpu::frontend::vulkan_glsl::compile_slang(&args.file)?;
                 let st = if stage == Processor::Vertex {
                     &shader.vertex
                 } else {
@@ -698,7 +698,7 @@ fn run_compile(args: CompileArgs) -> Result<()> {
         return write_translation(out, &args.output);
     }
     if language == draw::Language::SlangGlsl && args.emit != EmitArg::Tgsi {
-        let shader = softgpu::frontend::slang::compile_slang(&args.file)?;
+        let shader = softgpu::frontend::vulkan_glsl::compile_slang(&args.file)?;
         if args.emit == EmitArg::Reflection {
             print_stdout(&format!("{}\n", shader.reflection().to_json()))?;
         } else if stage == Processor::Vertex {
