@@ -79,8 +79,8 @@ fn eval_glsl(expr: &str, lanes: [[f32; 4]; 4]) -> [[u32; 4]; 4] {
     };
     let path = dir.join(format!("{name:016x}.slang"));
     std::fs::write(&path, &src).expect("write shader");
-    let shader =
-        softgpu::frontend::vulkan_glsl::compile_slang(&path).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let shader = softgpu::frontend::vulkan_glsl::compile_slang(&path)
+        .unwrap_or_else(|e| panic!("{e}\n{src}"));
     let (_, fs) = shader.lower().unwrap_or_else(|e| panic!("{e}\n{src}"));
     let printed = text::print_program(&fs.program);
     if let Err(e) = validate::validate(&fs.program) {

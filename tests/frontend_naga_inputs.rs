@@ -20,7 +20,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use softgpu::frontend::vulkan_glsl::preprocess::Origin;
-use softgpu::frontend::vulkan_glsl::{self, LineMap, Stage, StageSource};
+use softgpu::frontend::vulkan_glsl::{self as slang, LineMap, Stage, StageSource};
 use softgpu::frontend::{lower, wgsl};
 
 #[derive(Debug)]

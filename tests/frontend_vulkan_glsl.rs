@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use softgpu::frontend::vulkan_glsl::{
-    self as slang, compile_slang, preprocess_file, reflect::StageReflection, Stage, SAMPLER_BINDING_OFFSET,
+    self as slang, compile_slang, preprocess_file, reflect::StageReflection, Stage,
+    SAMPLER_BINDING_OFFSET,
 };
 use softgpu::frontend::FrontendError;
 

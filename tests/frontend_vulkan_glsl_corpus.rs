@@ -15,7 +15,7 @@ mod files_support;
 use files_support::files_with_extension;
 use std::sync::Mutex;
 
-use softgpu::frontend::vulkan_glsl::{self, Stage};
+use softgpu::frontend::vulkan_glsl::{self as slang, Stage};
 
 /// A failure message with file names, quoted identifiers and numbers blanked so that the same
 /// cause in different shaders counts once.

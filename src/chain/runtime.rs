@@ -27,7 +27,7 @@ use crate::draw::{build_shader, Executor};
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
 use crate::frontend::cg;
 use crate::frontend::lower::LoweredShader;
-use crate::frontend::vulkan_glsl::{self, Parameter, StageReflection};
+use crate::frontend::vulkan_glsl::{self as slang, Parameter, StageReflection};
 use crate::ir::lpmath::MathMode;
 use crate::ir::opt::KnownConstants;
 use crate::ir::texelfn::{hoist_texel_functions, TexelFunction};

@@ -786,7 +786,7 @@ enum StageFrontend {
 
 impl StageFrontend {
     fn read(path: &Path, expected: Processor, language: Language) -> Result<StageFrontend> {
-        use crate::frontend::{slang, wgsl};
+        use crate::frontend::{vulkan_glsl as slang, wgsl};
         match language {
             Language::Wgsl => {
                 let stage = match expected {
@@ -828,7 +828,7 @@ impl StageFrontend {
     }
 
     fn compile(self, path: &Path) -> Result<CompiledStage> {
-        use crate::frontend::{lower, slang, wgsl};
+        use crate::frontend::{lower, vulkan_glsl as slang, wgsl};
         match self {
             StageFrontend::Wgsl { source, stage } => {
                 let file = path.display().to_string();
