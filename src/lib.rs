@@ -2,7 +2,7 @@
 //! produces. See the README and `ARCHITECTURE.md` for the design.
 
 pub use softgpu_jit as jit;
-pub use softgpu_jit::{exec, interp, ir};
+pub use softgpu_jit::{exec, interp, ir, opt};
 
 pub mod chain;
 pub mod draw;

@@ -9,10 +9,10 @@ mod texture_support;
 
 use softgpu::draw::{build_shader, Executor};
 use softgpu::exec::{QuadShader, ShaderResources};
-use softgpu::ir::lpmath::MathMode;
-use softgpu::ir::texelfn::{hoist_texel_functions, TexelFunction};
 use softgpu::ir::text::parse_program;
 use softgpu::ir::Program;
+use softgpu::opt::lpmath::MathMode;
+use softgpu::opt::texelfn::{hoist_texel_functions, TexelFunction};
 use softgpu::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
 use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use std::sync::Arc;

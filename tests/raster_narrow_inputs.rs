@@ -6,10 +6,10 @@
 use std::path::Path;
 
 use softgpu::draw::{self, DrawJob, Executor};
-use softgpu::ir::lpmath::MathMode;
-use softgpu::ir::opt::narrow_input_usage;
 use softgpu::ir::text::parse_program;
 use softgpu::ir::{HeaderItem, Processor, Program, RegisterFile};
+use softgpu::opt::lpmath::MathMode;
+use softgpu::opt::narrow_input_usage;
 use softgpu::raster::ClipConvention;
 use softgpu::texture::{Filter, Wrap};
 

@@ -6,3 +6,4 @@ pub mod codegen;
 pub mod exec;
 pub mod interp;
 pub mod ir;
+pub mod opt;

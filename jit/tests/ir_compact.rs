@@ -8,9 +8,9 @@
 
 use softgpu_jit::exec::{NoTextures, QuadIo, QuadShader, QuadVec4, ShaderResources};
 use softgpu_jit::interp::Interpreter;
-use softgpu_jit::ir::compact::compact_temps;
 use softgpu_jit::ir::text::{parse_program, print_program};
 use softgpu_jit::ir::{Program, RegisterFile};
+use softgpu_jit::opt::compact::compact_temps;
 
 /// Per-lane inputs: lanes differ, so conditions split the quad.
 fn inputs(round: u32, n: usize) -> Vec<QuadVec4> {

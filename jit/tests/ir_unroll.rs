@@ -5,8 +5,8 @@
 use softgpu_jit::exec::{NoTextures, QuadIo, QuadShader, QuadVec4, ShaderResources};
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
-use softgpu_jit::ir::unroll::{unroll_loops, MAX_TRIPS};
 use softgpu_jit::ir::{Opcode, Program, RegisterFile};
+use softgpu_jit::opt::unroll::{unroll_loops, MAX_TRIPS};
 
 /// xorshift64: deterministic inputs without a dependency.
 struct Rng(u64);

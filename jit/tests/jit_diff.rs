@@ -947,7 +947,7 @@ fn specialized_programs(first: u64, count: u64) -> (usize, usize) {
         let text = random_program_with(seed, 24, true, true);
         let original = parse_program(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let mut specialized = original.clone();
-        softgpu_jit::ir::opt::specialize(&mut specialized, LANE_LOCAL_UNITS);
+        softgpu_jit::opt::specialize(&mut specialized, LANE_LOCAL_UNITS);
         if specialized == original {
             continue;
         }
@@ -1002,7 +1002,7 @@ fn folded_programs(first: u64, count: u64) -> (usize, usize) {
         let text = random_program_with(seed, 24, true, true);
         let original = parse_program(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let values = random_inputs(&mut rng, 1, 0, 1).constants;
-        let mut known = softgpu_jit::ir::opt::KnownConstants::default();
+        let mut known = softgpu_jit::opt::KnownConstants::default();
         for (buffer, vectors) in values.iter().enumerate() {
             for (index, vector) in vectors.iter().enumerate() {
                 let components = vector.map(|bits| rng.chance(75).then_some(bits));
@@ -1010,7 +1010,7 @@ fn folded_programs(first: u64, count: u64) -> (usize, usize) {
             }
         }
         let mut folded = original.clone();
-        if softgpu_jit::ir::opt::fold_known_constants(&mut folded, &known) == 0 {
+        if softgpu_jit::opt::fold_known_constants(&mut folded, &known) == 0 {
             continue;
         }
         changed += 1;
@@ -1109,9 +1109,9 @@ fn indirect_temps_without_an_array_keep_their_writes() {
                 4: END\n";
     let original = parse_program(text).expect("program");
     let mut optimized = original.clone();
-    softgpu_jit::ir::opt::optimize(&mut optimized);
+    softgpu_jit::opt::optimize(&mut optimized);
     let mut specialized = original.clone();
-    softgpu_jit::ir::opt::specialize(&mut specialized, LANE_LOCAL_UNITS);
+    softgpu_jit::opt::specialize(&mut specialized, LANE_LOCAL_UNITS);
     let reference = Interpreter::new(&original).expect("interpreter");
     let mut rng = Rng(77);
     let inp = random_inputs(&mut rng, 1, 0, 1);
@@ -1146,7 +1146,7 @@ fn compaction_keeps_lodq_z_and_w_unwritten() {
                 4: END\n";
     let original = parse_program(text).expect("program");
     let mut compacted = original.clone();
-    softgpu_jit::ir::compact::compact_temps(&mut compacted);
+    softgpu_jit::opt::compact::compact_temps(&mut compacted);
     let reference = Interpreter::new(&original).expect("interpreter");
     let after = Interpreter::new(&compacted).expect("interpreter");
     let mut rng = Rng(5);

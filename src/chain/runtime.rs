@@ -28,10 +28,10 @@ use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
 use crate::frontend::cg;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::vulkan_glsl::{self as slang, Parameter, StageReflection};
-use crate::ir::lpmath::MathMode;
-use crate::ir::opt::KnownConstants;
-use crate::ir::texelfn::{hoist_texel_functions, TexelFunction};
 use crate::ir::{Program, SamplerHint};
+use crate::opt::lpmath::MathMode;
+use crate::opt::texelfn::{hoist_texel_functions, TexelFunction};
+use crate::opt::KnownConstants;
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
 use crate::texture::{FetchBounds, Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 
@@ -302,14 +302,13 @@ impl SpecializationInputs<'_> {
     /// where that pays, and hoists its texel functions into pre-passes.
     fn specialize(&self) -> Specialization {
         let mut specialized = self.program.clone();
-        let folded_constants =
-            crate::ir::opt::fold_known_constants(&mut specialized, self.constants);
+        let folded_constants = crate::opt::fold_known_constants(&mut specialized, self.constants);
         // (the rewrite with its texel functions hoisted, those functions)
         let mut hoisted_candidate = None;
         if let Some(candidate) =
-            crate::ir::opt::specialization_candidate(&specialized, self.fragment_units)
+            crate::opt::specialization_candidate(&specialized, self.fragment_units)
         {
-            if crate::ir::opt::rewrite_pays(&specialized, &candidate) {
+            if crate::opt::rewrite_pays(&specialized, &candidate) {
                 specialized = candidate;
             } else {
                 // Branches turned into selects can free texel functions that the branches
@@ -317,7 +316,7 @@ impl SpecializationInputs<'_> {
                 // folded the branches around it), and their pre-pass can make it pay.
                 let mut hoisted = candidate.clone();
                 let functions = hoist_texel_functions(&mut hoisted, self.nearest_units);
-                if !functions.is_empty() && crate::ir::opt::rewrite_pays(&specialized, &hoisted) {
+                if !functions.is_empty() && crate::opt::rewrite_pays(&specialized, &hoisted) {
                     hoisted_candidate = Some((hoisted, functions));
                 }
             }

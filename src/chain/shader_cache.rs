@@ -26,9 +26,9 @@ use serde::{Deserialize, Serialize};
 use super::semantics::ActiveMembers;
 use crate::frontend::lower::{LoweredShader, ResourceSlot};
 use crate::frontend::vulkan_glsl::StageReflection;
-use crate::ir::texelfn::TexelFunction;
 use crate::ir::text::{parse_program, print_program};
 use crate::ir::{validate::validate, Processor, Program};
+use crate::opt::texelfn::TexelFunction;
 use softgpu_jit::codegen::disk::{
     hash128, mark_used, prune, read_entry_file, write_atomically, EntryFile,
     SPECIALIZATION_EXTENSION,

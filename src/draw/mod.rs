@@ -13,9 +13,9 @@ mod stage_cache;
 
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
 use crate::interp::Interpreter;
-use crate::ir::lpmath::MathMode;
 use crate::ir::{text, validate, Processor, Program};
 use crate::jit::codegen::JitShader;
+use crate::opt::lpmath::MathMode;
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, RenderTarget, Vertices};
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use anyhow::{anyhow, bail, Context, Result};
@@ -452,10 +452,10 @@ pub fn draw_into(
 /// `lane_local_units` (`ir::opt::specialize`): the same bits, less work.
 fn optimized(program: &Program, lane_local_units: Option<u64>) -> Program {
     let mut program = program.clone();
-    crate::ir::opt::optimize(&mut program);
-    crate::ir::compact::compact_temps(&mut program);
+    crate::opt::optimize(&mut program);
+    crate::opt::compact::compact_temps(&mut program);
     if let Some(units) = lane_local_units {
-        crate::ir::opt::specialize(&mut program, units);
+        crate::opt::specialize(&mut program, units);
     }
     program
 }

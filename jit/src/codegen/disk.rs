@@ -20,9 +20,9 @@ use std::sync::RwLock;
 use std::time::SystemTime;
 
 use super::FastSiteUnits;
-use crate::ir::lpmath::MathMode;
 use crate::ir::text::print_program;
 use crate::ir::{InlineShape, InlineWrap, Program};
+use crate::opt::lpmath::MathMode;
 
 /// Where kernels are kept and the build they belong to.
 struct Config {

@@ -33,8 +33,8 @@ use super::{STATUS_BUDGET, STATUS_CALL_OVERFLOW, STATUS_ERROR};
 use crate::exec::ExecError;
 use crate::interp::decode::{Decoded, DstLoc, Inst, Loc, Modifier, Slot, Src};
 use crate::interp::libm;
-use crate::ir::lpmath;
 use crate::ir::{InlineShape, InlineWrap, Opcode, OpcodeClass, SamplerHint};
+use crate::opt::lpmath;
 
 /// Most instructions emitted after inlining subroutines before compilation is refused.
 const MAX_EMITTED: usize = 200_000;

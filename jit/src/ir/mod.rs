@@ -4,15 +4,8 @@
 //! prints back unchanged (see [`text`]). Registers are untyped 32-bit lanes; each opcode decides how
 //! it reads them (see [`Opcode::src_type`]).
 
-pub mod compact;
-pub mod ifconv;
-pub mod lpmath;
-pub mod lvn;
-pub mod opt;
-pub mod texelfn;
 pub mod text;
 mod types;
-pub mod unroll;
 pub mod validate;
 
 use std::fmt;

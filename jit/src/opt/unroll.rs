@@ -32,13 +32,13 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::opt::reads_other_lanes;
-use super::{
+use super::reads_other_lanes;
+use crate::exec::{NoTextures, QuadIo, QuadShader, ShaderResources};
+use crate::interp::Interpreter;
+use crate::ir::{
     Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, Opcode,
     OpcodeClass, Processor, Program, Register, RegisterFile, SrcOperand,
 };
-use crate::exec::{NoTextures, QuadIo, QuadShader, ShaderResources};
-use crate::interp::Interpreter;
 
 /// Iterations one loop may be unrolled to. Measured: unrolling the `alu_loop` bench's 64-trip
 /// ALU-only loop (65 trips with the exit) made it 30% slower — nothing folds there, and the
@@ -62,7 +62,7 @@ pub fn unroll_loops(program: &mut Program) -> bool {
 /// whole program.
 pub fn unroll_loops_within(program: &mut Program, loop_instructions: usize, growth: usize) -> bool {
     let insts = &program.instructions;
-    if super::opt::has_subroutines(insts) {
+    if super::has_subroutines(insts) {
         return false;
     }
     let Some(structure) = Structure::of(insts) else {

@@ -29,7 +29,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{
+use crate::ir::{
     DstOperand, Instruction, Opcode, OpcodeClass, Program, Register, RegisterFile, SrcOperand,
     TextureTarget,
 };
@@ -83,7 +83,7 @@ fn direct(reg: &Register) -> Option<Loc> {
 fn register_at(loc: Loc) -> Register {
     let mut reg = Register::new(loc.0, loc.2);
     if loc.1 >= 0 {
-        reg.dimension = Some(super::Dimension {
+        reg.dimension = Some(crate::ir::Dimension {
             index: loc.1,
             indirect: None,
         });
@@ -208,7 +208,7 @@ impl Numbering {
             self.clear();
             return vec![inst];
         };
-        let mask = super::opt::written_mask(&inst);
+        let mask = super::written_mask(&inst);
         let comps = || (0..4u8).filter(move |c| mask & (1 << c) != 0);
         let numbering = dst_loc.0 == RegisterFile::Temporary && op.class() != OpcodeClass::Address;
         let plain_mov =
@@ -363,7 +363,7 @@ fn copies(dst: DstOperand, holders: &[Holder]) -> Vec<Instruction> {
 /// Replaces recomputed values by copies (see the module documentation); returns whether the
 /// program changed.
 pub fn number_values(program: &mut Program) -> bool {
-    if super::opt::has_subroutines(&program.instructions) {
+    if super::has_subroutines(&program.instructions) {
         return false;
     }
     let first_temp = program.file_size(RegisterFile::Temporary);
@@ -371,7 +371,7 @@ pub fn number_values(program: &mut Program) -> bool {
         next_temp: first_temp,
         immediates: program
             .immediates()
-            .map(super::Immediate::components)
+            .map(crate::ir::Immediate::components)
             .collect(),
         ..Numbering::default()
     };
@@ -431,13 +431,9 @@ pub fn number_values(program: &mut Program) -> bool {
     }
     program.instructions = out;
     if state.next_temp > first_temp {
-        program
-            .header
-            .push(super::HeaderItem::Declaration(super::Declaration::new(
-                RegisterFile::Temporary,
-                first_temp,
-                state.next_temp - 1,
-            )));
+        program.header.push(crate::ir::HeaderItem::Declaration(
+            crate::ir::Declaration::new(RegisterFile::Temporary, first_temp, state.next_temp - 1),
+        ));
     }
     changed
 }

@@ -39,8 +39,8 @@
 use rustc_hash::FxHashSet as HashSet;
 use std::collections::BTreeMap;
 
-use super::opt::is_tracked_temp;
-use super::{
+use super::is_tracked_temp;
+use crate::ir::{
     Declaration, DstOperand, HeaderItem, Instruction, Opcode, OpcodeClass, Program, Register,
     RegisterFile, SrcOperand,
 };
@@ -59,10 +59,10 @@ pub const HEAVY_COST: u32 = 8;
 /// first; `lane_local_units` has bit `n` set when sampling unit `n` is level-independent.
 /// Returns whether the program changed.
 pub fn convert_blocks(program: &mut Program, lane_local_units: u64) -> bool {
-    if super::opt::has_subroutines(&program.instructions) {
+    if super::has_subroutines(&program.instructions) {
         return false;
     }
-    let arrays = super::opt::array_temps(program);
+    let arrays = super::array_temps(program);
     let mut next_temp = program.file_size(RegisterFile::Temporary);
     let first_new = next_temp;
     let mut changed = false;
@@ -215,7 +215,7 @@ fn uniform_conditions(insts: &[Instruction]) -> HashSet<usize> {
 /// Whether the value `reg` names can be read the same way after renaming: no temporary reached
 /// through an address, and no index held in a temporary.
 fn renameable_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
-    let index_ok = |ind: &Option<super::Indirect>| {
+    let index_ok = |ind: &Option<crate::ir::Indirect>| {
         ind.as_ref()
             .is_none_or(|i| i.file != RegisterFile::Temporary)
     };

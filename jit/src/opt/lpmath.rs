@@ -42,7 +42,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
-use super::{
+use crate::ir::{
     Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, Opcode, Program,
     Register, RegisterFile, SrcOperand,
 };

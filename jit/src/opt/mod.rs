@@ -1,5 +1,5 @@
 //! A bit-exact cleanup of programs produced by the frontends: unrolling of constant loops and
-//! folding of constant instructions ([`super::unroll`]), copy propagation of plain `MOV`s
+//! folding of constant instructions ([`unroll`]), copy propagation of plain `MOV`s
 //! within straight-line code, then removal of writes nobody reads.
 //!
 //! The naga lowering turns every local-variable load and store into a `MOV`, so a shader's hot
@@ -17,9 +17,16 @@
 //!
 //! Programs with subroutines (`CAL`) are left alone: their labels are instruction indices.
 
+pub mod compact;
+pub mod ifconv;
+pub mod lpmath;
+pub mod lvn;
+pub mod texelfn;
+pub mod unroll;
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::{
+use crate::ir::{
     Dimension, HeaderItem, Immediate, ImmediateType, Opcode, OpcodeClass, Processor, Program,
     Register, RegisterFile,
 };
@@ -33,7 +40,7 @@ pub fn optimize(program: &mut Program) {
     {
         return;
     }
-    super::unroll::unroll_loops(program);
+    unroll::unroll_loops(program);
     forward_and_remove(program);
     narrow_input_usage(program);
 }
@@ -174,12 +181,12 @@ pub fn fold_known_constants(program: &mut Program, known: &KnownConstants) -> us
         *program = unrolled;
     } else {
         // Branches and constants still fold; loops stay loops.
-        super::unroll::unroll_loops_within(&mut folded, 0, 0);
+        unroll::unroll_loops_within(&mut folded, 0, 0);
         forward_and_remove(&mut folded);
         *program = folded;
     }
     // Folding turns indirect accesses into direct ones and shortens lifetimes.
-    super::compact::compact_temps(program);
+    compact::compact_temps(program);
     replaced
 }
 
@@ -206,8 +213,8 @@ pub const MAX_SPECIALIZED_INSTRUCTIONS: usize = 12_000;
 /// Optimizes `program` further for the textures it will sample: `lane_local_units` has bit `n`
 /// set when sampling unit `n` gives each lane a texel that depends on its own coordinates only
 /// (one filter for minification and magnification, and one level or no mip filter). Small
-/// branches become selects ([`super::ifconv`]), recomputed values become copies
-/// ([`super::lvn`]), and loops the first unrolling left for size are unrolled while the program
+/// branches become selects ([`ifconv`]), recomputed values become copies
+/// ([`lvn`]), and loops the first unrolling left for size are unrolled while the program
 /// stays below [`MAX_SPECIALIZED_INSTRUCTIONS`]. Exact for every program whose units satisfy
 /// the promise; the temporaries are compacted afterwards.
 pub fn specialize(program: &mut Program, lane_local_units: u64) {
@@ -235,14 +242,14 @@ pub fn specialization_candidate(original: &Program, lane_local_units: u64) -> Op
             }
             let mut candidate = program.clone();
             let room = MAX_SPECIALIZED_INSTRUCTIONS - before;
-            let unrolled = super::unroll::unroll_loops_within(&mut candidate, room, room);
+            let unrolled = unroll::unroll_loops_within(&mut candidate, room, room);
             if !unrolled || candidate.instructions.len() > MAX_SPECIALIZED_INSTRUCTIONS {
                 break;
             }
             program = candidate;
         }
-        super::ifconv::convert_blocks(&mut program, lane_local_units);
-        super::lvn::number_values(&mut program);
+        ifconv::convert_blocks(&mut program, lane_local_units);
+        lvn::number_values(&mut program);
         let arrays = array_temps(&program);
         for _ in 0..4 {
             // remove_unread_writes also removes every write remove_dead_writes would.
@@ -253,7 +260,7 @@ pub fn specialization_candidate(original: &Program, lane_local_units: u64) -> Op
             }
         }
     }
-    super::compact::compact_temps(&mut program);
+    compact::compact_temps(&mut program);
     Some(program)
 }
 
@@ -264,7 +271,7 @@ pub fn specialization_candidate(original: &Program, lane_local_units: u64) -> Op
 /// elsewhere it is measured slower (crt-lottes itself, whose repeated taps sit in branches on a
 /// shader parameter, 2.3x). Both forms are exact.
 pub fn rewrite_pays(original: &Program, rewritten: &Program) -> bool {
-    let cost = super::ifconv::estimated_cost;
+    let cost = ifconv::estimated_cost;
     cost(rewritten) * 10 <= cost(original) * 9
         && texture_instructions(rewritten) <= inline_texture_limit(original)
 }
@@ -322,7 +329,7 @@ fn is_copy_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
 
 /// The components an instruction's destination really receives: its write mask, except for
 /// `LODQ`, which writes x and y only (the executors leave z and w as they were).
-pub(crate) fn written_mask(inst: &super::Instruction) -> u8 {
+pub(crate) fn written_mask(inst: &crate::ir::Instruction) -> u8 {
     let mask = inst.dst.first().map_or(0, |d| d.write_mask);
     if inst.opcode == Opcode::LODQ {
         mask & 0b11
@@ -333,7 +340,7 @@ pub(crate) fn written_mask(inst: &super::Instruction) -> u8 {
 
 /// Whether `insts` use subroutines or `BRA` (labels are instruction indices there, so the
 /// passes that move instructions leave such programs alone).
-pub(super) fn has_subroutines(insts: &[super::Instruction]) -> bool {
+pub(super) fn has_subroutines(insts: &[crate::ir::Instruction]) -> bool {
     insts
         .iter()
         .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB | Opcode::BRA))
@@ -457,7 +464,7 @@ fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
 
 /// Appends the (temporary, component) pairs `inst` reads: its sources' swizzled components, the
 /// index registers of indirect operands (destinations included) and texel offsets.
-fn temp_reads(inst: &super::Instruction, out: &mut Vec<(u32, u8)>) {
+fn temp_reads(inst: &crate::ir::Instruction, out: &mut Vec<(u32, u8)>) {
     let mut note = |reg: &Register, comps: &[u8]| {
         if reg.file == RegisterFile::Temporary && reg.index >= 0 {
             out.extend(comps.iter().map(|&c| (reg.index as u32, c)));

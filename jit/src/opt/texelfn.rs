@@ -41,7 +41,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::lvn::{shape, Shape};
-use super::{
+use crate::ir::{
     Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, Opcode,
     OpcodeClass, Processor, Program, Register, RegisterFile, SamplerViewDecl, SrcOperand,
     TextureTarget,
@@ -246,7 +246,7 @@ impl Analysis {
     fn escape_reads(&mut self, inst: &Instruction) {
         let comps: Vec<u8> = match shape(inst.opcode) {
             Shape::Componentwise => (0..4u8)
-                .filter(|c| super::opt::written_mask(inst) & (1 << c) != 0)
+                .filter(|c| super::written_mask(inst) & (1 << c) != 0)
                 .collect(),
             Shape::Scalar => vec![0],
             Shape::Vector => (0..4).collect(),
@@ -567,7 +567,7 @@ impl Analysis {
                 Opcode::ELSE if depth == 0 => break,
                 Opcode::ENDIF if depth == 0 => break,
                 Opcode::ENDIF => depth -= 1,
-                op if super::opt::reads_other_lanes(op) => {
+                op if super::reads_other_lanes(op) => {
                     for src in inst
                         .src
                         .iter()
@@ -1013,7 +1013,7 @@ fn source_view(program: &Program, unit: u32) -> Option<SamplerViewDecl> {
 fn float_view() -> SamplerViewDecl {
     SamplerViewDecl {
         target: TextureTarget::Tex2D,
-        return_type: [super::ReturnType::Float; 4],
+        return_type: [crate::ir::ReturnType::Float; 4],
     }
 }
 
@@ -1050,28 +1050,28 @@ fn prepass(program: &Program, analysis: &Analysis, group: &Group) -> Option<Texe
     needed.sort_unstable();
 
     let mut header = vec![
-        HeaderItem::Property(super::Property {
+        HeaderItem::Property(crate::ir::Property {
             name: "FS_COORD_ORIGIN".into(),
             values: vec!["UPPER_LEFT".into()],
         }),
-        HeaderItem::Property(super::Property {
+        HeaderItem::Property(crate::ir::Property {
             name: "FS_COORD_PIXEL_CENTER".into(),
             values: vec!["HALF_INTEGER".into()],
         }),
         HeaderItem::Declaration(Declaration {
-            semantic: Some(super::Semantic {
-                name: super::SemanticName::Position,
+            semantic: Some(crate::ir::Semantic {
+                name: crate::ir::SemanticName::Position,
                 index: 0,
             }),
-            interpolation: Some(super::Interpolation {
-                mode: super::InterpolateMode::Linear,
-                location: super::InterpolateLocation::Center,
+            interpolation: Some(crate::ir::Interpolation {
+                mode: crate::ir::InterpolateMode::Linear,
+                location: crate::ir::InterpolateLocation::Center,
             }),
             ..Declaration::new(RegisterFile::Input, 0, 0)
         }),
         HeaderItem::Declaration(Declaration {
-            semantic: Some(super::Semantic {
-                name: super::SemanticName::Color,
+            semantic: Some(crate::ir::Semantic {
+                name: crate::ir::SemanticName::Color,
                 index: 0,
             }),
             ..Declaration::new(RegisterFile::Output, 0, 0)
@@ -1126,7 +1126,7 @@ fn prepass(program: &Program, analysis: &Analysis, group: &Group) -> Option<Texe
             Node::Const(dim, index, c) => {
                 let mut reg = Register::new(RegisterFile::Constant, *index);
                 if *dim >= 0 {
-                    reg.dimension = Some(super::Dimension {
+                    reg.dimension = Some(crate::ir::Dimension {
                         index: *dim,
                         indirect: None,
                     });
@@ -1150,7 +1150,7 @@ fn prepass(program: &Program, analysis: &Analysis, group: &Group) -> Option<Texe
             vec![imm_operand(0)],
         ),
         Instruction {
-            texture: Some(super::TextureInfo {
+            texture: Some(crate::ir::TextureInfo {
                 target: TextureTarget::Tex2D,
                 offsets: Vec::new(),
             }),

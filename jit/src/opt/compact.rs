@@ -32,7 +32,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeSet;
 
-use super::{Declaration, HeaderItem, Opcode, OpcodeClass, Program, Register, RegisterFile};
+use crate::ir::{Declaration, HeaderItem, Opcode, OpcodeClass, Program, Register, RegisterFile};
 
 /// Renumbers the temporaries of `program` (see the module documentation); returns the number of
 /// TEMP registers declared before and after.
@@ -188,7 +188,7 @@ fn plan(program: &Program) -> Option<Mapping> {
                 continue;
             }
             // LODQ writes x and y only, whatever its mask says.
-            let written = super::opt::written_mask(inst);
+            let written = super::written_mask(inst);
             for c in 0..4u8 {
                 if written & (1 << c) != 0 {
                     writes.push((dst.reg.index as u32, c));
