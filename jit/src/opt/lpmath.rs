@@ -23,7 +23,7 @@
 //!   -1)` (NaN → 1) and NaN for infinite or NaN `x`.
 //!
 //! Checked bit for bit against llvmpipe renders over 2^20 inputs per function (special encodings,
-//! the ranges shaders use, and wide random ones): see `jit/tests/lpmath.rs` and
+//! the ranges shaders use, and wide random ones): see `jit/tests/opt_lpmath.rs` and
 //! `reference-images/lpmath/`. [`model`] is the same algorithm as scalar Rust, the reference the
 //! rewrite is tested against.
 //!

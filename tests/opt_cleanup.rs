@@ -213,7 +213,7 @@ fn optimized_programs_compute_the_same_bits() {
 }
 
 /// The same check on every `.slang` of libretro/slang-shaders (not committed):
-/// `SLANG_SHADERS_DIR=/path/to/slang-shaders cargo test --release --test ir_opt -- --ignored`.
+/// `SLANG_SHADERS_DIR=/path/to/slang-shaders cargo test --release --test opt_cleanup -- --ignored`.
 #[test]
 #[ignore]
 fn optimized_corpus_programs_compute_the_same_bits() {
