@@ -13,7 +13,7 @@ mod support;
 
 use criterion::{criterion_group, Criterion};
 use softgpu::chain::{ChainOptions, FilterChain, FrameOptions};
-use softgpu::opt::lpmath::MathMode;
+use softgpu::ir::MathMode;
 use softgpu::texture::Texture;
 use std::path::{Path, PathBuf};
 use std::process::Command;

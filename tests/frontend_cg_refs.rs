@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use softgpu::draw::{run, sampler_state, DrawJob, VertexData};
 use softgpu::frontend::cg::compile_cg;
-use softgpu::opt::lpmath::MathMode;
+use softgpu::ir::MathMode;
 use softgpu::raster::ClipConvention;
 use softgpu::texture::{Filter, Texture, Wrap};
 

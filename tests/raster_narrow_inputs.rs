@@ -7,8 +7,8 @@ use std::path::Path;
 
 use softgpu::draw::{self, DrawJob, Executor};
 use softgpu::ir::text::parse_program;
+use softgpu::ir::MathMode;
 use softgpu::ir::{HeaderItem, Processor, Program, RegisterFile};
-use softgpu::opt::lpmath::MathMode;
 use softgpu::opt::narrow_input_usage;
 use softgpu::raster::ClipConvention;
 use softgpu::texture::{Filter, Wrap};

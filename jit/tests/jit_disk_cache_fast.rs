@@ -7,7 +7,7 @@
 use softgpu_jit::codegen::{disk, JitShader};
 use softgpu_jit::exec::QuadShader;
 use softgpu_jit::interp::Interpreter;
-use softgpu_jit::opt::lpmath::MathMode;
+use softgpu_jit::ir::MathMode;
 
 mod splitmix;
 use splitmix::Rng;

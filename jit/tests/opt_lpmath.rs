@@ -10,8 +10,9 @@ use softgpu_jit::exec::{NoTextures, QuadIo, QuadShader, QuadVec4, ShaderResource
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::{parse_program, print_program};
 use softgpu_jit::ir::validate::validate;
+use softgpu_jit::ir::MathMode;
 use softgpu_jit::ir::{Opcode, Program, RegisterFile};
-use softgpu_jit::opt::lpmath::{model, rewrite, MathMode};
+use softgpu_jit::opt::lpmath::{model, rewrite};
 
 /// xorshift64: deterministic inputs without a dependency.
 struct Rng(u64);

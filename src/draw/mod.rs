@@ -13,9 +13,9 @@ mod stage_cache;
 
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
 use crate::interp::Interpreter;
+use crate::ir::MathMode;
 use crate::ir::{text, validate, Processor, Program};
 use crate::jit::codegen::JitShader;
-use crate::opt::lpmath::MathMode;
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, RenderTarget, Vertices};
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use anyhow::{anyhow, bail, Context, Result};

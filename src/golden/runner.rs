@@ -7,8 +7,8 @@ use super::{
 };
 use crate::chain;
 use crate::draw::{self, DrawJob};
+use crate::ir::MathMode;
 use crate::ir::Processor;
-use crate::opt::lpmath::MathMode;
 use crate::raster::ClipConvention;
 use crate::texture::Texture;
 use anyhow::{anyhow, Context};

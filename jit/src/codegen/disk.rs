@@ -21,8 +21,8 @@ use std::time::SystemTime;
 
 use super::FastSiteUnits;
 use crate::ir::text::print_program;
+use crate::ir::MathMode;
 use crate::ir::{InlineShape, InlineWrap, Program};
-use crate::opt::lpmath::MathMode;
 
 /// Where kernels are kept and the build they belong to.
 struct Config {

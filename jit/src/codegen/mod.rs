@@ -94,8 +94,9 @@ use crate::interp::decode::{self, Decoded};
 use crate::interp::run::Machine;
 pub use crate::interp::MAX_CALL_DEPTH;
 use crate::interp::{ops, Interpreter};
+use crate::ir::MathMode;
 use crate::ir::Program;
-use crate::opt::lpmath::{self, MathMode};
+use crate::opt::lpmath;
 
 /// Kernel status codes (bits 8.. of the kernel's return value; bits 0..4 are the kill mask).
 const STATUS_BUDGET: u32 = 1;

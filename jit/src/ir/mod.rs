@@ -4,9 +4,12 @@
 //! prints back unchanged (see [`text`]). Registers are untyped 32-bit lanes; each opcode decides how
 //! it reads them (see [`Opcode::src_type`]).
 
+mod math;
 pub mod text;
 mod types;
 pub mod validate;
+
+pub use math::MathMode;
 
 use std::fmt;
 

@@ -39,41 +39,15 @@
 
 use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
-use std::fmt;
-use std::str::FromStr;
 
 use crate::ir::{
-    Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, Opcode, Program,
-    Register, RegisterFile, SrcOperand,
+    Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, MathMode, Opcode,
+    Program, Register, RegisterFile, SrcOperand,
 };
 
-/// How EX2, LG2, POW, SIN and COS are computed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum MathMode {
-    /// glibc-exact (`powf`, `logf`, `sinf`, …): what softpipe computes. The default.
-    #[default]
-    Exact,
-    /// Mesa 22.3 llvmpipe/lavapipe's polynomial approximations, bit for bit.
-    Llvmpipe,
-}
-
+/// The program as each [`MathMode`] executes it. These live beside [`rewrite`], which they run;
+/// the mode itself belongs to the program model (`crate::ir`).
 impl MathMode {
-    /// Every mode.
-    pub const ALL: [MathMode; 2] = [MathMode::Exact, MathMode::Llvmpipe];
-
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            MathMode::Exact => "exact",
-            MathMode::Llvmpipe => "llvmpipe",
-        }
-    }
-
-    /// Parses a command-line name.
-    pub fn from_name(s: &str) -> Option<MathMode> {
-        Self::ALL.into_iter().find(|m| m.name() == s)
-    }
-
     /// The program as this mode executes it (`Exact` returns it unchanged).
     pub fn apply(self, program: Program) -> Program {
         match self {
@@ -88,21 +62,6 @@ impl MathMode {
             MathMode::Exact => Cow::Borrowed(program),
             MathMode::Llvmpipe => Cow::Owned(rewrite(program)),
         }
-    }
-}
-
-impl fmt::Display for MathMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for MathMode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<MathMode, String> {
-        MathMode::from_name(s)
-            .ok_or_else(|| format!("unknown math mode `{s}` (expected `exact` or `llvmpipe`)"))
     }
 }
 

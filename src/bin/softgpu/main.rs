@@ -330,10 +330,10 @@ enum MathArg {
 }
 
 impl MathArg {
-    fn mode(self) -> softgpu::opt::lpmath::MathMode {
+    fn mode(self) -> softgpu::ir::MathMode {
         match self {
-            MathArg::Exact => softgpu::opt::lpmath::MathMode::Exact,
-            MathArg::Llvmpipe => softgpu::opt::lpmath::MathMode::Llvmpipe,
+            MathArg::Exact => softgpu::ir::MathMode::Exact,
+            MathArg::Llvmpipe => softgpu::ir::MathMode::Llvmpipe,
         }
     }
 }
