@@ -38,9 +38,8 @@
 //! nested loops would take the analysis more than [`MAX_VISITS`] instruction visits.
 
 use crate::interp::decode::{Decoded, DstLoc, IndexReg, IndirectFile, Loc, Slot, Src};
+use crate::ir::props::{reads_other_lanes, shape, Shape};
 use crate::ir::{Opcode, OpcodeClass};
-use crate::opt::lvn::{shape, Shape};
-use crate::opt::reads_other_lanes;
 
 /// Instruction visits (loop bodies are walked until their state is stable) after which the
 /// analysis gives up and declares nothing uniform.

@@ -6,7 +6,7 @@
 
 use crate::exec::{ExecError, QuadVec4};
 use crate::ir::{
-    Dimension, Indirect, Instruction, Opcode, OpcodeClass, Program, Register, RegisterFile,
+    props, Dimension, Indirect, Instruction, Opcode, OpcodeClass, Program, Register, RegisterFile,
     SrcOperand, TextureTarget, ValueType,
 };
 
@@ -678,7 +678,7 @@ pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
             textures.push(d.texture(pc, inst)?);
             aux = textures.len() as u32 - 1;
         }
-        let is_flow = matches!(class, OpcodeClass::Flow | OpcodeClass::Kill);
+        let is_flow = props::acts_on_masks(op);
         insts.push(Inst {
             op,
             saturate: inst.saturate,

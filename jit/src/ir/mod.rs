@@ -5,6 +5,7 @@
 //! it reads them (see [`Opcode::src_type`]).
 
 mod math;
+pub mod props;
 pub mod text;
 mod types;
 pub mod validate;

@@ -342,11 +342,7 @@ impl Validator<'_> {
                     p.processor.name()
                 ));
             }
-            if matches!(
-                op,
-                Opcode::DDX | Opcode::DDY | Opcode::DDX_FINE | Opcode::DDY_FINE
-            ) && p.processor != Processor::Fragment
-            {
+            if super::props::is_derivative(op) && p.processor != Processor::Fragment {
                 self.err(format!(
                     "{opn} needs a pixel quad: only allowed in fragment programs, not {}",
                     p.processor.name()

@@ -32,7 +32,9 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeSet;
 
-use crate::ir::{Declaration, HeaderItem, Opcode, OpcodeClass, Program, Register, RegisterFile};
+use crate::ir::{
+    props, Declaration, HeaderItem, Opcode, OpcodeClass, Program, Register, RegisterFile,
+};
 
 /// Renumbers the temporaries of `program` (see the module documentation); returns the number of
 /// TEMP registers declared before and after.
@@ -80,12 +82,7 @@ struct Mapping {
 
 fn plan(program: &Program) -> Option<Mapping> {
     let instructions = &program.instructions;
-    if instructions.iter().any(|i| {
-        matches!(
-            i.opcode,
-            Opcode::CAL | Opcode::CALLNZ | Opcode::BGNSUB | Opcode::ENDSUB | Opcode::BRA
-        )
-    }) {
+    if super::has_subroutines(instructions) {
         return None;
     }
     let addressed = indirectly_addressed_arrays(program);
@@ -114,11 +111,7 @@ fn plan(program: &Program) -> Option<Mapping> {
     let mut usage: HashMap<u32, Usage> = HashMap::default();
     for (pc, inst) in instructions.iter().enumerate() {
         let region = region_of[pc];
-        let cross_lane = inst.opcode.class() == OpcodeClass::Texture
-            || matches!(
-                inst.opcode,
-                Opcode::DDX | Opcode::DDY | Opcode::DDX_FINE | Opcode::DDY_FINE
-            );
+        let cross_lane = props::reads_other_lanes(inst.opcode);
         // Reads first (an instruction reads all its sources before it writes), conservatively
         // every swizzle component.
         let mut reads: Vec<(u32, u8)> = Vec::new();
@@ -188,7 +181,7 @@ fn plan(program: &Program) -> Option<Mapping> {
                 continue;
             }
             // LODQ writes x and y only, whatever its mask says.
-            let written = super::written_mask(inst);
+            let written = props::written_mask(inst);
             for c in 0..4u8 {
                 if written & (1 << c) != 0 {
                     writes.push((dst.reg.index as u32, c));

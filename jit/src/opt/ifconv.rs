@@ -40,20 +40,18 @@ use rustc_hash::FxHashSet as HashSet;
 use std::collections::BTreeMap;
 
 use super::is_tracked_temp;
+use crate::ir::props::{self, TextureLanes};
 use crate::ir::{
     Declaration, DstOperand, HeaderItem, Instruction, Opcode, OpcodeClass, Program, Register,
     RegisterFile, SrcOperand,
 };
 
-/// Weighted size of the largest block converted (both arms): arithmetic counts 1, moves 0,
-/// transcendental functions and texture instructions [`HEAVY_COST`]. crt-lottes linearises each
-/// fetched texel in a block of three sRGB curves behind its early-return flag that weighs more
-/// than 96; at 160 it converts, and value numbering then shares 11 of its 42 fetches with their
-/// curves.
+/// Weighted size of the largest block converted (both arms), in [`props::cost`]: arithmetic
+/// counts 1, moves 0, transcendental functions and texture instructions
+/// [`props::HEAVY_COST`]. crt-lottes linearises each fetched texel in a block of three sRGB
+/// curves behind its early-return flag that weighs more than 96; at 160 it converts, and value
+/// numbering then shares 11 of its 42 fetches with their curves.
 pub const MAX_BLOCK_COST: u32 = 160;
-
-/// The weight of EX2, LG2, POW, SIN, COS and texture instructions.
-pub const HEAVY_COST: u32 = 8;
 
 /// Converts every qualifying block of `program` (see the module documentation), innermost
 /// first; `lane_local_units` has bit `n` set when sampling unit `n` is level-independent.
@@ -225,48 +223,19 @@ fn renameable_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
     index_ok(&reg.indirect) && index_ok(&reg.dimension.and_then(|d| d.indirect))
 }
 
-/// Texture instructions whose result in a lane depends on the sources in that lane alone on
-/// every unit: explicit levels, gradients, level-0 fetches and fixed-component gathers. (`TXQ`
-/// and `SVIEWINFO` take lane 0's level for the quad, `TG4` lane 0's component, and `TXF` /
-/// `SAMPLE_I` lane 0's level where fetches follow softpipe, as `draw` does.)
-fn lane_local_everywhere(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::TXL
-            | Opcode::TXL2
-            | Opcode::TEX_LZ
-            | Opcode::TXD
-            | Opcode::TXF_LZ
-            | Opcode::TXQS
-            | Opcode::SAMPLE_L
-            | Opcode::SAMPLE_D
-            | Opcode::SAMPLE_C_LZ
-            | Opcode::GATHER4
-    )
-}
-
 /// Whether texture instruction `inst` computes each lane from that lane's sources alone.
-pub(super) fn texture_is_lane_local(inst: &Instruction, lane_local_units: u64) -> bool {
+fn texture_is_lane_local(inst: &Instruction, lane_local_units: u64) -> bool {
     // Texel offsets are lane 0's (softpipe keeps one offset per instruction).
     let varying_offsets = inst.texture.as_ref().is_some_and(|t| {
         t.offsets
             .iter()
             .any(|o| !matches!(o.reg.file, RegisterFile::Immediate | RegisterFile::Constant))
     });
-    if varying_offsets
-        || matches!(
-            inst.opcode,
-            Opcode::LODQ
-                | Opcode::TXQ
-                | Opcode::SVIEWINFO
-                | Opcode::TG4
-                | Opcode::TXF
-                | Opcode::SAMPLE_I
-        )
-    {
+    let lanes = props::texture_lanes(inst.opcode);
+    if varying_offsets || lanes == Some(TextureLanes::Quad) {
         return false;
     }
-    if lane_local_everywhere(inst.opcode) {
+    if lanes == Some(TextureLanes::Own) {
         return true;
     }
     inst.src
@@ -282,16 +251,6 @@ pub(super) fn texture_is_lane_local(inst: &Instruction, lane_local_units: u64) -
                 && (0..64).contains(&s.reg.index)
                 && lane_local_units & (1 << s.reg.index) != 0
         })
-}
-
-/// The weight of one instruction in [`MAX_BLOCK_COST`] and [`estimated_cost`].
-pub(super) fn cost(op: Opcode) -> u32 {
-    match op {
-        Opcode::MOV | Opcode::NOP => 0,
-        Opcode::EX2 | Opcode::LG2 | Opcode::POW | Opcode::SIN | Opcode::COS => HEAVY_COST,
-        _ if op.class() == OpcodeClass::Texture => HEAVY_COST,
-        _ => 1,
-    }
 }
 
 fn qualifies(insts: &[Instruction], b: &Block, arrays: &HashSet<u32>, units: u64) -> bool {
@@ -310,10 +269,7 @@ fn qualifies(insts: &[Instruction], b: &Block, arrays: &HashSet<u32>, units: u64
     {
         let op = inst.opcode;
         let kind_ok = match op.class() {
-            OpcodeClass::Alu => !matches!(
-                op,
-                Opcode::DDX | Opcode::DDY | Opcode::DDX_FINE | Opcode::DDY_FINE
-            ),
+            OpcodeClass::Alu => !props::is_derivative(op),
             OpcodeClass::Texture => texture_is_lane_local(inst, units),
             _ => false,
         };
@@ -329,7 +285,7 @@ fn qualifies(insts: &[Instruction], b: &Block, arrays: &HashSet<u32>, units: u64
         if !kind_ok || !operands_ok {
             return false;
         }
-        total += cost(op);
+        total += props::cost(op);
         if total > MAX_BLOCK_COST {
             return false;
         }
@@ -466,7 +422,7 @@ fn convert(insts: &[Instruction], b: &Block, next_temp: &mut u32, out: &mut Vec<
     }
 }
 
-/// A rough per-quad cost of running `program`: instruction weights as `cost`, every branch
+/// A rough per-quad cost of running `program`: instruction weights as [`props::cost`], every branch
 /// taken, and loop bodies counted [`LOOP_TRIPS_GUESS`] times per level of nesting — except loops
 /// that end in an unconditional `BRK` (the single-trip loops the naga lowering wraps around a
 /// loop body for `continue`), which run once.
@@ -499,7 +455,7 @@ pub fn estimated_cost(program: &Program) -> u64 {
                 weights.pop();
             }
             op if op.class() == OpcodeClass::Flow => total = total.saturating_add(weight),
-            op => total = total.saturating_add(weight.saturating_mul(cost(op) as u64)),
+            op => total = total.saturating_add(weight.saturating_mul(props::cost(op) as u64)),
         }
     }
     total

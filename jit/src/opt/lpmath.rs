@@ -41,8 +41,8 @@ use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
 
 use crate::ir::{
-    Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, MathMode, Opcode,
-    Program, Register, RegisterFile, SrcOperand,
+    props, Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, MathMode,
+    Opcode, Program, Register, RegisterFile, SrcOperand,
 };
 
 /// The program as each [`MathMode`] executes it. These live beside [`rewrite`], which they run;
@@ -65,12 +65,10 @@ impl MathMode {
     }
 }
 
-/// True for the opcodes [`rewrite`] replaces.
+/// True for the opcodes [`rewrite`] replaces: the transcendental ones
+/// ([`props::is_transcendental`]).
 pub fn is_rewritten(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::EX2 | Opcode::LG2 | Opcode::POW | Opcode::SIN | Opcode::COS
-    )
+    props::is_transcendental(op)
 }
 
 /// `lp_build_exp2_polynomial` (EXP_POLY_DEGREE 5), rounded to f32 as `lp_build_const_vec` does.

@@ -29,6 +29,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::ir::props::{self, shape, Shape};
 use crate::ir::{
     DstOperand, Instruction, Opcode, OpcodeClass, Program, Register, RegisterFile, SrcOperand,
     TextureTarget,
@@ -208,7 +209,7 @@ impl Numbering {
             self.clear();
             return vec![inst];
         };
-        let mask = super::written_mask(&inst);
+        let mask = props::written_mask(&inst);
         let comps = || (0..4u8).filter(move |c| mask & (1 << c) != 0);
         let numbering = dst_loc.0 == RegisterFile::Temporary && op.class() != OpcodeClass::Address;
         let plain_mov =
@@ -257,7 +258,7 @@ impl Numbering {
         let mut scalar_result = None;
         // A heavy result is computed into a register of its own, which nothing else writes,
         // so a recomputation later finds it even after the frontend's temporaries are reused.
-        let keep = super::ifconv::cost(inst.opcode) >= super::ifconv::HEAVY_COST;
+        let keep = props::is_heavy(inst.opcode);
         let kept = keep.then(|| {
             let reg = Register::new(RegisterFile::Temporary, self.next_temp as i32);
             self.next_temp += 1;
@@ -291,31 +292,6 @@ impl Numbering {
                 vec![compute, copy]
             }
         }
-    }
-}
-
-/// How an opcode's result components depend on its sources.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Shape {
-    /// Component `c` of the result is a function of component `c` of each source.
-    Componentwise,
-    /// Every component is one function of the sources' first components.
-    Scalar,
-    /// Anything else (dot products, texture instructions, packing, …).
-    Vector,
-}
-
-pub(crate) fn shape(op: Opcode) -> Shape {
-    use Opcode::*;
-    match op {
-        MOV | ADD | SUB | MUL | DIV | MAD | FMA | LRP | MIN | MAX | CLAMP | SLT | SGE | SGT
-        | SLE | SEQ | SNE | FSLT | FSGE | FSEQ | FSNE | CMP | CND | UCMP | ABS | FLR | CEIL
-        | TRUNC | FRC | ROUND | SSG | LDEXP | I2F | U2F | F2I | F2U | NOT | AND | OR | XOR
-        | SHL | USHR | ISHR | UADD | UMUL | UMAD | SAD | UDIV | UMOD | IDIV | MOD | IMAX | IMIN
-        | UMAX | UMIN | INEG | IABS | ISSG | ISGE | ISLT | USEQ | USNE | USGE | USLT | IMUL_HI
-        | UMUL_HI | IBFE | UBFE | BREV | POPC | LSB | UMSB | IMSB => Shape::Componentwise,
-        RCP | RSQ | SQRT | EX2 | LG2 | SIN | COS | RCC | POW => Shape::Scalar,
-        _ => Shape::Vector,
     }
 }
 

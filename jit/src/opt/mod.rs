@@ -27,17 +27,13 @@ pub mod unroll;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::ir::{
-    Dimension, HeaderItem, Immediate, ImmediateType, Opcode, OpcodeClass, Processor, Program,
-    Register, RegisterFile,
+    props, Dimension, HeaderItem, Immediate, ImmediateType, Opcode, OpcodeClass, Processor,
+    Program, Register, RegisterFile,
 };
 
 /// Optimizes `program` in place (see the module documentation).
 pub fn optimize(program: &mut Program) {
-    if program
-        .instructions
-        .iter()
-        .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB))
-    {
+    if has_subroutines(&program.instructions) {
         return;
     }
     unroll::unroll_loops(program);
@@ -327,32 +323,12 @@ fn is_copy_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
         }
 }
 
-/// The components an instruction's destination really receives: its write mask, except for
-/// `LODQ`, which writes x and y only (the executors leave z and w as they were).
-pub(crate) fn written_mask(inst: &crate::ir::Instruction) -> u8 {
-    let mask = inst.dst.first().map_or(0, |d| d.write_mask);
-    if inst.opcode == Opcode::LODQ {
-        mask & 0b11
-    } else {
-        mask
-    }
-}
-
 /// Whether `insts` use subroutines or `BRA` (labels are instruction indices there, so the
 /// passes that move instructions leave such programs alone).
-pub(super) fn has_subroutines(insts: &[crate::ir::Instruction]) -> bool {
+fn has_subroutines(insts: &[crate::ir::Instruction]) -> bool {
     insts
         .iter()
-        .any(|i| matches!(i.opcode, Opcode::CAL | Opcode::BGNSUB | Opcode::BRA))
-}
-
-/// Instructions whose result depends on other lanes of the quad.
-pub(crate) fn reads_other_lanes(op: Opcode) -> bool {
-    op.class() == OpcodeClass::Texture
-        || matches!(
-            op,
-            Opcode::DDX | Opcode::DDY | Opcode::DDX_FINE | Opcode::DDY_FINE
-        )
+        .any(|i| props::uses_instruction_indices(i.opcode))
 }
 
 /// One round of copy propagation; returns whether anything changed.
@@ -380,7 +356,7 @@ fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
             // still exact, but not worth the risk of a lane-dependent reading: leave them.
             continue;
         }
-        if depth == 0 || !reads_other_lanes(op) {
+        if depth == 0 || !props::reads_other_lanes(op) {
             for src in &mut inst.src {
                 if !is_tracked_temp(&src.reg, arrays) {
                     continue;
@@ -597,7 +573,7 @@ fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
         if removable {
             let index = inst.dst[0].reg.index as u32;
             let written = inst.dst[0].write_mask;
-            let received = written_mask(inst);
+            let received = props::written_mask(inst);
             let needed = (0..4u8)
                 .filter(|&c| written & (1 << c) != 0 && live.contains(&(index, c)))
                 .fold(0u8, |m, c| m | (1 << c));

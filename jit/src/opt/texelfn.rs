@@ -40,7 +40,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use super::lvn::{shape, Shape};
+use crate::ir::props::{self, shape, Shape};
 use crate::ir::{
     Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, Opcode,
     OpcodeClass, Processor, Program, Register, RegisterFile, SamplerViewDecl, SrcOperand,
@@ -67,9 +67,9 @@ pub struct TexelFunction {
     pub program: Program,
 }
 
-/// Least cost (`ifconv::cost`) a site's slice must have to be hoisted: one
+/// Least cost ([`props::cost`]) a site's slice must have to be hoisted: one
 /// transcendental function or eight simple instructions per lookup.
-pub const MIN_SLICE_COST: u32 = super::ifconv::HEAVY_COST;
+pub const MIN_SLICE_COST: u32 = props::HEAVY_COST;
 
 /// Most derived textures one program gets.
 pub const MAX_DERIVED_TEXTURES: usize = 4;
@@ -246,7 +246,7 @@ impl Analysis {
     fn escape_reads(&mut self, inst: &Instruction) {
         let comps: Vec<u8> = match shape(inst.opcode) {
             Shape::Componentwise => (0..4u8)
-                .filter(|c| super::written_mask(inst) & (1 << c) != 0)
+                .filter(|c| props::written_mask(inst) & (1 << c) != 0)
                 .collect(),
             Shape::Scalar => vec![0],
             Shape::Vector => (0..4).collect(),
@@ -445,7 +445,7 @@ impl Analysis {
                 None => Value::Uniform(node),
                 Some(site) => {
                     if !costed {
-                        self.sites[site].cost += super::ifconv::cost(inst.opcode);
+                        self.sites[site].cost += props::cost(inst.opcode);
                         costed = true;
                     }
                     let def = self.define(site, node, dst.reg.index, c);
@@ -456,8 +456,7 @@ impl Analysis {
                             _ => None,
                         })
                         .collect();
-                    self.defs[def].recomputable =
-                        super::ifconv::cost(inst.opcode) < super::ifconv::HEAVY_COST;
+                    self.defs[def].recomputable = !props::is_heavy(inst.opcode);
                     made.push((c, def));
                     Value::Site(def)
                 }
@@ -567,7 +566,7 @@ impl Analysis {
                 Opcode::ELSE if depth == 0 => break,
                 Opcode::ENDIF if depth == 0 => break,
                 Opcode::ENDIF => depth -= 1,
-                op if super::reads_other_lanes(op) => {
+                op if props::reads_other_lanes(op) => {
                     for src in inst
                         .src
                         .iter()

@@ -32,9 +32,9 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::reads_other_lanes;
 use crate::exec::{NoTextures, QuadIo, QuadShader, ShaderResources};
 use crate::interp::Interpreter;
+use crate::ir::props::reads_other_lanes;
 use crate::ir::{
     Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, Opcode,
     OpcodeClass, Processor, Program, Register, RegisterFile, SrcOperand,
