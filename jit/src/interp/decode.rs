@@ -5,6 +5,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::exec::{ExecError, QuadVec4};
+use crate::ir::structure::{ConstructKind, Structure};
 use crate::ir::{
     props, Dimension, Indirect, Instruction, Opcode, OpcodeClass, Program, Register, RegisterFile,
     SrcOperand, TextureTarget, ValueType,
@@ -599,25 +600,6 @@ impl Decoder {
     }
 }
 
-/// Flow-construct bookkeeping while resolving nesting.
-enum Open {
-    If {
-        pc: usize,
-        else_pc: Option<usize>,
-    },
-    Loop {
-        pc: usize,
-    },
-    Switch {
-        pc: usize,
-        cases: Vec<u32>,
-        has_default: bool,
-    },
-    Sub {
-        pc: usize,
-    },
-}
-
 /// Decodes `program`.
 pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
     let layout = Layout::new(program);
@@ -703,119 +685,51 @@ pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
     })
 }
 
-/// Resolves control flow by nesting (labels of IF/ELSE/loops are not trusted; Mesa's nir_to_tgsi
-/// writes placeholders). Targets:
+/// Resolves control flow by nesting ([`Structure`]; labels of IF/ELSE/loops are not trusted:
+/// Mesa's nir_to_tgsi writes placeholders). Targets:
 /// - IF/UIF: the matching ELSE, or ENDIF (the target instruction is executed).
 /// - ELSE: the matching ENDIF.
 /// - BGNLOOP: the matching ENDLOOP; ENDLOOP: the matching BGNLOOP.
-/// - SWITCH: the matching ENDSWITCH (`aux` indexes the CASE list).
+/// - SWITCH: the matching ENDSWITCH (`aux` indexes the CASE list, in the order the SWITCHes
+///   close).
 /// - CAL/CALLNZ: the BGNSUB named by the label; BGNSUB: the matching ENDSUB.
 fn resolve_flow(program: &Program, insts: &mut [Inst]) -> Result<Vec<Vec<u32>>, ExecError> {
-    let mut stack: Vec<Open> = Vec::new();
+    let structure =
+        Structure::of(&program.instructions).map_err(|e| unsupported(e.pc, e.message))?;
+    // The construct a closing instruction closes (nesting was checked above).
+    let closed = |pc: usize| structure.construct(structure.delimited_by(pc).expect("closes"));
     let mut cases = Vec::new();
-    let mismatch = |pc: usize, what: &str| unsupported(pc, what.to_string());
     for pc in 0..insts.len() {
         match insts[pc].op {
-            Opcode::IF | Opcode::UIF => stack.push(Open::If { pc, else_pc: None }),
-            Opcode::ELSE => match stack.last_mut() {
-                Some(Open::If { else_pc, .. }) if else_pc.is_none() => *else_pc = Some(pc),
-                _ => return Err(mismatch(pc, "ELSE without a matching IF")),
-            },
-            Opcode::ENDIF => match stack.pop() {
-                Some(Open::If { pc: if_pc, else_pc }) => {
-                    insts[if_pc].target = else_pc.unwrap_or(pc) as u32;
-                    if let Some(e) = else_pc {
-                        insts[e].target = pc as u32;
-                    }
+            Opcode::ENDIF => {
+                let c = closed(pc);
+                insts[c.begin].target = c.else_at.unwrap_or(pc) as u32;
+                if let Some(e) = c.else_at {
+                    insts[e].target = pc as u32;
                 }
-                _ => return Err(mismatch(pc, "ENDIF without a matching IF")),
-            },
-            Opcode::BGNLOOP => stack.push(Open::Loop { pc }),
-            Opcode::ENDLOOP => match stack.pop() {
-                Some(Open::Loop { pc: begin }) => {
-                    insts[begin].target = pc as u32;
-                    insts[pc].target = begin as u32;
-                }
-                _ => return Err(mismatch(pc, "ENDLOOP without a matching BGNLOOP")),
-            },
+            }
+            Opcode::ENDLOOP => {
+                let begin = closed(pc).begin;
+                insts[begin].target = pc as u32;
+                insts[pc].target = begin as u32;
+            }
             Opcode::BRK | Opcode::BREAKC => {
-                let inner = stack.iter().rev().find_map(|o| match o {
-                    Open::Loop { .. } => Some(false),
-                    Open::Switch { .. } => Some(true),
-                    _ => None,
-                });
-                match inner {
-                    Some(sw) => insts[pc].breaks_switch = sw,
-                    None => return Err(mismatch(pc, "BRK outside of a loop or SWITCH")),
-                }
+                let exit = structure.exit_of(pc).expect("BRK leaves a loop or SWITCH");
+                insts[pc].breaks_switch = structure.construct(exit).kind == ConstructKind::Switch;
             }
-            Opcode::CONT if !stack.iter().any(|o| matches!(o, Open::Loop { .. })) => {
-                return Err(mismatch(pc, "CONT outside of a loop"));
+            Opcode::ENDSWITCH => {
+                let c = closed(pc);
+                insts[c.begin].target = pc as u32;
+                insts[c.begin].aux = cases.len() as u32;
+                cases.push(c.cases.iter().map(|&p| p as u32).collect());
             }
-            Opcode::SWITCH => stack.push(Open::Switch {
-                pc,
-                cases: Vec::new(),
-                has_default: false,
-            }),
-            Opcode::CASE => match stack.last_mut() {
-                Some(Open::Switch { cases, .. }) => cases.push(pc as u32),
-                _ => return Err(mismatch(pc, "CASE outside of a SWITCH")),
-            },
-            Opcode::DEFAULT => match stack.last_mut() {
-                Some(Open::Switch { has_default, .. }) if !*has_default => *has_default = true,
-                _ => {
-                    return Err(mismatch(
-                        pc,
-                        "DEFAULT outside of a SWITCH, or a second DEFAULT",
-                    ))
-                }
-            },
-            Opcode::ENDSWITCH => match stack.pop() {
-                Some(Open::Switch {
-                    pc: begin,
-                    cases: list,
-                    ..
-                }) => {
-                    insts[begin].target = pc as u32;
-                    insts[begin].aux = cases.len() as u32;
-                    cases.push(list);
-                }
-                _ => return Err(mismatch(pc, "ENDSWITCH without a matching SWITCH")),
-            },
-            Opcode::BGNSUB => {
-                if !stack.is_empty() {
-                    return Err(mismatch(pc, "BGNSUB inside another construct"));
-                }
-                stack.push(Open::Sub { pc });
-            }
-            Opcode::ENDSUB => match stack.pop() {
-                Some(Open::Sub { pc: begin }) => insts[begin].target = pc as u32,
-                _ => return Err(mismatch(pc, "ENDSUB without a matching BGNSUB")),
-            },
+            Opcode::ENDSUB => insts[closed(pc).begin].target = pc as u32,
             Opcode::CAL | Opcode::CALLNZ => {
-                let label = program.instructions[pc]
-                    .label
-                    .ok_or_else(|| mismatch(pc, "CAL without a label"))?
-                    as usize;
-                if program.instructions.get(label).map(|i| i.opcode) != Some(Opcode::BGNSUB) {
-                    return Err(unsupported(
-                        pc,
-                        format!("CAL label {label} does not name a BGNSUB instruction"),
-                    ));
-                }
-                insts[pc].target = label as u32;
+                // Structure checked that the label names a BGNSUB.
+                insts[pc].target = program.instructions[pc].label.unwrap_or(0);
             }
             _ => {}
         }
-    }
-    if let Some(open) = stack.last() {
-        let (pc, what) = match open {
-            Open::If { pc, .. } => (*pc, "IF without ENDIF"),
-            Open::Loop { pc } => (*pc, "BGNLOOP without ENDLOOP"),
-            Open::Switch { pc, .. } => (*pc, "SWITCH without ENDSWITCH"),
-            Open::Sub { pc } => (*pc, "BGNSUB without ENDSUB"),
-        };
-        return Err(mismatch(pc, what));
     }
     Ok(cases)
 }

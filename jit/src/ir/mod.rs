@@ -6,6 +6,7 @@
 
 mod math;
 pub mod props;
+pub mod structure;
 pub mod text;
 mod types;
 pub mod validate;

@@ -32,6 +32,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeSet;
 
+use crate::ir::structure::{Region, RegionKind, Structure};
 use crate::ir::{
     props, Declaration, HeaderItem, Opcode, OpcodeClass, Program, Register, RegisterFile,
 };
@@ -45,18 +46,6 @@ pub fn compact_temps(program: &mut Program) -> (u32, u32) {
     };
     apply(program, &mapping);
     (before, program.file_size(RegisterFile::Temporary))
-}
-
-/// A control region: the whole program, an IF or ELSE branch, a loop body or a switch case.
-#[derive(Clone, Copy, Debug)]
-struct Region {
-    parent: Option<usize>,
-    /// Whether the region is a loop body (its back edge reaches its first instruction).
-    is_loop: bool,
-    /// First and last instruction index of the region's extent (its opening and closing
-    /// instructions for loops, so that widening covers the loop control too).
-    start: usize,
-    end: usize,
 }
 
 /// What one temporary does, gathered in one walk over the program.
@@ -102,7 +91,8 @@ fn plan(program: &Program) -> Option<Mapping> {
         }
     }
 
-    let (regions, region_of) = regions(program)?;
+    let structure = Structure::of(instructions).ok()?;
+    let regions = structure.regions();
     let first_ret = instructions
         .iter()
         .position(|i| i.opcode == Opcode::RET)
@@ -110,7 +100,7 @@ fn plan(program: &Program) -> Option<Mapping> {
 
     let mut usage: HashMap<u32, Usage> = HashMap::default();
     for (pc, inst) in instructions.iter().enumerate() {
-        let region = region_of[pc];
+        let region = structure.region_of(pc);
         let cross_lane = props::reads_other_lanes(inst.opcode);
         // Reads first (an instruction reads all its sources before it writes), conservatively
         // every swizzle component.
@@ -225,7 +215,7 @@ fn plan(program: &Program) -> Option<Mapping> {
             .regions
             .iter()
             .copied()
-            .reduce(|a, b| common_region(&regions, a, b))
+            .reduce(|a, b| common_region(regions, a, b))
             .expect("a used temporary has a region");
         let defined_first = u.first_touch.iter().flatten().all(|&(pc, region, clean)| {
             clean && region == home && (!u.cross_lane || (home == 0 && pc < first_ret))
@@ -239,7 +229,7 @@ fn plan(program: &Program) -> Option<Mapping> {
                 if defined_first && c == home {
                     break;
                 }
-                if regions[c].is_loop {
+                if regions[c].kind == RegionKind::LoopBody {
                     start = start.min(regions[c].start);
                     end = end.max(regions[c].end);
                 }
@@ -322,82 +312,6 @@ fn indirectly_addressed_arrays(program: &Program) -> Vec<(Option<u32>, u32)> {
         }
     }
     found
-}
-
-/// The region tree and the region of every instruction, or `None` for unbalanced control flow.
-fn regions(program: &Program) -> Option<(Vec<Region>, Vec<usize>)> {
-    let n = program.instructions.len();
-    let mut regions = vec![Region {
-        parent: None,
-        is_loop: false,
-        start: 0,
-        end: n.saturating_sub(1),
-    }];
-    let mut region_of = vec![0usize; n];
-    // Open constructs: (kind, region outside it).
-    let mut stack: Vec<(Opcode, usize)> = Vec::new();
-    let mut current = 0usize;
-    let open = |regions: &mut Vec<Region>, parent: usize, is_loop: bool, pc: usize| {
-        regions.push(Region {
-            parent: Some(parent),
-            is_loop,
-            start: pc,
-            end: pc,
-        });
-        regions.len() - 1
-    };
-    for (pc, inst) in program.instructions.iter().enumerate() {
-        match inst.opcode {
-            Opcode::IF | Opcode::UIF | Opcode::BGNLOOP | Opcode::SWITCH => {
-                // The opening instruction (and its condition) belongs to the outer region.
-                region_of[pc] = current;
-                let outer = current;
-                let is_loop = inst.opcode == Opcode::BGNLOOP;
-                // (Code between SWITCH and its first CASE gets a region of its own.)
-                current = open(&mut regions, outer, is_loop, pc);
-                stack.push((inst.opcode, outer));
-            }
-            Opcode::ELSE => {
-                let &(kind, outer) = stack.last()?;
-                if !matches!(kind, Opcode::IF | Opcode::UIF) {
-                    return None;
-                }
-                regions[current].end = pc;
-                region_of[pc] = outer;
-                current = open(&mut regions, outer, false, pc);
-            }
-            Opcode::CASE | Opcode::DEFAULT => {
-                let &(kind, outer) = stack.last()?;
-                if kind != Opcode::SWITCH {
-                    return None;
-                }
-                // Lanes join at every label, so each case is a region of its own.
-                regions[current].end = pc;
-                region_of[pc] = outer;
-                current = open(&mut regions, outer, false, pc);
-            }
-            Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH => {
-                let (kind, outer) = stack.pop()?;
-                let matches = match inst.opcode {
-                    Opcode::ENDIF => matches!(kind, Opcode::IF | Opcode::UIF),
-                    Opcode::ENDLOOP => kind == Opcode::BGNLOOP,
-                    _ => kind == Opcode::SWITCH,
-                };
-                if !matches {
-                    return None;
-                }
-                // A region's extent runs from its opening to its closing instruction.
-                regions[current].end = pc;
-                region_of[pc] = outer;
-                current = outer;
-            }
-            _ => region_of[pc] = current,
-        }
-    }
-    if !stack.is_empty() {
-        return None;
-    }
-    Some((regions, region_of))
 }
 
 /// The innermost region containing both `a` and `b`.

@@ -41,6 +41,7 @@ use std::collections::BTreeMap;
 
 use super::is_tracked_temp;
 use crate::ir::props::{self, TextureLanes};
+use crate::ir::structure::{ConstructKind, RegionKind, Structure};
 use crate::ir::{
     Declaration, DstOperand, HeaderItem, Instruction, Opcode, OpcodeClass, Program, Register,
     RegisterFile, SrcOperand,
@@ -64,9 +65,9 @@ pub fn convert_blocks(program: &mut Program, lane_local_units: u64) -> bool {
     let mut next_temp = program.file_size(RegisterFile::Temporary);
     let first_new = next_temp;
     let mut changed = false;
-    loop {
-        let blocks = innermost_blocks(&program.instructions);
-        let uniform = uniform_conditions(&program.instructions);
+    while let Ok(structure) = Structure::of(&program.instructions) {
+        let blocks = innermost_blocks(&program.instructions, &structure);
+        let uniform = uniform_conditions(&program.instructions, &structure);
         let convertible: Vec<Block> = blocks
             .into_iter()
             .filter(|b| !uniform.contains(&b.start))
@@ -105,54 +106,37 @@ struct Block {
     end: usize,
 }
 
-fn innermost_blocks(insts: &[Instruction]) -> Vec<Block> {
-    // Open blocks: (UIF index, ELSE index, whether flow other than its own ELSE lies inside).
-    let mut open: Vec<(usize, Option<usize>, bool)> = Vec::new();
-    let mut blocks = Vec::new();
-    for (pc, inst) in insts.iter().enumerate() {
-        if inst.opcode.class() != OpcodeClass::Flow {
-            continue;
-        }
-        match inst.opcode {
-            Opcode::UIF | Opcode::IF => {
-                if let Some(top) = open.last_mut() {
-                    top.2 = true;
-                }
-                open.push((pc, None, false));
-            }
-            Opcode::ELSE => match open.last_mut() {
-                Some(top) if top.1.is_none() => top.1 = Some(pc),
-                _ => return Vec::new(),
-            },
-            Opcode::ENDIF => {
-                let Some((start, else_at, nested)) = open.pop() else {
-                    return Vec::new();
-                };
-                if !nested {
-                    blocks.push(Block {
-                        start,
-                        else_at,
-                        end: pc,
-                    });
-                }
-            }
-            _ => {
-                for top in &mut open {
-                    top.2 = true;
-                }
-            }
-        }
+/// The `IF`/`UIF` blocks that hold no flow instruction but their own `ELSE`, in program order.
+fn innermost_blocks(insts: &[Instruction], structure: &Structure) -> Vec<Block> {
+    // Flow instructions before each index, so a block's count is one subtraction.
+    let mut flow_before = Vec::with_capacity(insts.len() + 1);
+    flow_before.push(0usize);
+    for inst in insts {
+        let last = *flow_before.last().expect("starts with 0");
+        flow_before.push(last + usize::from(inst.opcode.class() == OpcodeClass::Flow));
     }
-    blocks
+    structure
+        .constructs()
+        .iter()
+        .filter(|c| c.kind == ConstructKind::If)
+        .filter(|c| {
+            let inside = flow_before[c.end] - flow_before[c.begin + 1];
+            inside == usize::from(c.else_at.is_some())
+        })
+        .map(|c| Block {
+            start: c.begin,
+            else_at: c.else_at,
+            end: c.end,
+        })
+        .collect()
 }
 
 /// The `UIF`s whose condition is the same in every lane of every quad: computed outside all
 /// flow from constants and immediates only (a shader parameter, say). Such a branch is either
 /// taken by all lanes or skipped by all, so it stays a branch: converting it would run the code
 /// of every setting of the parameter.
-fn uniform_conditions(insts: &[Instruction]) -> HashSet<usize> {
+fn uniform_conditions(insts: &[Instruction], structure: &Structure) -> HashSet<usize> {
     let mut uniform: HashSet<(u32, u8)> = HashSet::default();
-    let mut depth = 0usize;
     let mut found = HashSet::default();
     let is_uniform = |uniform: &HashSet<(u32, u8)>, s: &SrcOperand, comps: &[u8]| {
         let direct = s.reg.indirect.is_none()
@@ -170,16 +154,8 @@ fn uniform_conditions(insts: &[Instruction]) -> HashSet<usize> {
             }
     };
     for (pc, inst) in insts.iter().enumerate() {
-        match inst.opcode {
-            Opcode::UIF => {
-                if is_uniform(&uniform, &inst.src[0], &[0]) {
-                    found.insert(pc);
-                }
-                depth += 1;
-            }
-            Opcode::IF | Opcode::BGNLOOP | Opcode::SWITCH => depth += 1,
-            Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH => depth = depth.saturating_sub(1),
-            _ => {}
+        if inst.opcode == Opcode::UIF && is_uniform(&uniform, &inst.src[0], &[0]) {
+            found.insert(pc);
         }
         for d in &inst.dst {
             if d.reg.file != RegisterFile::Temporary {
@@ -192,7 +168,7 @@ fn uniform_conditions(insts: &[Instruction]) -> HashSet<usize> {
             let comps: Vec<u8> = (0..4).filter(|c| d.write_mask & (1 << c) != 0).collect();
             // Each written component reads the same component of componentwise sources and the
             // first of scalar ones; requiring all four keeps this exact for every opcode.
-            let from_uniform = depth == 0
+            let from_uniform = structure.depth(pc) == 0
                 && inst.opcode.class() == OpcodeClass::Alu
                 && inst
                     .src
@@ -428,32 +404,31 @@ fn convert(insts: &[Instruction], b: &Block, next_temp: &mut u32, out: &mut Vec<
 /// loop body for `continue`), which run once.
 pub fn estimated_cost(program: &Program) -> u64 {
     let insts = &program.instructions;
-    // The multiplier in force inside each open loop.
+    // How many times each region runs per quad (regions come after the region they lie in);
+    // a program whose nesting does not balance counts every instruction once.
+    let structure = Structure::of(insts).ok();
     let mut weights: Vec<u64> = Vec::new();
-    let mut open: Vec<usize> = Vec::new();
-    let mut single_trip = vec![false; insts.len()];
-    for (pc, inst) in insts.iter().enumerate() {
-        match inst.opcode {
-            Opcode::BGNLOOP => open.push(pc),
-            Opcode::ENDLOOP => {
-                if let Some(start) = open.pop() {
-                    single_trip[start] = pc > 0 && insts[pc - 1].opcode == Opcode::BRK;
+    for region in structure.iter().flat_map(|s| s.regions()) {
+        let outer = region.parent.map_or(1, |p| weights[p]);
+        let trips = match (region.kind, region.construct) {
+            (RegionKind::LoopBody, Some(c)) => {
+                let end = structure.as_ref().expect("regions").construct(c).end;
+                let single_trip = end > 0 && insts[end - 1].opcode == Opcode::BRK;
+                if single_trip {
+                    1
+                } else {
+                    LOOP_TRIPS_GUESS
                 }
             }
-            _ => {}
-        }
+            _ => 1,
+        };
+        weights.push(outer.saturating_mul(trips));
     }
     let mut total = 0u64;
     for (pc, inst) in insts.iter().enumerate() {
-        let weight = weights.last().copied().unwrap_or(1);
+        let weight = structure.as_ref().map_or(1, |s| weights[s.region_of(pc)]);
         match inst.opcode {
-            Opcode::BGNLOOP => {
-                let trips = if single_trip[pc] { 1 } else { LOOP_TRIPS_GUESS };
-                weights.push(weight.saturating_mul(trips));
-            }
-            Opcode::ENDLOOP => {
-                weights.pop();
-            }
+            Opcode::BGNLOOP | Opcode::ENDLOOP => {}
             op if op.class() == OpcodeClass::Flow => total = total.saturating_add(weight),
             op => total = total.saturating_add(weight.saturating_mul(props::cost(op) as u64)),
         }

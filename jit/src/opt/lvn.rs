@@ -30,6 +30,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::props::{self, shape, Shape};
+use crate::ir::structure::Structure;
 use crate::ir::{
     DstOperand, Instruction, Opcode, OpcodeClass, Program, Register, RegisterFile, SrcOperand,
     TextureTarget,
@@ -342,6 +343,9 @@ pub fn number_values(program: &mut Program) -> bool {
     if super::has_subroutines(&program.instructions) {
         return false;
     }
+    let Ok(structure) = Structure::of(&program.instructions) else {
+        return false;
+    };
     let first_temp = program.file_size(RegisterFile::Temporary);
     let mut state = Numbering {
         next_temp: first_temp,
@@ -351,7 +355,6 @@ pub fn number_values(program: &mut Program) -> bool {
             .collect(),
         ..Numbering::default()
     };
-    let mut depth = 0usize;
     let mut returned = false;
     let mut changed = false;
     // Register components written inside the branch, loop or switch being skipped; an indirect
@@ -359,22 +362,23 @@ pub fn number_values(program: &mut Program) -> bool {
     let mut written_inside: Vec<(Loc, u8)> = Vec::new();
     let mut forget_all = false;
     let mut out = Vec::with_capacity(program.instructions.len());
-    for inst in std::mem::take(&mut program.instructions) {
+    for (pc, inst) in std::mem::take(&mut program.instructions)
+        .into_iter()
+        .enumerate()
+    {
+        let depth = structure.depth(pc);
         if inst.opcode.class() == OpcodeClass::Flow {
             match inst.opcode {
-                Opcode::IF | Opcode::UIF | Opcode::BGNLOOP | Opcode::SWITCH => depth += 1,
-                Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        if forget_all {
-                            state.clear();
-                        }
-                        for (loc, c) in written_inside.drain(..) {
-                            let n = state.fresh();
-                            state.set(loc, c, n);
-                        }
-                        forget_all = false;
+                // Leaving the outermost construct: what it wrote gets fresh numbers.
+                Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH if depth == 0 => {
+                    if forget_all {
+                        state.clear();
                     }
+                    for (loc, c) in written_inside.drain(..) {
+                        let n = state.fresh();
+                        state.set(loc, c, n);
+                    }
+                    forget_all = false;
                 }
                 Opcode::RET => returned = true,
                 _ => {}

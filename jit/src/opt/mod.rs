@@ -26,6 +26,7 @@ pub mod unroll;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use crate::ir::structure::{ConstructKind, Structure};
 use crate::ir::{
     props, Dimension, HeaderItem, Immediate, ImmediateType, Opcode, OpcodeClass, Processor,
     Program, Register, RegisterFile,
@@ -333,30 +334,25 @@ fn has_subroutines(insts: &[crate::ir::Instruction]) -> bool {
 
 /// One round of copy propagation; returns whether anything changed.
 fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
+    let Ok(structure) = Structure::of(&program.instructions) else {
+        return false;
+    };
     // (temp index, component) → (source register, component)
     let mut copies: HashMap<(u32, u8), (Register, u8)> = HashMap::default();
     // (source temp index, component) → destinations copied from it (possibly stale: checked
     // against `copies` when used), so a write does not scan every copy.
     let mut copied_from: HashMap<(u32, u8), Vec<(u32, u8)>> = HashMap::default();
-    let mut depth = 0usize;
     let mut changed = false;
-    for inst in &mut program.instructions {
+    for (pc, inst) in program.instructions.iter_mut().enumerate() {
         let op = inst.opcode;
         if op.class() == OpcodeClass::Flow {
             copies.clear();
             copied_from.clear();
-            match op {
-                Opcode::IF | Opcode::UIF | Opcode::BGNLOOP | Opcode::SWITCH => depth += 1,
-                Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH => {
-                    depth = depth.saturating_sub(1)
-                }
-                _ => {}
-            }
             // Flow instructions read sources too (IF's condition); forwarding into them is
             // still exact, but not worth the risk of a lane-dependent reading: leave them.
             continue;
         }
-        if depth == 0 || !props::reads_other_lanes(op) {
+        if structure.depth(pc) == 0 || !props::reads_other_lanes(op) {
             for src in &mut inst.src {
                 if !is_tracked_temp(&src.reg, arrays) {
                     continue;
@@ -518,37 +514,48 @@ fn remove_dead_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
 /// instructions.
 fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
     let insts = &program.instructions;
+    let Ok(structure) = Structure::of(insts) else {
+        return false;
+    };
     let first_ret = insts
         .iter()
         .position(|i| i.opcode == Opcode::RET)
         .unwrap_or(usize::MAX);
-    // Everything each loop reads, keyed by its ENDLOOP.
+    // Per construct: the innermost loop it lies in, itself included (parents come first).
+    let constructs = structure.constructs();
+    let mut innermost_loop: Vec<Option<usize>> = Vec::with_capacity(constructs.len());
+    for (c, construct) in constructs.iter().enumerate() {
+        innermost_loop.push(match construct.kind {
+            ConstructKind::Loop => Some(c),
+            _ => construct.parent.and_then(|p| innermost_loop[p]),
+        });
+    }
+    let loop_around = |pc: usize| structure.enclosing(pc).and_then(|c| innermost_loop[c]);
+    // Everything each loop reads (by construct while open), then keyed by its ENDLOOP.
     let mut loop_reads: HashMap<usize, HashSet<(u32, u8)>> = HashMap::default();
-    let mut open: Vec<HashSet<(u32, u8)>> = Vec::new();
+    let mut open: HashMap<usize, HashSet<(u32, u8)>> = HashMap::default();
     let mut scratch = Vec::new();
     for (pc, inst) in insts.iter().enumerate() {
         match inst.opcode {
-            Opcode::BGNLOOP => open.push(HashSet::default()),
+            Opcode::BGNLOOP => {}
             Opcode::ENDLOOP => {
-                let reads = open.pop().unwrap_or_default();
-                if let Some(outer) = open.last_mut() {
-                    outer.extend(reads.iter().copied());
+                let c = structure.delimited_by(pc).expect("ENDLOOP closes a loop");
+                let reads = open.remove(&c).unwrap_or_default();
+                if let Some(outer) = constructs[c].parent.and_then(|p| innermost_loop[p]) {
+                    open.entry(outer).or_default().extend(reads.iter().copied());
                 }
                 loop_reads.insert(pc, reads);
             }
             _ => {
-                if !open.is_empty() {
+                if let Some(l) = loop_around(pc) {
                     scratch.clear();
                     temp_reads(inst, &mut scratch);
-                    open.last_mut()
-                        .expect("open loop")
-                        .extend(scratch.iter().copied());
+                    open.entry(l).or_default().extend(scratch.iter().copied());
                 }
             }
         }
     }
     let mut live: HashSet<(u32, u8)> = HashSet::default();
-    let mut depth = 0usize;
     let mut masks: Vec<u8> = insts
         .iter()
         .map(|i| i.dst.first().map_or(0, |d| d.write_mask))
@@ -556,16 +563,8 @@ fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
     let mut changed = false;
     for pc in (0..insts.len()).rev() {
         let inst = &insts[pc];
-        match inst.opcode {
-            Opcode::ENDLOOP => {
-                depth += 1;
-                live.extend(loop_reads[&pc].iter().copied());
-            }
-            Opcode::ENDIF | Opcode::ENDSWITCH => depth += 1,
-            Opcode::BGNLOOP | Opcode::IF | Opcode::UIF | Opcode::SWITCH => {
-                depth = depth.saturating_sub(1)
-            }
-            _ => {}
+        if inst.opcode == Opcode::ENDLOOP {
+            live.extend(loop_reads[&pc].iter().copied());
         }
         let removable = matches!(inst.opcode.class(), OpcodeClass::Alu | OpcodeClass::Texture)
             && inst.dst.len() == 1
@@ -581,7 +580,7 @@ fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
                 masks[pc] = needed;
                 changed = true;
             }
-            if depth == 0 && pc < first_ret {
+            if structure.depth(pc) == 0 && pc < first_ret {
                 for c in 0..4u8 {
                     if received & (1 << c) != 0 {
                         live.remove(&(index, c));

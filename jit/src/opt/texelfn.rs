@@ -41,6 +41,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::ir::props::{self, shape, Shape};
+use crate::ir::structure::Structure;
 use crate::ir::{
     Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, Opcode,
     OpcodeClass, Processor, Program, Register, RegisterFile, SamplerViewDecl, SrcOperand,
@@ -555,29 +556,26 @@ impl Analysis {
     }
 
     /// The temporary components that instructions reading other lanes of the quad
-    /// (derivatives, texture instructions) read in the first side of the branch that begins at
-    /// instruction `start`, nested branches included.
-    fn lane_crossing_reads(&self, insts: &[Instruction], start: usize) -> HashSet<(i32, u8)> {
+    /// (derivatives, texture instructions) read in `insts[first..end]`, nested branches
+    /// included; `crossing` lists those instructions' indices in order.
+    fn lane_crossing_reads(
+        &self,
+        insts: &[Instruction],
+        crossing: &[usize],
+        (first, end): (usize, usize),
+    ) -> HashSet<(i32, u8)> {
         let mut read = HashSet::new();
-        let mut depth = 0usize;
-        for inst in &insts[start + 1..] {
-            match inst.opcode {
-                Opcode::IF | Opcode::UIF => depth += 1,
-                Opcode::ELSE if depth == 0 => break,
-                Opcode::ENDIF if depth == 0 => break,
-                Opcode::ENDIF => depth -= 1,
-                op if props::reads_other_lanes(op) => {
-                    for src in inst
-                        .src
-                        .iter()
-                        .filter(|s| s.reg.file == RegisterFile::Temporary)
-                    {
-                        for index in self.temps_reached(&src.reg) {
-                            read.extend((0..4).map(|c| (index, c)));
-                        }
-                    }
+        let from = crossing.partition_point(|&pc| pc < first);
+        let to = crossing.partition_point(|&pc| pc < end);
+        for &pc in &crossing[from..to] {
+            for src in insts[pc]
+                .src
+                .iter()
+                .filter(|s| s.reg.file == RegisterFile::Temporary)
+            {
+                for index in self.temps_reached(&src.reg) {
+                    read.extend((0..4).map(|c| (index, c)));
                 }
-                _ => {}
             }
         }
         read
@@ -647,6 +645,13 @@ pub fn hoist_texel_functions(program: &mut Program, nearest_units: u64) -> Vec<T
     if unbounded {
         return Vec::new();
     }
+    let Ok(structure) = Structure::of(&program.instructions) else {
+        return Vec::new();
+    };
+    // The instructions that read other lanes of the quad, in order.
+    let crossing: Vec<usize> = (0..program.instructions.len())
+        .filter(|&pc| props::reads_other_lanes(program.instructions[pc].opcode))
+        .collect();
     let mut analysis = Analysis {
         immediates: program.immediates().map(Immediate::components).collect(),
         arrays,
@@ -661,7 +666,11 @@ pub fn hoist_texel_functions(program: &mut Program, nearest_units: u64) -> Vec<T
                     analysis.escape_reads(inst);
                     // Inside, lanes that do not take the branch keep what they hold now, and
                     // derivatives and implicit levels of detail read them.
-                    let read = analysis.lane_crossing_reads(&program.instructions, index);
+                    let branch = structure
+                        .construct(structure.delimited_by(index).expect("IF opens a branch"));
+                    let first_side = (index + 1, branch.else_at.unwrap_or(branch.end));
+                    let read =
+                        analysis.lane_crossing_reads(&program.instructions, &crossing, first_side);
                     analysis.escape_held(&read);
                 }
                 analysis.open.push(OpenBranch {

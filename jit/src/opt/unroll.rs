@@ -30,11 +30,12 @@
 //! loop. A loop that never ends runs into [`MAX_TRIPS`] and stays a loop, so the instruction
 //! budget still stops it at run time. Programs with subroutines are left alone.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::exec::{NoTextures, QuadIo, QuadShader, ShaderResources};
 use crate::interp::Interpreter;
 use crate::ir::props::reads_other_lanes;
+use crate::ir::structure::{ConstructKind, Structure};
 use crate::ir::{
     Declaration, DstOperand, HeaderItem, Immediate, ImmediateType, Instruction, Opcode,
     OpcodeClass, Processor, Program, Register, RegisterFile, SrcOperand,
@@ -65,14 +66,16 @@ pub fn unroll_loops_within(program: &mut Program, loop_instructions: usize, grow
     if super::has_subroutines(insts) {
         return false;
     }
-    let Some(structure) = Structure::of(insts) else {
+    let Ok(structure) = Structure::of(insts) else {
         return false;
     };
+    let continuing_switches = continuing_switches(insts, &structure);
     let immediates: Vec<[u32; 4]> = program.immediates().map(Immediate::components).collect();
     let program_immediates = immediates.len();
     let mut unroller = Unroller {
         insts,
         structure,
+        continuing_switches,
         arrays: program
             .declarations()
             .filter(|d| d.file == RegisterFile::Temporary)
@@ -147,51 +150,32 @@ enum Exit {
 /// The loop being unrolled cannot be (a `BRK`/`CONT` under an unknown condition, a limit).
 struct Abort;
 
-/// Matching control-flow instructions.
-struct Structure {
-    /// For `IF`/`UIF`: the `ELSE` (if any) and the `ENDIF`; for `BGNLOOP`: `ENDLOOP`; for
-    /// `SWITCH`: `ENDSWITCH`.
-    partner: HashMap<usize, (Option<usize>, usize)>,
-}
-
-impl Structure {
-    fn of(insts: &[Instruction]) -> Option<Structure> {
-        let mut partner = HashMap::default();
-        let mut open: Vec<(usize, Option<usize>)> = Vec::new();
-        for (i, inst) in insts.iter().enumerate() {
-            match inst.opcode {
-                Opcode::IF | Opcode::UIF | Opcode::BGNLOOP | Opcode::SWITCH => {
-                    open.push((i, None));
-                }
-                Opcode::ELSE => {
-                    let top = open.last_mut()?;
-                    if !matches!(insts[top.0].opcode, Opcode::IF | Opcode::UIF) || top.1.is_some() {
-                        return None;
-                    }
-                    top.1 = Some(i);
-                }
-                Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH => {
-                    let (start, middle) = open.pop()?;
-                    let expected = match insts[start].opcode {
-                        Opcode::IF | Opcode::UIF => Opcode::ENDIF,
-                        Opcode::BGNLOOP => Opcode::ENDLOOP,
-                        _ => Opcode::ENDSWITCH,
-                    };
-                    if inst.opcode != expected {
-                        return None;
-                    }
-                    partner.insert(start, (middle, i));
-                }
-                _ => {}
-            }
+/// The `SWITCH`es holding a `CONT` that continues a loop around them (not one nested in the
+/// switch), by their instruction: each `CONT` marks the switches between it and its loop.
+fn continuing_switches(insts: &[Instruction], structure: &Structure) -> HashSet<usize> {
+    let mut found = HashSet::default();
+    for (pc, inst) in insts.iter().enumerate() {
+        if inst.opcode != Opcode::CONT {
+            continue;
         }
-        open.is_empty().then_some(Structure { partner })
+        let target = structure.exit_of(pc).expect("CONT continues a loop");
+        let mut at = structure.enclosing(pc);
+        while let Some(c) = at.filter(|&c| c != target) {
+            let construct = structure.construct(c);
+            if construct.kind == ConstructKind::Switch {
+                found.insert(construct.begin);
+            }
+            at = construct.parent;
+        }
     }
+    found
 }
 
 struct Unroller<'p> {
     insts: &'p [Instruction],
     structure: Structure,
+    /// The `SWITCH`es (by their instruction) holding a `CONT` of a loop around them.
+    continuing_switches: HashSet<usize>,
     /// TEMP arrays by id: (first, last) register.
     arrays: HashMap<u32, (u32, u32)>,
     /// Values of every immediate: the program's, then the ones the pass adds.
@@ -227,7 +211,9 @@ impl Unroller<'_> {
             let inst = &self.insts[i];
             match inst.opcode {
                 Opcode::IF | Opcode::UIF => {
-                    let (middle, endif) = self.structure.partner[&i];
+                    let block = self.structure.delimited_by(i).expect("IF opens a block");
+                    let block = self.structure.construct(block);
+                    let (middle, endif) = (block.else_at, block.end);
                     let then_end = middle.unwrap_or(endif);
                     match self.condition(inst, known) {
                         Some(taken) => {
@@ -258,15 +244,15 @@ impl Unroller<'_> {
                     continue;
                 }
                 Opcode::BGNLOOP => {
-                    let (_, endloop) = self.structure.partner[&i];
+                    let endloop = self.end_of(i);
                     self.find_loop(i, endloop, known, lanes_vary)?;
                     i = endloop + 1;
                     continue;
                 }
                 Opcode::SWITCH => {
-                    let (_, endswitch) = self.structure.partner[&i];
+                    let endswitch = self.end_of(i);
                     // A CONT in a switch continues the enclosing loop: too much to follow.
-                    if scope == Scope::Unrolling && self.continues_out(i, endswitch) {
+                    if scope == Scope::Unrolling && self.continuing_switches.contains(&i) {
                         return Err(Abort);
                     }
                     self.forget_writes(i, endswitch, known);
@@ -358,18 +344,13 @@ impl Unroller<'_> {
         Ok(())
     }
 
-    /// Whether `insts[start..=end]` holds a `CONT` outside every loop nested in it.
-    fn continues_out(&self, start: usize, end: usize) -> bool {
-        let mut depth = 0usize;
-        for inst in &self.insts[start..=end] {
-            match inst.opcode {
-                Opcode::BGNLOOP => depth += 1,
-                Opcode::ENDLOOP => depth = depth.saturating_sub(1),
-                Opcode::CONT if depth == 0 => return true,
-                _ => {}
-            }
-        }
-        false
+    /// The closing instruction of the construct instruction `begin` opens.
+    fn end_of(&self, begin: usize) -> usize {
+        let c = self
+            .structure
+            .delimited_by(begin)
+            .expect("opens a construct");
+        self.structure.construct(c).end
     }
 
     /// Keeps in `then_known` (what the known values were after the `then` arm of the `IF` at
