@@ -39,7 +39,7 @@
 use rustc_hash::FxHashSet as HashSet;
 use std::collections::BTreeMap;
 
-use super::is_tracked_temp;
+use super::copies::is_tracked_temp;
 use crate::ir::props::{self, TextureLanes};
 use crate::ir::structure::{ConstructKind, RegionKind, Structure};
 use crate::ir::{
@@ -61,7 +61,7 @@ pub fn convert_blocks(program: &mut Program, lane_local_units: u64) -> bool {
     if super::has_subroutines(&program.instructions) {
         return false;
     }
-    let arrays = super::array_temps(program);
+    let arrays = super::copies::array_temps(program);
     let mut next_temp = program.file_size(RegisterFile::Temporary);
     let first_new = next_temp;
     let mut changed = false;
