@@ -1,10 +1,10 @@
 //! The filter chain specializes each pass's fragment program for the textures it binds
-//! (`ir::opt::specialize`: if-conversion, value numbering). That must not change a pixel: every
+//! (`opt::specialize`: if-conversion, value numbering). That must not change a pixel: every
 //! preset of `tests/chain/` and the bench presets render byte-identically with and without it,
 //! including `specialize/mip_branch.slangp`, whose mipmapped pass reads textures inside branches
 //! that split quads (converting those branches would change the level of detail). The sampler
 //! hints the chain predicts for each pass must match what its frames bind. Specialization also
-//! folds the shader parameters into the programs (`ir::opt::fold_known_constants`), which must
+//! folds the shader parameters into the programs (`opt::fold_known_constants`), which must
 //! not change a pixel either.
 
 use softgpu::chain::{ChainOptions, FilterChain, FrameOptions};

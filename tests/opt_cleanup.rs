@@ -1,7 +1,8 @@
-//! The IR cleanup (`ir::opt` and the register compaction of `ir::compact`) must not change one
-//! output bit: every slang and WGSL shader in the repository is lowered with and without it, and both programs run through the interpreter on
-//! the same pseudo-random quads (varied live masks, constants and a bound texture on every unit)
-//! must write the same bits and kill the same lanes.
+//! The IR cleanup (`opt::cleanup`: unrolling, copy propagation, dead writes, register
+//! compaction) must not change one output bit: every slang and WGSL shader in the repository is
+//! lowered with and without it, and both programs run through the interpreter on the same
+//! pseudo-random quads (varied live masks, constants and a bound texture on every unit) must
+//! write the same bits and kill the same lanes.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

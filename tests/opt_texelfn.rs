@@ -1,4 +1,4 @@
-//! Texel functions (`ir::texelfn`): a program rewritten to read its functions of nearest texels
+//! Texel functions (`opt::texelfn`): a program rewritten to read its functions of nearest texels
 //! from derived textures, rendered after its pre-passes, writes the bits the program writes as
 //! compiled — on random textures (special floats included), random uniforms (branch conditions
 //! both ways, -0 and NaN among them) and every wrap mode, with coordinates reaching past the

@@ -1,4 +1,4 @@
-//! `ir::opt::narrow_input_usage`: the JIT's fragment programs declare only the input components
+//! `opt::narrow_input_usage`: the JIT's fragment programs declare only the input components
 //! they read, so the rasterizer interpolates no plane nobody reads. The narrowed masks are
 //! checked directly, and draws through the JIT (narrowed programs) must give the same bytes as
 //! the interpreter (programs as written, every declared component interpolated).

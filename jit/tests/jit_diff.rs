@@ -3,7 +3,7 @@
 //! images, and (b) thousands of randomly generated programs, all on random inputs that include
 //! NaN, ±Inf, ±0, denormals and extreme integers.
 
-use softgpu_jit::codegen::JitShader;
+use softgpu_jit::codegen::{JitShader, MAX_INLINE_TEX};
 use softgpu_jit::exec::{
     ExecError, LodMode, QuadBatch, QuadShader, QuadVec4, SampleRequest, ShaderResources,
     TextureAccess,
@@ -11,6 +11,7 @@ use softgpu_jit::exec::{
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
 use softgpu_jit::ir::{Program, TextureTarget};
+use softgpu_jit::opt::SpecializeOptions;
 
 mod splitmix;
 use splitmix::Rng;
@@ -920,7 +921,7 @@ impl TextureAccess for LaneTextures {
     }
 }
 
-/// `ir::opt::specialize` (if-conversion, value numbering, unrolling, liveness-based removal,
+/// `opt::specialize` (if-conversion, value numbering, unrolling, liveness-based removal,
 /// compaction) must not change a bit: 1,500 random programs with repeated lines, run by the
 /// interpreter before and after on textures that keep its promise for unit 0 (and not for
 /// unit 1), and the specialized program through the JIT against the interpreter.
@@ -937,6 +938,15 @@ fn many_specialized_random_programs_match_the_originals() {
     specialized_programs(100_000, 20_000);
 }
 
+/// `program` specialized for textures that keep [`LANE_LOCAL_UNITS`]' promise.
+fn specialize(program: &Program) -> Program {
+    let options = SpecializeOptions {
+        lane_local_units: LANE_LOCAL_UNITS,
+        ..SpecializeOptions::new(MAX_INLINE_TEX)
+    };
+    softgpu_jit::opt::specialize(program, &options).program
+}
+
 /// Runs `count` random programs from seed `first` through the comparison above; returns how
 /// many specialization changed and how many of those lost a branch.
 fn specialized_programs(first: u64, count: u64) -> (usize, usize) {
@@ -946,8 +956,7 @@ fn specialized_programs(first: u64, count: u64) -> (usize, usize) {
     for seed in first..first + count {
         let text = random_program_with(seed, 24, true, true);
         let original = parse_program(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-        let mut specialized = original.clone();
-        softgpu_jit::opt::specialize(&mut specialized, LANE_LOCAL_UNITS);
+        let specialized = specialize(&original);
         if specialized == original {
             continue;
         }
@@ -974,7 +983,7 @@ fn specialized_programs(first: u64, count: u64) -> (usize, usize) {
     (changed, flattened)
 }
 
-/// Constants folded into immediates (`ir::opt::fold_known_constants`, what a filter chain does
+/// Constants folded into immediates (`opt::fold_known_constants`, what a filter chain does
 /// with its shader parameters): each random program gets one set of constant-buffer values, a
 /// random part of which is declared known and folded (then unrolled and optimized); with those
 /// values in its buffers the original must give the same bits and kill mask as the folded
@@ -1010,7 +1019,7 @@ fn folded_programs(first: u64, count: u64) -> (usize, usize) {
             }
         }
         let mut folded = original.clone();
-        if softgpu_jit::opt::fold_known_constants(&mut folded, &known) == 0 {
+        if softgpu_jit::opt::fold_known_constants(&mut folded, &known, MAX_INLINE_TEX) == 0 {
             continue;
         }
         changed += 1;
@@ -1039,7 +1048,7 @@ fn folded_programs(first: u64, count: u64) -> (usize, usize) {
     (changed, flattened)
 }
 
-/// A program rewritten by an `ir::opt` pass against its original `(program, text)`: the
+/// A program rewritten by an `opt` pass against its original `(program, text)`: the
 /// interpreter runs both on 8 random input sets (with `constants` in the buffers when given) and
 /// must give the same bits and kill mask, unless either runs out of budget; then the rewrite
 /// must give the interpreter's bits through both JIT tiers.
@@ -1109,9 +1118,8 @@ fn indirect_temps_without_an_array_keep_their_writes() {
                 4: END\n";
     let original = parse_program(text).expect("program");
     let mut optimized = original.clone();
-    softgpu_jit::opt::optimize(&mut optimized);
-    let mut specialized = original.clone();
-    softgpu_jit::opt::specialize(&mut specialized, LANE_LOCAL_UNITS);
+    softgpu_jit::opt::cleanup(&mut optimized);
+    let specialized = specialize(&original);
     let reference = Interpreter::new(&original).expect("interpreter");
     let mut rng = Rng(77);
     let inp = random_inputs(&mut rng, 1, 0, 1);

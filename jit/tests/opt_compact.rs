@@ -1,4 +1,4 @@
-//! Temporary-register compaction (`ir::compact`) must not change one output bit. Each program
+//! Temporary-register compaction (`opt::compact`) must not change one output bit. Each program
 //! below runs through the interpreter before and after compaction on the same quads (partial
 //! live masks, per-lane inputs that send lanes down different branches) and must write the same
 //! bits and kill the same lanes. The hand-written programs are the traps a plain interval

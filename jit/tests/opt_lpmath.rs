@@ -1,4 +1,4 @@
-//! `ir::lpmath`: the rewritten programs compute exactly what the scalar model of gallivm's
+//! `opt::lpmath`: the rewritten programs compute exactly what the scalar model of gallivm's
 //! algorithms (`lpmath::model`) computes, lane by lane, through the interpreter and the JIT;
 //! consecutive scalar instructions share one expansion only when that keeps the meaning;
 //! writemasks, `_SAT`, source swizzles and modifiers, declarations and labels survive.

@@ -1,4 +1,4 @@
-//! `ir::unroll`: constant loops become straight code, constant instructions become copies of
+//! `opt::unroll`: constant loops become straight code, constant instructions become copies of
 //! their results, and every program computes the same bits before and after (checked through
 //! the interpreter on pseudo-random quads with partial live masks, NaNs and denormals).
 

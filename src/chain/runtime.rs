@@ -30,7 +30,7 @@ use crate::frontend::lower::LoweredShader;
 use crate::frontend::vulkan_glsl::{self as slang, Parameter, StageReflection};
 use crate::ir::MathMode;
 use crate::ir::{Program, SamplerHint};
-use crate::opt::texelfn::{hoist_texel_functions, TexelFunction};
+use crate::opt::texelfn::TexelFunction;
 use crate::opt::KnownConstants;
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
 use crate::texture::{FetchBounds, Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
@@ -298,44 +298,23 @@ impl SpecializationInputs<'_> {
         )
     }
 
-    /// Folds the constants, then rewrites the program (`ir::opt::specialization_candidate`)
-    /// where that pays, and hoists its texel functions into pre-passes.
+    /// Folds the constants, then rewrites the program where that pays, and hoists its texel
+    /// functions into pre-passes (`opt::specialize`).
     fn specialize(&self) -> Specialization {
-        let mut specialized = self.program.clone();
-        let folded_constants = crate::opt::fold_known_constants(&mut specialized, self.constants);
-        // (the rewrite with its texel functions hoisted, those functions)
-        let mut hoisted_candidate = None;
-        if let Some(candidate) =
-            crate::opt::specialization_candidate(&specialized, self.fragment_units)
-        {
-            if crate::opt::rewrite_pays(&specialized, &candidate) {
-                specialized = candidate;
-            } else {
-                // Branches turned into selects can free texel functions that the branches
-                // hid (the sRGB curve's `c <= 0.04045 ? … : pow(…)` once a parameter has
-                // folded the branches around it), and their pre-pass can make it pay.
-                let mut hoisted = candidate.clone();
-                let functions = hoist_texel_functions(&mut hoisted, self.nearest_units);
-                if !functions.is_empty() && crate::opt::rewrite_pays(&specialized, &hoisted) {
-                    hoisted_candidate = Some((hoisted, functions));
-                }
-            }
-        }
-        let (unhoisted, texel_functions) = match hoisted_candidate {
-            // Draws that cannot use the pre-pass run the program as it was before the
-            // rewrite, which pays only with the pre-pass.
-            Some((hoisted, functions)) => (std::mem::replace(&mut specialized, hoisted), functions),
-            None => {
-                let unhoisted = specialized.clone();
-                let functions = hoist_texel_functions(&mut specialized, self.nearest_units);
-                (unhoisted, functions)
-            }
-        };
+        let done = crate::opt::specialize(
+            self.program,
+            &crate::opt::SpecializeOptions {
+                lane_local_units: self.fragment_units,
+                nearest_units: self.nearest_units,
+                constants: Some(self.constants),
+                inline_texture_limit: crate::jit::codegen::MAX_INLINE_TEX,
+            },
+        );
         Specialization {
-            folded_constants,
-            program: specialized,
-            unhoisted: (!texel_functions.is_empty()).then_some(unhoisted),
-            texel_functions,
+            folded_constants: done.folded_constants,
+            program: done.program,
+            unhoisted: done.unhoisted,
+            texel_functions: done.texel_functions,
         }
     }
 }

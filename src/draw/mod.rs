@@ -447,15 +447,17 @@ pub fn draw_into(
     Ok(())
 }
 
-/// `program` after `ir::opt` (loop unrolling, constant folding, copy propagation, dead writes)
-/// and `ir::compact`, then, for a fragment program, specialized for the texture units in
-/// `lane_local_units` (`ir::opt::specialize`): the same bits, less work.
+/// `program` after `opt::cleanup`, then, for a fragment program, specialized for the texture
+/// units in `lane_local_units` (`opt::specialize`): the same bits, less work.
 fn optimized(program: &Program, lane_local_units: Option<u64>) -> Program {
     let mut program = program.clone();
-    crate::opt::optimize(&mut program);
-    crate::opt::compact::compact_temps(&mut program);
+    crate::opt::cleanup(&mut program);
     if let Some(units) = lane_local_units {
-        crate::opt::specialize(&mut program, units);
+        let options = crate::opt::SpecializeOptions {
+            lane_local_units: units,
+            ..crate::opt::SpecializeOptions::new(crate::jit::codegen::MAX_INLINE_TEX)
+        };
+        program = crate::opt::specialize(&program, &options).program;
     }
     program
 }

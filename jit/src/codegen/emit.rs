@@ -64,7 +64,7 @@ const LANE_OFFSETS_AT: i32 = 192;
 
 /// Most texture instructions of one program sampled inline (each adds ~150 instructions); they
 /// share one descriptor per distinct (view, sampler).
-pub(crate) const MAX_INLINE_TEX: usize = 64;
+pub const MAX_INLINE_TEX: usize = 64;
 
 /// The sampling opcodes of inline texture sites, in the order of [`Shims::mip`].
 pub(super) const MIP_OPS: [Opcode; 5] = [

@@ -72,7 +72,7 @@
 
 pub mod disk;
 mod emit;
-pub(crate) use emit::MAX_INLINE_TEX;
+pub use emit::MAX_INLINE_TEX;
 mod lazy;
 mod uniform;
 

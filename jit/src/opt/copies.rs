@@ -1,6 +1,5 @@
-//! A bit-exact cleanup of programs produced by the frontends: unrolling of constant loops and
-//! folding of constant instructions ([`unroll`]), copy propagation of plain `MOV`s
-//! within straight-line code, then removal of writes nobody reads.
+//! Copy propagation of plain `MOV`s within straight-line code, and removal of writes nobody
+//! reads.
 //!
 //! The naga lowering turns every local-variable load and store into a `MOV`, so a shader's hot
 //! loop can be two thirds copies (Mesa runs NIR's copy propagation before it emits TGSI). Both
@@ -12,10 +11,12 @@
 //! - inside control flow, where some lanes of the quad may not have executed the `MOV`, copies are
 //!   not forwarded into instructions that read other lanes (derivatives, and texture
 //!   instructions, whose level of detail comes from the quad);
-//! - a component write is removed only when no instruction of the program reads that
-//!   component of that register, so control flow cannot bring it back to life.
+//! - [`forward_and_remove`] removes a component write only when no instruction of the program
+//!   reads that component of that register, so control flow cannot bring it back to life;
+//!   [`forward_and_remove_unread`] also removes writes every later read of which follows another
+//!   write of the component in all four lanes (a liveness analysis).
 //!
-//! Programs with subroutines (`CAL`) are left alone: their labels are instruction indices.
+//! The caller leaves programs with subroutines alone: their labels are instruction indices.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -29,6 +30,19 @@ pub(super) fn forward_and_remove(program: &mut Program) {
     for _ in 0..4 {
         let forwarded = forward_copies(program, &arrays);
         let removed = remove_dead_writes(program, &arrays);
+        if !forwarded && !removed {
+            break;
+        }
+    }
+}
+
+/// [`forward_and_remove`] with the liveness-based removal, which also removes every write the
+/// other one would.
+pub(super) fn forward_and_remove_unread(program: &mut Program) {
+    let arrays = array_temps(program);
+    for _ in 0..4 {
+        let forwarded = forward_copies(program, &arrays);
+        let removed = remove_unread_writes(program, &arrays);
         if !forwarded && !removed {
             break;
         }
@@ -87,7 +101,7 @@ fn is_copy_source(reg: &Register, arrays: &HashSet<u32>) -> bool {
 }
 
 /// One round of copy propagation; returns whether anything changed.
-pub(super) fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
+fn forward_copies(program: &mut Program, arrays: &HashSet<u32>) -> bool {
     let Ok(structure) = Structure::of(&program.instructions) else {
         return false;
     };
@@ -266,7 +280,7 @@ fn remove_dead_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
 /// — derivatives and texture instructions read the others too); a loop adds everything its body
 /// reads when the scan enters it from its end, because its back edge carries values to earlier
 /// instructions.
-pub(super) fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
+fn remove_unread_writes(program: &mut Program, arrays: &HashSet<u32>) -> bool {
     let insts = &program.instructions;
     let Ok(structure) = Structure::of(insts) else {
         return false;

@@ -1,132 +1,262 @@
-//! A bit-exact cleanup of programs produced by the frontends: unrolling of constant loops and
-//! folding of constant instructions ([`unroll`]), copy propagation of plain `MOV`s
-//! within straight-line code, then removal of writes nobody reads.
+//! Every bit-exact rewrite of a [`Program`], and the one order they run in.
 //!
-//! The naga lowering turns every local-variable load and store into a `MOV`, so a shader's hot
-//! loop can be two thirds copies (Mesa runs NIR's copy propagation before it emits TGSI). Both
-//! passes preserve every output bit and the kill mask:
-//! - only `MOV`s without saturate or source modifiers are forwarded (`MOV` is a bit copy);
-//! - a copy is forgotten at every control-flow instruction and whenever its source or
-//!   destination component is written, and registers reached by indirect addressing are never
-//!   tracked;
-//! - inside control flow, where some lanes of the quad may not have executed the `MOV`, copies are
-//!   not forwarded into instructions that read other lanes (derivatives, and texture
-//!   instructions, whose level of detail comes from the quad);
-//! - a component write is removed only when no instruction of the program reads that
-//!   component of that register, so control flow cannot bring it back to life.
+//! Two entry points hold the whole pass order, as Cranelift's `Context` does:
+//! - [`cleanup`]: what every frontend runs after lowering (and `draw` before the JIT runs a
+//!   program from a file): constant loops unrolled and constant instructions folded
+//!   ([`unroll`]), copies propagated and dead writes removed ([`copies`]), fragment inputs
+//!   narrowed to what is read ([`narrow_input_usage`]), temporaries compacted ([`compact`]);
+//! - [`specialize`]: what `draw` and the filter chain run once they know the textures a fragment
+//!   program samples and the constants that never change: the constants folded
+//!   ([`fold_known_constants`]), then small branches turned into selects ([`ifconv`]), recomputed
+//!   values into copies ([`lvn`]), loops unrolled further, where the estimated cost drops, and
+//!   functions of nearest texels hoisted into pre-passes ([`texelfn`]).
 //!
-//! Programs with subroutines (`CAL`) are left alone: their labels are instruction indices.
+//! [`lpmath`] is no optimisation: it rewrites the transcendental functions into llvmpipe's
+//! polynomials for the `llvmpipe` [`MathMode`](crate::ir::MathMode).
+//!
+//! Every pass computes, for every output bit and the kill mask, what the interpreter computes
+//! for the program it was given; `README.md` beside this file lists the rules they keep and the
+//! tests that hold them to it. In debug builds both entry points validate the program after
+//! every pass and panic naming the pass when it breaks a valid program: that is a bug here, not
+//! bad input. Programs with subroutines or `BRA` are left alone (their labels are instruction
+//! indices).
 
 pub mod compact;
-pub mod copies;
+mod constants;
+mod copies;
 pub mod ifconv;
-pub mod inputs;
+mod inputs;
 pub mod lpmath;
 pub mod lvn;
 pub mod texelfn;
 pub mod unroll;
 
-use rustc_hash::FxHashMap as HashMap;
-
-use copies::{array_temps, forward_and_remove, forward_copies, remove_unread_writes};
+pub use constants::KnownConstants;
 pub use inputs::narrow_input_usage;
 
-use crate::ir::{
-    props, Dimension, HeaderItem, Immediate, ImmediateType, OpcodeClass, Program, Register,
-    RegisterFile,
-};
+use crate::ir::{props, Instruction, OpcodeClass, Program};
+use texelfn::TexelFunction;
 
-/// Optimizes `program` in place (see the module documentation).
-pub fn optimize(program: &mut Program) {
+/// Cleans up a freshly lowered program in place: unrolling and constant folding, copy
+/// propagation and dead writes, input narrowing, register compaction (see the module
+/// documentation). The program computes the same bits, with less work.
+pub fn cleanup(program: &mut Program) {
     if has_subroutines(&program.instructions) {
         return;
     }
-    unroll::unroll_loops(program);
-    forward_and_remove(program);
-    narrow_input_usage(program);
+    let passes = Passes::new(program);
+    optimize(&passes, program);
+    passes.run("compact", program, |p| {
+        compact::compact_temps(p);
+    });
 }
 
-/// Constant-buffer components whose bits are known when a program is compiled, by (buffer,
-/// vec4 index): the four components, `None` where a component is not known.
-pub type KnownConstants = HashMap<(u32, u32), [Option<u32>; 4]>;
+/// Unrolling, copy propagation and input narrowing: [`cleanup`] before compaction.
+fn optimize(passes: &Passes, program: &mut Program) {
+    passes.run("unroll", program, |p| {
+        unroll::unroll_loops(p);
+    });
+    passes.run("copies", program, copies::forward_and_remove);
+    passes.run("inputs", program, narrow_input_usage);
+}
 
-/// Specializes `program` for constant-buffer values that are the same in every draw it will
-/// make (a filter chain's shader parameters): every direct read of `CONST[b][i]` whose swizzled
-/// components are all in `known` becomes a read of an immediate holding the same bits (through
-/// the same swizzle and modifiers, so every lane reads what the buffer would give), then the
-/// program is optimized again, so that branches and loop bounds the values decide fold and
-/// unroll, and the temporaries are compacted. Unrolling is left out when it would give more
-/// texture instructions than the JIT samples inline (as in [`specialize`]). Returns the number
-/// of operands replaced.
-pub fn fold_known_constants(program: &mut Program, known: &KnownConstants) -> usize {
+/// What [`specialize`] may assume about the draws a program will make.
+#[derive(Clone, Copy, Debug)]
+pub struct SpecializeOptions<'a> {
+    /// Bit `n` set: sampling unit `n` gives each lane a texel that depends on its own
+    /// coordinates only (one filter for minification and magnification, and one level or no mip
+    /// filter). Branches around such lookups may become selects.
+    pub lane_local_units: u64,
+    /// Bit `n` set: unit `n` is sampled with nearest filtering at one level, so functions of its
+    /// texels may be hoisted into pre-passes ([`texelfn`]); 0 hoists nothing.
+    pub nearest_units: u64,
+    /// Constant-buffer values that are the same in every draw.
+    pub constants: Option<&'a KnownConstants>,
+    /// The most texture instructions the executor samples inline (the code generator's
+    /// `MAX_INLINE_TEX`): no rewrite leaves more than that, or than the program had.
+    pub inline_texture_limit: usize,
+}
+
+impl SpecializeOptions<'_> {
+    /// Options that promise nothing about units or constants.
+    pub fn new(inline_texture_limit: usize) -> SpecializeOptions<'static> {
+        SpecializeOptions {
+            lane_local_units: 0,
+            nearest_units: 0,
+            constants: None,
+            inline_texture_limit,
+        }
+    }
+}
+
+/// What [`specialize`] made of a program.
+#[derive(Clone, Debug)]
+pub struct Specialized {
+    /// The specialized program, exact for every draw that keeps the options' promises.
+    pub program: Program,
+    /// Constant operands replaced by immediates.
+    pub folded_constants: usize,
+    /// The functions of nearest texels hoisted out: the program samples their derived textures
+    /// (see [`TexelFunction`]), which a pre-pass renders before each draw.
+    pub texel_functions: Vec<TexelFunction>,
+    /// The program before the texel functions were hoisted, when any were: for draws whose
+    /// textures break a function's preconditions.
+    pub unhoisted: Option<Program>,
+}
+
+/// Instructions [`specialize`] lets a program grow to by unrolling loops again once if-conversion
+/// and value numbering have shrunk it.
+pub const MAX_SPECIALIZED_INSTRUCTIONS: usize = 12_000;
+
+/// Specializes a cleaned-up `program` for what `options` promise: known constants are folded
+/// ([`fold_known_constants`]); then small branches become selects ([`ifconv`]), recomputed values
+/// copies ([`lvn`]), and loops the first unrolling left for size are unrolled while the program
+/// stays below [`MAX_SPECIALIZED_INSTRUCTIONS`] — kept where that lowers the estimated cost
+/// ([`rewrite_pays`]); and functions of nearest texels are hoisted into pre-passes
+/// ([`texelfn`]), from that rewrite when only the hoisting makes it pay. Exact for every draw
+/// that keeps the promises.
+pub fn specialize(program: &Program, options: &SpecializeOptions<'_>) -> Specialized {
+    let limit = options.inline_texture_limit;
+    let mut specialized = program.clone();
+    let folded_constants = match options.constants {
+        Some(known) => fold_known_constants(&mut specialized, known, limit),
+        None => 0,
+    };
+    let passes = Passes::new(&specialized);
+    // (the rewrite with its texel functions hoisted, those functions)
+    let mut hoisted_candidate = None;
+    if let Some(candidate) = specialization_candidate(&specialized, options.lane_local_units) {
+        if rewrite_pays(&specialized, &candidate, limit) {
+            specialized = candidate;
+            passes.run("inputs", &mut specialized, narrow_input_usage);
+        } else if options.nearest_units != 0 {
+            // Branches turned into selects can free texel functions that the branches hid (the
+            // sRGB curve's `c <= 0.04045 ? … : pow(…)` once a parameter has folded the branches
+            // around it), and their pre-pass can make the rewrite pay.
+            let mut hoisted = candidate;
+            let functions = passes.hoist(&mut hoisted, options.nearest_units);
+            if !functions.is_empty() && rewrite_pays(&specialized, &hoisted, limit) {
+                hoisted_candidate = Some((hoisted, functions));
+            }
+        }
+    }
+    let (unhoisted, texel_functions) = match hoisted_candidate {
+        // Draws that cannot use the pre-pass run the program as it was before the rewrite,
+        // which pays only with the pre-pass.
+        Some((hoisted, functions)) => (
+            Some(std::mem::replace(&mut specialized, hoisted)),
+            functions,
+        ),
+        None if options.nearest_units != 0 => {
+            let unhoisted = specialized.clone();
+            let functions = passes.hoist(&mut specialized, options.nearest_units);
+            (Some(unhoisted), functions)
+        }
+        None => (None, Vec::new()),
+    };
+    Specialized {
+        program: specialized,
+        folded_constants,
+        unhoisted: unhoisted.filter(|_| !texel_functions.is_empty()),
+        texel_functions,
+    }
+}
+
+/// Folds constant-buffer values that are the same in every draw (a filter chain's shader
+/// parameters) into `program`: operands reading them read immediates of the same bits
+/// instead, then the program is optimized again, so that branches and loop bounds the values
+/// decide fold and unroll, and its temporaries are compacted. Unrolling is left out when it
+/// would leave more texture instructions than `inline_texture_limit` (and the program had).
+/// Returns the number of operands replaced. The first stage of [`specialize`].
+pub fn fold_known_constants(
+    program: &mut Program,
+    known: &KnownConstants,
+    inline_texture_limit: usize,
+) -> usize {
     if known.is_empty() || has_subroutines(&program.instructions) {
         return 0;
     }
-    let mut immediates: Vec<[u32; 4]> = program.immediates().map(Immediate::components).collect();
-    let first_new = immediates.len();
-    let mut imm_index: HashMap<[u32; 4], usize> = immediates
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (*v, i))
-        .rev()
-        .collect();
-    let mut replaced = 0;
+    let passes = Passes::new(program);
+    let limit = texture_limit(program, inline_texture_limit);
     let mut folded = program.clone();
-    for inst in &mut folded.instructions {
-        for src in &mut inst.src {
-            let reg = src.reg;
-            let buffer = match reg.dimension {
-                None => 0,
-                Some(Dimension {
-                    index,
-                    indirect: None,
-                }) if index >= 0 => index as u32,
-                Some(_) => continue,
-            };
-            if reg.file != RegisterFile::Constant || reg.indirect.is_some() || reg.index < 0 {
-                continue;
-            }
-            let Some(components) = known.get(&(buffer, reg.index as u32)) else {
-                continue;
-            };
-            if src
-                .swizzle
-                .iter()
-                .any(|&c| components[c as usize].is_none())
-            {
-                continue;
-            }
-            let values = components.map(|c| c.unwrap_or(0));
-            let index = *imm_index.entry(values).or_insert_with(|| {
-                immediates.push(values);
-                immediates.len() - 1
-            });
-            src.reg = Register::new(RegisterFile::Immediate, index as i32);
-            replaced += 1;
-        }
-    }
+    let replaced = passes.run("constants", &mut folded, |p| {
+        constants::substitute_known_constants(p, known)
+    });
     if replaced == 0 {
         return 0;
     }
-    for values in &immediates[first_new..] {
-        folded.header.push(HeaderItem::Immediate(Immediate {
-            ty: ImmediateType::Uint32,
-            values: values.to_vec(),
-        }));
-    }
     let mut unrolled = folded.clone();
-    optimize(&mut unrolled);
-    if texture_instructions(&unrolled) <= inline_texture_limit(program) {
+    optimize(&passes, &mut unrolled);
+    if texture_instructions(&unrolled) <= limit {
         *program = unrolled;
     } else {
         // Branches and constants still fold; loops stay loops.
-        unroll::unroll_loops_within(&mut folded, 0, 0);
-        forward_and_remove(&mut folded);
+        passes.run("unroll (no loops)", &mut folded, |p| {
+            unroll::unroll_loops_within(p, 0, 0);
+        });
+        passes.run("copies", &mut folded, copies::forward_and_remove);
         *program = folded;
     }
     // Folding turns indirect accesses into direct ones and shortens lifetimes.
-    compact::compact_temps(program);
+    passes.run("compact", program, |p| {
+        compact::compact_temps(p);
+    });
     replaced
+}
+
+/// The rewrite [`specialize`] makes of `original` for its units, before it decides whether the
+/// rewrite pays, temporaries compacted; `None` for programs with subroutines.
+fn specialization_candidate(original: &Program, lane_local_units: u64) -> Option<Program> {
+    if has_subroutines(&original.instructions) {
+        return None;
+    }
+    let passes = Passes::new(original);
+    let mut program = original.clone();
+    for round in 0..4 {
+        if round > 0 {
+            let before = program.instructions.len();
+            if before >= MAX_SPECIALIZED_INSTRUCTIONS {
+                break;
+            }
+            let mut candidate = program.clone();
+            let room = MAX_SPECIALIZED_INSTRUCTIONS - before;
+            let unrolled = passes.run("unroll", &mut candidate, |p| {
+                unroll::unroll_loops_within(p, room, room)
+            });
+            if !unrolled || candidate.instructions.len() > MAX_SPECIALIZED_INSTRUCTIONS {
+                break;
+            }
+            program = candidate;
+        }
+        passes.run("ifconv", &mut program, |p| {
+            ifconv::convert_blocks(p, lane_local_units);
+        });
+        passes.run("lvn", &mut program, |p| {
+            lvn::number_values(p);
+        });
+        passes.run(
+            "copies (liveness)",
+            &mut program,
+            copies::forward_and_remove_unread,
+        );
+    }
+    passes.run("compact", &mut program, |p| {
+        compact::compact_temps(p);
+    });
+    Some(program)
+}
+
+/// Whether `rewritten` should replace `original`: its estimated per-quad cost
+/// ([`ifconv::estimated_cost`]) is at least 10% lower and it holds no more texture instructions
+/// than `inline_texture_limit` (or `original` holds). Running both arms of every small branch
+/// pays only where value numbering then removes work (crt-lottes-style repeated taps) or a texel
+/// function leaves the branch for a pre-pass; elsewhere it is measured slower (crt-lottes
+/// itself, whose repeated taps sit in branches on a shader parameter, 2.3x). Both forms are
+/// exact.
+fn rewrite_pays(original: &Program, rewritten: &Program, inline_texture_limit: usize) -> bool {
+    let cost = ifconv::estimated_cost;
+    cost(rewritten) * 10 <= cost(original) * 9
+        && texture_instructions(rewritten) <= texture_limit(original, inline_texture_limit)
 }
 
 /// The texture instructions of `program`.
@@ -138,87 +268,72 @@ fn texture_instructions(program: &Program) -> usize {
         .count()
 }
 
-/// How many texture instructions a rewrite of `original` may leave: what the JIT samples
+/// How many texture instructions a rewrite of `original` may leave: what the executor samples
 /// inline, or the original's count when that is more (unrolling a texture loop past the limit
 /// made motion_interpolation's kernel 1.5x slower: 15 reads in a loop became 106).
-fn inline_texture_limit(original: &Program) -> usize {
-    crate::codegen::MAX_INLINE_TEX.max(texture_instructions(original))
-}
-
-/// Instructions [`specialize`] lets a program grow to by unrolling loops again once if-conversion
-/// and value numbering have shrunk it.
-pub const MAX_SPECIALIZED_INSTRUCTIONS: usize = 12_000;
-
-/// Optimizes `program` further for the textures it will sample: `lane_local_units` has bit `n`
-/// set when sampling unit `n` gives each lane a texel that depends on its own coordinates only
-/// (one filter for minification and magnification, and one level or no mip filter). Small
-/// branches become selects ([`ifconv`]), recomputed values become copies
-/// ([`lvn`]), and loops the first unrolling left for size are unrolled while the program
-/// stays below [`MAX_SPECIALIZED_INSTRUCTIONS`]. Exact for every program whose units satisfy
-/// the promise; the temporaries are compacted afterwards.
-pub fn specialize(program: &mut Program, lane_local_units: u64) {
-    if let Some(candidate) = specialization_candidate(program, lane_local_units) {
-        if rewrite_pays(program, &candidate) {
-            *program = candidate;
-            narrow_input_usage(program);
-        }
-    }
-}
-
-/// The rewrite [`specialize`] makes of `original`, before it decides whether the rewrite pays
-/// ([`rewrite_pays`]), temporaries compacted; `None` for programs with subroutines. Exact under
-/// the same promise.
-pub fn specialization_candidate(original: &Program, lane_local_units: u64) -> Option<Program> {
-    if has_subroutines(&original.instructions) {
-        return None;
-    }
-    let mut program = original.clone();
-    for round in 0..4 {
-        if round > 0 {
-            let before = program.instructions.len();
-            if before >= MAX_SPECIALIZED_INSTRUCTIONS {
-                break;
-            }
-            let mut candidate = program.clone();
-            let room = MAX_SPECIALIZED_INSTRUCTIONS - before;
-            let unrolled = unroll::unroll_loops_within(&mut candidate, room, room);
-            if !unrolled || candidate.instructions.len() > MAX_SPECIALIZED_INSTRUCTIONS {
-                break;
-            }
-            program = candidate;
-        }
-        ifconv::convert_blocks(&mut program, lane_local_units);
-        lvn::number_values(&mut program);
-        let arrays = array_temps(&program);
-        for _ in 0..4 {
-            // remove_unread_writes also removes every write remove_dead_writes would.
-            let forwarded = forward_copies(&mut program, &arrays);
-            let removed = remove_unread_writes(&mut program, &arrays);
-            if !forwarded && !removed {
-                break;
-            }
-        }
-    }
-    compact::compact_temps(&mut program);
-    Some(program)
-}
-
-/// Whether `rewritten` should replace `original`: its estimated per-quad cost is at least 10%
-/// lower and it holds no more texture instructions than the JIT samples inline (or `original`
-/// holds). Running both arms of every small branch pays only where value numbering then removes
-/// work (crt-lottes-style repeated taps) or a texel function leaves the branch for a pre-pass;
-/// elsewhere it is measured slower (crt-lottes itself, whose repeated taps sit in branches on a
-/// shader parameter, 2.3x). Both forms are exact.
-pub fn rewrite_pays(original: &Program, rewritten: &Program) -> bool {
-    let cost = ifconv::estimated_cost;
-    cost(rewritten) * 10 <= cost(original) * 9
-        && texture_instructions(rewritten) <= inline_texture_limit(original)
+fn texture_limit(original: &Program, inline_texture_limit: usize) -> usize {
+    inline_texture_limit.max(texture_instructions(original))
 }
 
 /// Whether `insts` use subroutines or `BRA` (labels are instruction indices there, so the
 /// passes that move instructions leave such programs alone).
-fn has_subroutines(insts: &[crate::ir::Instruction]) -> bool {
+fn has_subroutines(insts: &[Instruction]) -> bool {
     insts
         .iter()
         .any(|i| props::uses_instruction_indices(i.opcode))
+}
+
+/// Runs passes; in debug builds it checks the program after each one against the validator,
+/// when the program it started from was valid.
+struct Passes {
+    #[cfg(debug_assertions)]
+    input_valid: bool,
+}
+
+impl Passes {
+    fn new(program: &Program) -> Passes {
+        #[cfg(not(debug_assertions))]
+        let _ = program;
+        Passes {
+            #[cfg(debug_assertions)]
+            input_valid: crate::ir::validate::validate(program).is_ok(),
+        }
+    }
+
+    /// Runs `pass`, named `name` in the panic that reports a program it broke.
+    fn run<T>(&self, name: &str, program: &mut Program, pass: impl FnOnce(&mut Program) -> T) -> T {
+        let result = pass(program);
+        self.check(name, program);
+        result
+    }
+
+    /// Hoists the texel functions of `program` ([`texelfn`]), checking the rewritten program and
+    /// every pre-pass.
+    fn hoist(&self, program: &mut Program, nearest_units: u64) -> Vec<TexelFunction> {
+        let functions = self.run("texelfn", program, |p| {
+            texelfn::hoist_texel_functions(p, nearest_units)
+        });
+        for f in &functions {
+            self.check("texelfn (pre-pass)", &f.program);
+        }
+        functions
+    }
+
+    #[cfg(debug_assertions)]
+    fn check(&self, name: &str, program: &Program) {
+        if !self.input_valid {
+            return;
+        }
+        if let Err(errors) = crate::ir::validate::validate(program) {
+            let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            panic!(
+                "the `{name}` pass made a valid program invalid (a bug in softgpu_jit::opt):\n{}\n{}",
+                errors.join("\n"),
+                crate::ir::text::print_program(program)
+            );
+        }
+    }
+
+    #[cfg(not(debug_assertions))]
+    fn check(&self, _name: &str, _program: &Program) {}
 }

@@ -232,8 +232,8 @@ type R<T> = Result<T, FrontendError>;
 
 /// Lowers entry point `entry` of a validated `module` (`info` from naga's validator). `source`
 /// (the text the module came from) turns spans into line numbers in errors. The program is
-/// cleaned up by [`crate::opt::optimize`] (bit-exact copy propagation and dead writes) and
-/// its temporaries renumbered by [`crate::opt::compact::compact_temps`] (lifetimes share registers).
+/// cleaned up by [`crate::opt::cleanup`] (bit-exact unrolling, copy propagation, dead writes,
+/// register compaction).
 pub fn lower(
     module: &naga::Module,
     info: &naga::valid::ModuleInfo,
@@ -242,8 +242,7 @@ pub fn lower(
     file: &str,
 ) -> Result<LoweredShader, FrontendError> {
     let mut shader = lower_unoptimized(module, info, entry, source, file)?;
-    crate::opt::optimize(&mut shader.program);
-    crate::opt::compact::compact_temps(&mut shader.program);
+    crate::opt::cleanup(&mut shader.program);
     Ok(shader)
 }
 
