@@ -1,6 +1,6 @@
-//! The contract between shader executors (the interpreter, later the JIT) and their callers (the
-//! rasterizer, tests): how a 2x2 quad's registers are laid out, how textures are reached, and what
-//! a program's inputs and outputs mean.
+//! The contract between shader executors (the interpreter in `interp`, the Cranelift JIT in
+//! `codegen`) and their callers (the rasterizer, tests): how a 2x2 quad's registers are laid out,
+//! how textures are reached, and what a program's inputs and outputs mean.
 //!
 //! Lanes: 0 = top-left, 1 = top-right, 2 = bottom-left, 3 = bottom-right. A vertex shader runs
 //! four vertices as the four lanes of one "quad" (derivatives are then meaningless but defined).

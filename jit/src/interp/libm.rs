@@ -1,7 +1,7 @@
 //! `powf` and `logf` exactly as glibc 2.28+ computes them on x86-64 machines with FMA (the
 //! `__powf_fma`/`__logf_fma` variants its ifunc picks there, which the golden images were made
 //! with): the same tables and the same double-precision steps, fused where GCC fused them in
-//! that build (read from its disassembly). Being our own code, results no longer depend on which
+//! that build (read from its disassembly). Being our own code, results do not depend on which
 //! variant (SSE2, FMA) or version of glibc a machine has, and the JIT can evaluate the very same
 //! arithmetic four lanes at a time (`codegen`), table for table.
 //!

@@ -1,7 +1,8 @@
 //! Reference interpreter: the specification of what every TGSI program computes on one 2x2 quad.
 //!
-//! The later Cranelift JIT must match it bit for bit, and it matches softpipe (Mesa 22.3's
-//! `tgsi_exec.c` on x86-64/glibc), the reference driver. Rules and where they come from:
+//! The Cranelift JIT (`codegen`) and every optimisation pass (`opt`) must match it bit for bit,
+//! and it matches softpipe (Mesa 22.3's `tgsi_exec.c` on x86-64/glibc), the reference driver.
+//! Rules and where they come from:
 //!
 //! **Arithmetic** ([`ops`]): the C expression of the corresponding `micro_*` function, run the
 //! way softpipe runs it — with the x86 DAZ and FTZ modes on, so denormal inputs read as zero and

@@ -1,7 +1,7 @@
 //! How a program computes EX2, LG2, POW, SIN and COS: a [`MathMode`] is part of what a program
 //! means, so executors compile for it and caches key on it. Its `apply`/`applied` methods, which
 //! rewrite a program into ordinary instructions for the `Llvmpipe` mode, live with that rewrite
-//! in `crate::opt::lpmath`.
+//! in `opt::lpmath`.
 
 use std::fmt;
 use std::str::FromStr;

@@ -3,6 +3,10 @@
 //! The model mirrors Mesa's `tgsi_text`/`tgsi_dump` vocabulary so that a Mesa dump parses into it and
 //! prints back unchanged (see [`text`]). Registers are untyped 32-bit lanes; each opcode decides how
 //! it reads them (see [`Opcode::src_type`]).
+//!
+//! Beside the model: the validator ([`validate`]), the opcode facts the passes and executors rely
+//! on ([`props`]), the nesting of structured control flow ([`structure`]) and the math mode
+//! ([`MathMode`]). Nothing here imports the executors or the passes built on it.
 
 mod math;
 pub mod props;
