@@ -3,7 +3,7 @@
 //! Two entry points hold the whole pass order, as Cranelift's `Context` does:
 //! - [`cleanup`]: what every frontend runs after lowering (and `draw` before the JIT runs a
 //!   program from a file): constant loops unrolled and constant instructions folded
-//!   ([`unroll`]), copies propagated and dead writes removed ([`copies`]), fragment inputs
+//!   ([`unroll`]), copies propagated and dead writes removed (`copies.rs`), fragment inputs
 //!   narrowed to what is read ([`narrow_input_usage`]), temporaries compacted ([`compact`]);
 //! - [`specialize`]: what `draw` and the filter chain run once they know the textures a fragment
 //!   program samples and the constants that never change: the constants folded
@@ -112,7 +112,8 @@ pub const MAX_SPECIALIZED_INSTRUCTIONS: usize = 12_000;
 /// ([`fold_known_constants`]); then small branches become selects ([`ifconv`]), recomputed values
 /// copies ([`lvn`]), and loops the first unrolling left for size are unrolled while the program
 /// stays below [`MAX_SPECIALIZED_INSTRUCTIONS`] — kept where that lowers the estimated cost
-/// ([`rewrite_pays`]); and functions of nearest texels are hoisted into pre-passes
+/// ([`ifconv::estimated_cost`]) by a tenth and leaves no more texture instructions than the
+/// executor samples inline; and functions of nearest texels are hoisted into pre-passes
 /// ([`texelfn`]), from that rewrite when only the hoisting makes it pay. Exact for every draw
 /// that keeps the promises.
 pub fn specialize(program: &Program, options: &SpecializeOptions<'_>) -> Specialized {
