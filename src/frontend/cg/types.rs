@@ -1,5 +1,5 @@
-//! Cg types, their naga counterparts and the implicit-conversion costs used for overload
-//! resolution.
+//! Cg types, how they map to naga (the naga types are made in `build::naga_types`), and the
+//! implicit-conversion costs used for overload resolution.
 //!
 //! A Cg `floatRxC` (R rows, C columns, indexed by row) is a naga matrix with R columns of
 //! C-component vectors: naga's column `i` is Cg's row `i`, so `m[i]` means the same thing in
@@ -98,7 +98,7 @@ impl Ty {
         }
     }
 
-    /// Whether a struct or array contains samplers somewhere.
+    /// The type as Cg spells it, for messages (`float4`, `int2x2`, a struct's name, `float[3]`).
     pub fn name(&self, structs: &[StructInfo]) -> String {
         let k = |k: &Sk| match k {
             Sk::F => "float",

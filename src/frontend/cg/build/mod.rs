@@ -8,6 +8,24 @@
 //! slang semantic names, and samplers become a texture and a sampler global each.
 //! Functions with `out`/`inout` parameters return a struct (result, then the outputs) and the
 //! caller stores the outputs back, so no pointers cross calls.
+//!
+//! **Use.** One [`Cx`] builds one stage: [`Cx::new`] over the parsed items and the
+//! `#pragma parameter` names, then [`Cx::entry_point`]; the module is `Cx::module`, and
+//! `ubo_members`, `texture_list` and `luts` say what reflection and the chain need to know.
+//!
+//! **Values.** A checked expression is a `V`: a value, a pointer, a swizzle of the vector behind
+//! a pointer (pointers and swizzles are assignable), a sampler (its image and sampler
+//! expressions), or one of RetroArch's pass structs, which is never a value (its members are
+//! uniforms and textures). Names resolve to a `Sym` through the scopes of the function under
+//! construction.
+//!
+//! **Files.** `naga_types`: written types to Cg types to naga types, with naga's layout.
+//! `emit`: the function under construction (expressions and their `Emit` ranges, blocks,
+//! scopes, locals). `expr`: expressions and operators; `access`: members, swizzles and
+//! indexing; `convert`: conversions and constructors. `call`: overload resolution, compiling
+//! user functions, `out` parameters. `stmt`: statements and control flow. `builtins`: the
+//! standard library. `uniforms`: the uniform block, textures and samplers, RetroArch's pass
+//! structs, globals. `entry`: the entry point's inputs and outputs.
 
 use std::collections::HashMap;
 
@@ -92,19 +110,28 @@ struct Samp {
 /// A checked expression.
 #[derive(Clone, Debug)]
 enum V {
+    /// A value of the type.
     Val(Handle<E>, Ty),
+    /// A pointer to a variable of the type (assignable).
     Ptr(Handle<E>, Ty),
     /// Components of the vector a pointer points to (an assignable swizzle).
     Swz(Handle<E>, Ty, Vec<u8>),
+    /// A sampler.
     Samp(Samp),
+    /// One of RetroArch's pass structs.
     UStruct(UKind),
 }
 
+/// What a name means in a function's scope.
 #[derive(Clone, Debug)]
 enum Sym {
+    /// A local variable (pointer, type).
     Var(Handle<E>, Ty),
+    /// A sampler parameter or local sampler.
     Samp(Samp),
+    /// One of RetroArch's pass structs.
     UStruct(UKind),
+    /// A uniform: the uniform block member's name and the type it is read as.
     Uniform(String, Ty),
     /// A sampler global, created on first use.
     Tex(String, Dim),
@@ -126,15 +153,22 @@ struct Compiled {
     has_outs: bool,
 }
 
+/// A function under construction.
 struct Fx {
     func: naga::Function,
+    /// First expression not yet covered by an `Emit` statement.
     emit_start: usize,
+    /// Blocks being filled, innermost last; the first is the body.
     blocks: Vec<Block>,
+    /// Name tables, innermost last.
     scopes: Vec<HashMap<String, Sym>>,
+    /// The Cg return type.
     ret: Ty,
     /// Out parameters (local pointer, type) in order.
     outs: Vec<(Handle<E>, Ty)>,
+    /// How outputs are assembled, when this is the entry point.
     entry: Option<EntryOut>,
+    /// Loops around the current statement (`break` and `continue` need one).
     loop_depth: u32,
 }
 
@@ -144,9 +178,11 @@ struct EntryOut {
     ty: Handle<Type>,
     /// For each output member: where its value comes from.
     sources: Vec<OutSource>,
+    /// For each output member: its type.
     out_tys: Vec<Ty>,
 }
 
+/// Where an entry point output's value comes from.
 #[derive(Clone, Debug)]
 enum OutSource {
     /// The returned value itself (path of member indices into it).
@@ -157,8 +193,10 @@ enum OutSource {
 
 /// The module builder for one stage.
 pub struct Cx<'a> {
+    /// The module being built.
     pub module: naga::Module,
     items: &'a [Item],
+    /// The program's structs, indexed by `Ty::Struct`.
     pub structs: Vec<StructInfo>,
     struct_names: HashMap<String, usize>,
     struct_types: HashMap<usize, Handle<Type>>,
@@ -188,7 +226,7 @@ pub struct Cx<'a> {
     /// Uniform block members: name, type.
     pub ubo_members: Vec<(String, Ty)>,
     textures: HashMap<String, TexGlobal>,
-    /// Texture globals in creation order: name, binding.
+    /// Texture globals in creation order: name, image binding, sampler binding.
     pub texture_list: Vec<(String, u32, u32)>,
     source_sampler: Option<String>,
     fs: Vec<Fx>,
