@@ -6,8 +6,6 @@
 //! both and `mul(M, v)` is naga's `v * M` (what HLSL compilers do too). `half` and `fixed`
 //! are `float` (RetroArch's profiles run them at full precision); `float1` is a scalar.
 
-use super::parse::TypeRef;
-
 /// Scalar kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Sk {
@@ -253,13 +251,4 @@ pub fn common_type(a: &Ty, b: &Ty) -> Option<Ty> {
         _ => return None,
     };
     Some(shape.with_kind(k))
-}
-
-/// A type name for messages.
-pub fn type_ref_name(t: &TypeRef) -> String {
-    let mut s = t.name.clone();
-    for _ in &t.dims {
-        s.push_str("[]");
-    }
-    s
 }

@@ -267,7 +267,7 @@ impl Cx<'_> {
                 || (matches!(pt, Ty::Sampler(_)))
                 || (Self::ukind(&p.name).is_some() && matches!(pt, Ty::Struct(_)))
             {
-                let s = self.uniform_sym(&p.name, &pt, p.semantic.as_deref(), p.pos)?;
+                let s = self.uniform_sym(&p.name, &pt, p.semantic.as_deref())?;
                 self.declare(&p.name, s);
                 continue;
             }
@@ -302,9 +302,7 @@ impl Cx<'_> {
         if self.stage == StageKind::Vertex && self.texcoord.is_none() {
             // ORIG.tex_coord and friends read the texcoord attribute even when the entry
             // point does not take it.
-            let zero = Ty::Vec(Sk::F, 4);
-            let p = f.pos;
-            let _ = input(self, Some("TEXCOORD0"), &zero, p)?;
+            input(self, Some("TEXCOORD0"), &Ty::Vec(Sk::F, 4), f.pos)?;
         }
         self.fx().func.arguments = args;
         for (name, t, v, pos) in pending {
@@ -450,8 +448,7 @@ impl Cx<'_> {
                     })?,
                     ret.clone(),
                 ),
-                OutSource::Param(l, path) => {
-                    let _ = path;
+                OutSource::Param(l, _) => {
                     let lt = self.local_type(*l);
                     (self.add(E::Load { pointer: *l }, pos), lt)
                 }

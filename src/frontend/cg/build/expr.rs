@@ -279,7 +279,7 @@ impl Cx<'_> {
             let v = v.clone();
             let ty = self.resolve_type_for(&v)?;
             if self.is_uniform_global(&v, &ty) {
-                let s = self.uniform_sym(&v.name, &ty, v.semantic.as_deref(), v.pos)?;
+                let s = self.uniform_sym(&v.name, &ty, v.semantic.as_deref())?;
                 return match s {
                     Sym::Samp(s) => Ok(V::Samp(s)),
                     Sym::Tex(n, d) => self.texture(&n, d, pos),
@@ -361,14 +361,12 @@ impl Cx<'_> {
             op,
             BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr
         );
-        let ct = if bitwise && ct.kind() == Some(Sk::F) {
+        if bitwise && ct.kind() == Some(Sk::F) {
             return err(
                 pos,
                 format!("operator {op:?} needs integers, found {}", name(self, &ct)),
             );
-        } else {
-            ct
-        };
+        }
         let l = self.convert(ah, &at, &ct, pos, false)?;
         let r = self.convert(bh, &bt, &ct, pos, false)?;
         let (nop, result) = match op {
@@ -405,28 +403,8 @@ impl Cx<'_> {
             BinOp::Shl => (Bo::ShiftLeft, ct.clone()),
             BinOp::Shr => (Bo::ShiftRight, ct.clone()),
         };
-        if ct.kind() == Some(Sk::B)
-            && matches!(
-                op,
-                BinOp::Add
-                    | BinOp::Sub
-                    | BinOp::Mul
-                    | BinOp::Div
-                    | BinOp::Mod
-                    | BinOp::Lt
-                    | BinOp::Gt
-                    | BinOp::Le
-                    | BinOp::Ge
-            )
-        {
-            return err(
-                pos,
-                format!("operator {op:?} is not defined on {}", name(self, &ct)),
-            );
-        }
-        if let Ty::Mat(_, rows, cols) = ct {
+        if let Ty::Mat(_, rows, _) = ct {
             // Cg's matrix operators are component-wise.
-            let _ = cols;
             let mut out = Vec::new();
             for i in 0..rows as u32 {
                 let x = self.add(E::AccessIndex { base: l, index: i }, pos);
@@ -634,10 +612,7 @@ impl Cx<'_> {
                 let mut parts = Vec::new();
                 for i in 0..n {
                     parts.push(match comps.iter().position(|&c| c == i) {
-                        Some(j) if comps.len() == 1 => {
-                            let _ = j;
-                            v
-                        }
+                        Some(_) if comps.len() == 1 => v,
                         Some(j) => self.add(
                             E::AccessIndex {
                                 base: v,

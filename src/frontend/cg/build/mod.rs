@@ -324,14 +324,13 @@ impl<'a> Cx<'a> {
         r?;
         let mut func = fx.func;
         func.name = Some(name.to_string());
-        let mut block = fx.blocks.into_iter().next().expect("root");
+        let block = fx.blocks.into_iter().next().expect("root");
         if !ends_with_return(&block) {
             return err(
                 f.pos,
                 format!("`{name}` can reach its end without returning its outputs"),
             );
         }
-        block = std::mem::take(&mut block);
         func.body = block;
         self.module.entry_points.push(naga::EntryPoint {
             name: name.to_string(),

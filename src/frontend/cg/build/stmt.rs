@@ -154,16 +154,6 @@ impl Cx<'_> {
         let (h, t) = self.rvalue(c)?;
         match t {
             Ty::Scalar(_) => self.convert(h, &t, &Ty::Scalar(Sk::B), c.pos, true),
-            Ty::Vec(..) => {
-                // Cg reduces a vector condition like `all` would not; bool1 only. Use .x.
-                err(
-                    c.pos,
-                    format!(
-                        "a condition must be a scalar, found {}",
-                        t.name(&self.structs)
-                    ),
-                )
-            }
             other => err(
                 c.pos,
                 format!(

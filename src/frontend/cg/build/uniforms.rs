@@ -250,16 +250,9 @@ impl Cx<'_> {
     }
 
     /// The symbol for a uniform entry parameter or uniform global.
-    pub(super) fn uniform_sym(
-        &mut self,
-        name: &str,
-        ty: &Ty,
-        semantic: Option<&str>,
-        _pos: Pos,
-    ) -> R<Sym> {
+    pub(super) fn uniform_sym(&mut self, name: &str, ty: &Ty, semantic: Option<&str>) -> R<Sym> {
         match ty {
-            Ty::Struct(i) => {
-                let _ = i;
+            Ty::Struct(_) => {
                 let k = match Self::ukind(name) {
                     Some(k) => k,
                     None => {
@@ -342,7 +335,7 @@ impl Cx<'_> {
                 continue;
             }
             let copy = if uniform && (ty.is_numeric_vector() || matches!(ty, Ty::Mat(..))) {
-                let s = self.uniform_sym(&v.name, &ty, v.semantic.as_deref(), v.pos)?;
+                let s = self.uniform_sym(&v.name, &ty, v.semantic.as_deref())?;
                 let Sym::Uniform(member, mt) = s else {
                     continue;
                 };
