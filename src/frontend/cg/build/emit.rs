@@ -69,6 +69,14 @@ impl Cx<'_> {
             .insert(name.to_string(), s);
     }
 
+    /// Runs `build` in a new innermost scope: what it declares is gone afterwards.
+    pub(super) fn in_scope<T>(&mut self, build: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        self.fx().scopes.push(HashMap::new());
+        let r = build(self);
+        self.fx().scopes.pop();
+        r
+    }
+
     pub(super) fn local(&mut self, name: &str, ty: &Ty, pos: Pos) -> R<Handle<E>> {
         let nt = self.nty(ty, pos)?;
         let lv = self.fx().func.local_variables.append(

@@ -260,13 +260,7 @@ impl Cx<'_> {
 
     fn ident(&mut self, n: &str, pos: Pos) -> R<V> {
         if let Some(s) = self.lookup(n) {
-            return match s {
-                Sym::Var(p, t) => Ok(V::Ptr(p, t)),
-                Sym::Samp(s) => Ok(V::Samp(s)),
-                Sym::Tex(n, d) => self.texture(&n, d, pos),
-                Sym::UStruct(k) => Ok(V::UStruct(k)),
-                Sym::Uniform(name, t) => self.ubo_member(&name, &t, pos),
-            };
+            return self.sym_value(s, pos);
         }
         if let Some((g, t)) = self.private.get(n).cloned() {
             let h = self.add(E::GlobalVariable(g), pos);
@@ -280,17 +274,23 @@ impl Cx<'_> {
             let ty = self.resolve_type_for(&v)?;
             if self.is_uniform_global(&v, &ty) {
                 let s = self.uniform_sym(&v.name, &ty, v.semantic.as_deref())?;
-                return match s {
-                    Sym::Samp(s) => Ok(V::Samp(s)),
-                    Sym::Tex(n, d) => self.texture(&n, d, pos),
-                    Sym::UStruct(k) => Ok(V::UStruct(k)),
-                    Sym::Uniform(name, t) => self.ubo_member(&name, &t, pos),
-                    Sym::Var(p, t) => Ok(V::Ptr(p, t)),
-                };
+                return self.sym_value(s, pos);
             }
             return err(pos, format!("global `{n}` is not initialised before use"));
         }
         err(pos, format!("unknown name `{n}`"))
+    }
+
+    /// What a name's symbol reads as: textures and uniform block members are created on first
+    /// use.
+    fn sym_value(&mut self, s: Sym, pos: Pos) -> R<V> {
+        match s {
+            Sym::Var(p, t) => Ok(V::Ptr(p, t)),
+            Sym::Samp(s) => Ok(V::Samp(s)),
+            Sym::Tex(n, d) => self.texture(&n, d, pos),
+            Sym::UStruct(k) => Ok(V::UStruct(k)),
+            Sym::Uniform(name, t) => self.ubo_member(&name, &t, pos),
+        }
     }
 
     fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr, pos: Pos) -> R<V> {

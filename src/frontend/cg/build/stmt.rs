@@ -11,12 +11,7 @@ impl Cx<'_> {
     pub(super) fn stmt(&mut self, s: &Stmt) -> R<()> {
         match s {
             Stmt::Empty | Stmt::Struct(_) => Ok(()),
-            Stmt::Block(v) => {
-                self.fx().scopes.push(HashMap::new());
-                let r = v.iter().try_for_each(|s| self.stmt(s));
-                self.fx().scopes.pop();
-                r
-            }
+            Stmt::Block(v) => self.in_scope(|cx| v.iter().try_for_each(|s| cx.stmt(s))),
             Stmt::Var(decls) => {
                 for d in decls {
                     self.local_decl(d)?;
@@ -36,27 +31,18 @@ impl Cx<'_> {
                     b.as_ref()
                 };
                 if let Some(s) = live {
-                    self.fx().scopes.push(HashMap::new());
-                    let r = self.stmt(s);
-                    self.fx().scopes.pop();
-                    r?;
+                    self.in_scope(|cx| cx.stmt(s))?;
                 }
                 Ok(())
             }
             Stmt::If(c, a, b) => {
                 let cond = self.condition(c)?;
                 self.open_block();
-                self.fx().scopes.push(HashMap::new());
-                let r = self.stmt(a);
-                self.fx().scopes.pop();
-                r?;
+                self.in_scope(|cx| cx.stmt(a))?;
                 let accept = self.close_block();
                 self.open_block();
                 if let Some(b) = b {
-                    self.fx().scopes.push(HashMap::new());
-                    let r = self.stmt(b);
-                    self.fx().scopes.pop();
-                    r?;
+                    self.in_scope(|cx| cx.stmt(b))?;
                 }
                 let reject = self.close_block();
                 self.push_stmt(
@@ -70,20 +56,12 @@ impl Cx<'_> {
                 Ok(())
             }
             Stmt::For(init, cond, step, body) => {
-                self.fx().scopes.push(HashMap::new());
-                let r = self.for_loop(init.as_deref(), cond.as_ref(), step.as_ref(), body);
-                self.fx().scopes.pop();
-                r
+                self.in_scope(|cx| cx.for_loop(init.as_deref(), cond.as_ref(), step.as_ref(), body))
             }
             Stmt::While(c, body) => self.for_loop(None, Some(c), None, body),
             Stmt::DoWhile(body, c) => {
                 self.open_block();
-                self.fx().loop_depth += 1;
-                self.fx().scopes.push(HashMap::new());
-                let r = self.stmt(body);
-                self.fx().scopes.pop();
-                self.fx().loop_depth -= 1;
-                r?;
+                self.loop_body(body)?;
                 let b = self.close_block();
                 self.open_block();
                 let cond = self.condition(c)?;
@@ -128,6 +106,14 @@ impl Cx<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// A loop's body, in a scope of its own, where `break` and `continue` are allowed.
+    fn loop_body(&mut self, body: &Stmt) -> R<()> {
+        self.fx().loop_depth += 1;
+        let r = self.in_scope(|cx| cx.stmt(body));
+        self.fx().loop_depth -= 1;
+        r
     }
 
     /// The value of a condition that is a literal or a `const` local initialised by one.
@@ -191,12 +177,7 @@ impl Cx<'_> {
                 c.pos,
             );
         }
-        self.fx().loop_depth += 1;
-        self.fx().scopes.push(HashMap::new());
-        let r = self.stmt(body);
-        self.fx().scopes.pop();
-        self.fx().loop_depth -= 1;
-        r?;
+        self.loop_body(body)?;
         let b = self.close_block();
         self.open_block();
         if let Some(s) = step {
