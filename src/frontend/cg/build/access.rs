@@ -30,26 +30,8 @@ impl Cx<'_> {
                 };
                 let mt = info.members[idx].1.clone();
                 match b {
-                    V::Ptr(p, _) => Ok(V::Ptr(
-                        self.add(
-                            E::AccessIndex {
-                                base: p,
-                                index: idx as u32,
-                            },
-                            pos,
-                        ),
-                        mt,
-                    )),
-                    V::Val(h, _) => Ok(V::Val(
-                        self.add(
-                            E::AccessIndex {
-                                base: h,
-                                index: idx as u32,
-                            },
-                            pos,
-                        ),
-                        mt,
-                    )),
+                    V::Ptr(p, _) => Ok(V::Ptr(self.access_index(p, idx as u32, pos), mt)),
+                    V::Val(h, _) => Ok(V::Val(self.access_index(h, idx as u32, pos), mt)),
                     _ => err(pos, "bad member access"),
                 }
             }
@@ -83,16 +65,7 @@ impl Cx<'_> {
                 match b {
                     V::Ptr(p, t) => {
                         if comps.len() == 1 {
-                            Ok(V::Ptr(
-                                self.add(
-                                    E::AccessIndex {
-                                        base: p,
-                                        index: comps[0] as u32,
-                                    },
-                                    pos,
-                                ),
-                                rt,
-                            ))
+                            Ok(V::Ptr(self.access_index(p, comps[0] as u32, pos), rt))
                         } else {
                             Ok(V::Swz(p, t, comps))
                         }
@@ -100,16 +73,7 @@ impl Cx<'_> {
                     V::Swz(p, t, inner) => {
                         let c: Vec<u8> = comps.iter().map(|&i| inner[i as usize]).collect();
                         if c.len() == 1 {
-                            Ok(V::Ptr(
-                                self.add(
-                                    E::AccessIndex {
-                                        base: p,
-                                        index: c[0] as u32,
-                                    },
-                                    pos,
-                                ),
-                                rt,
-                            ))
+                            Ok(V::Ptr(self.access_index(p, c[0] as u32, pos), rt))
                         } else {
                             Ok(V::Swz(p, t, c))
                         }
@@ -133,76 +97,25 @@ impl Cx<'_> {
                     let (row, col) = els[0];
                     return match b {
                         V::Ptr(p, _) => {
-                            let a = self.add(
-                                E::AccessIndex {
-                                    base: p,
-                                    index: row as u32,
-                                },
-                                pos,
-                            );
-                            Ok(V::Ptr(
-                                self.add(
-                                    E::AccessIndex {
-                                        base: a,
-                                        index: col as u32,
-                                    },
-                                    pos,
-                                ),
-                                Ty::Scalar(k),
-                            ))
+                            let a = self.access_index(p, row as u32, pos);
+                            Ok(V::Ptr(self.access_index(a, col as u32, pos), Ty::Scalar(k)))
                         }
                         other => {
                             let (h, _) = self.load(other, pos)?;
-                            let a = self.add(
-                                E::AccessIndex {
-                                    base: h,
-                                    index: row as u32,
-                                },
-                                pos,
-                            );
-                            Ok(V::Val(
-                                self.add(
-                                    E::AccessIndex {
-                                        base: a,
-                                        index: col as u32,
-                                    },
-                                    pos,
-                                ),
-                                Ty::Scalar(k),
-                            ))
+                            let a = self.access_index(h, row as u32, pos);
+                            Ok(V::Val(self.access_index(a, col as u32, pos), Ty::Scalar(k)))
                         }
                     };
                 }
                 let (h, _) = self.load(b, pos)?;
                 let mut comps = Vec::new();
                 for (row, col) in &els {
-                    let a = self.add(
-                        E::AccessIndex {
-                            base: h,
-                            index: *row as u32,
-                        },
-                        pos,
-                    );
-                    comps.push(self.add(
-                        E::AccessIndex {
-                            base: a,
-                            index: *col as u32,
-                        },
-                        pos,
-                    ));
+                    let a = self.access_index(h, *row as u32, pos);
+                    comps.push(self.access_index(a, *col as u32, pos));
                 }
                 let rt = Ty::Vec(k, els.len() as u8);
                 let t = self.nty(&rt, pos)?;
-                Ok(V::Val(
-                    self.add(
-                        E::Compose {
-                            ty: t,
-                            components: comps,
-                        },
-                        pos,
-                    ),
-                    rt,
-                ))
+                Ok(V::Val(self.compose(t, comps, pos), rt))
             }
             other => err(
                 pos,
@@ -251,7 +164,7 @@ impl Cx<'_> {
             Some(i) if i >= len => {
                 return err(index.pos, format!("index {i} out of range (size {len})"))
             }
-            Some(i) => self.add(E::AccessIndex { base: bh, index: i }, pos),
+            Some(i) => self.access_index(bh, i, pos),
             None => {
                 if !is_ptr && !matches!(bt, Ty::Array(..)) {
                     // Dynamic indexing of a vector/matrix value: go through a temporary.

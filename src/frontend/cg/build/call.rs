@@ -165,19 +165,13 @@ impl Cx<'_> {
             let r = result.expect("has result");
             let first = if ret == Ty::Void { 0 } else { 1 };
             for (i, (lv, t)) in outs.into_iter().enumerate() {
-                let v = self.add(
-                    E::AccessIndex {
-                        base: r,
-                        index: (first + i) as u32,
-                    },
-                    pos,
-                );
+                let v = self.access_index(r, (first + i) as u32, pos);
                 self.store(lv, v, &t, pos)?;
             }
             if ret == Ty::Void {
                 return Ok(V::Val(r, Ty::Void));
             }
-            let v = self.add(E::AccessIndex { base: r, index: 0 }, pos);
+            let v = self.access_index(r, 0, pos);
             return Ok(V::Val(v, ret));
         }
         match result {

@@ -52,13 +52,7 @@ impl Cx<'_> {
                     pos,
                 );
                 let ty = self.nty(to, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty,
-                        components: vec![col; *r as usize],
-                    },
-                    pos,
-                ))
+                Ok(self.compose(ty, vec![col; *r as usize], pos))
             }
             (Ty::Vec(a, n), Ty::Vec(b, m)) if m <= n => {
                 let t = if m < n {
@@ -69,7 +63,7 @@ impl Cx<'_> {
                 Ok(self.kind_cast(t, *a, *b, Some(*m), pos))
             }
             (Ty::Vec(a, _), Ty::Scalar(b)) => {
-                let c = self.add(E::AccessIndex { base: h, index: 0 }, pos);
+                let c = self.access_index(h, 0, pos);
                 Ok(self.kind_cast(c, *a, *b, None, pos))
             }
             (Ty::Vec(a, 4), Ty::Mat(_, 2, 2)) if explicit => {
@@ -77,24 +71,12 @@ impl Cx<'_> {
                 let c0 = self.swizzle(v, &[0, 1], pos);
                 let c1 = self.swizzle(v, &[2, 3], pos);
                 let ty = self.nty(to, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty,
-                        components: vec![c0, c1],
-                    },
-                    pos,
-                ))
+                Ok(self.compose(ty, vec![c0, c1], pos))
             }
             (Ty::Mat(ka, r, c), Ty::Mat(kb, r2, c2)) if r2 <= r && c2 <= c => {
                 let mut cols = Vec::new();
                 for i in 0..*r2 {
-                    let col = self.add(
-                        E::AccessIndex {
-                            base: h,
-                            index: i as u32,
-                        },
-                        pos,
-                    );
+                    let col = self.access_index(h, i as u32, pos);
                     let col = if c2 < c {
                         self.swizzle(col, &[0, 1, 2, 3][..*c2 as usize], pos)
                     } else {
@@ -103,28 +85,16 @@ impl Cx<'_> {
                     cols.push(self.kind_cast(col, *ka, *kb, Some(*c2), pos));
                 }
                 let ty = self.nty(to, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty,
-                        components: cols,
-                    },
-                    pos,
-                ))
+                Ok(self.compose(ty, cols, pos))
             }
             (Ty::Array(a, n), Ty::Array(b, m)) if n == m && conversion_cost(a, b).is_some() => {
                 let mut comps = Vec::new();
                 for i in 0..*n {
-                    let e = self.add(E::AccessIndex { base: h, index: i }, pos);
+                    let e = self.access_index(h, i, pos);
                     comps.push(self.convert(e, a, b, pos, explicit)?);
                 }
                 let ty = self.nty(to, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty,
-                        components: comps,
-                    },
-                    pos,
-                ))
+                Ok(self.compose(ty, comps, pos))
             }
             (Ty::Scalar(_), Ty::Struct(i)) if explicit => {
                 let members = self.structs[*i].members.clone();
@@ -133,24 +103,12 @@ impl Cx<'_> {
                     comps.push(self.convert(h, from, mt, pos, true)?);
                 }
                 let ty = self.nty(to, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty,
-                        components: comps,
-                    },
-                    pos,
-                ))
+                Ok(self.compose(ty, comps, pos))
             }
             (Ty::Scalar(_), Ty::Array(b, n)) if explicit => {
                 let e = self.convert(h, from, b, pos, true)?;
                 let ty = self.nty(to, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty,
-                        components: vec![e; *n as usize],
-                    },
-                    pos,
-                ))
+                Ok(self.compose(ty, vec![e; *n as usize], pos))
             }
             _ => fail(self),
         }
@@ -159,13 +117,7 @@ impl Cx<'_> {
     /// Swizzle (1 component: a plain index).
     pub(super) fn swizzle(&mut self, h: Handle<E>, comps: &[u8], pos: Pos) -> Handle<E> {
         if comps.len() == 1 {
-            return self.add(
-                E::AccessIndex {
-                    base: h,
-                    index: comps[0] as u32,
-                },
-                pos,
-            );
+            return self.access_index(h, comps[0] as u32, pos);
         }
         let mut pattern = [naga::SwizzleComponent::X; 4];
         for (i, c) in comps.iter().enumerate() {
@@ -294,13 +246,7 @@ impl Cx<'_> {
                     comps.push(self.init_list(chunk, b, pos)?);
                 }
                 let t = self.nty(ty, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty: t,
-                        components: comps,
-                    },
-                    pos,
-                ))
+                Ok(self.compose(t, comps, pos))
             }
             Ty::Array(b, n) => {
                 if items.len() != *n as usize {
@@ -314,13 +260,7 @@ impl Cx<'_> {
                     comps.push(self.rvalue_as(it, b)?);
                 }
                 let t = self.nty(ty, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty: t,
-                        components: comps,
-                    },
-                    pos,
-                ))
+                Ok(self.compose(t, comps, pos))
             }
             Ty::Struct(i) => {
                 let members = self.structs[*i].members.clone();
@@ -339,13 +279,7 @@ impl Cx<'_> {
                     comps.push(self.rvalue_as(it, &m.1)?);
                 }
                 let t = self.nty(ty, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty: t,
-                        components: comps,
-                    },
-                    pos,
-                ))
+                Ok(self.compose(t, comps, pos))
             }
             Ty::Scalar(_) | Ty::Vec(..) | Ty::Mat(..) => {
                 // `{a, b, c}` and nested lists flatten to components, like a constructor.
@@ -398,33 +332,15 @@ impl Cx<'_> {
                 Ty::Scalar(a) => comps.push(self.kind_cast(*h, *a, k, None, *p)),
                 Ty::Vec(a, n) => {
                     for i in 0..*n {
-                        let c = self.add(
-                            E::AccessIndex {
-                                base: *h,
-                                index: i as u32,
-                            },
-                            *p,
-                        );
+                        let c = self.access_index(*h, i as u32, *p);
                         comps.push(self.kind_cast(c, *a, k, None, *p));
                     }
                 }
                 Ty::Mat(a, r, c) => {
                     for i in 0..*r {
-                        let col = self.add(
-                            E::AccessIndex {
-                                base: *h,
-                                index: i as u32,
-                            },
-                            *p,
-                        );
+                        let col = self.access_index(*h, i as u32, *p);
                         for j in 0..*c {
-                            let e = self.add(
-                                E::AccessIndex {
-                                    base: col,
-                                    index: j as u32,
-                                },
-                                *p,
-                            );
+                            let e = self.access_index(col, j as u32, *p);
                             comps.push(self.kind_cast(e, *a, k, None, *p));
                         }
                     }
@@ -452,35 +368,17 @@ impl Cx<'_> {
             Ty::Scalar(_) => Ok(comps[0]),
             Ty::Vec(..) => {
                 let t = self.nty(ty, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty: t,
-                        components: comps,
-                    },
-                    pos,
-                ))
+                Ok(self.compose(t, comps, pos))
             }
             Ty::Mat(_, r, c) => {
                 let ct = self.nty(&Ty::Vec(k, *c), pos)?;
                 let mut cols = Vec::new();
                 for i in 0..*r as usize {
                     let part = comps[i * *c as usize..(i + 1) * *c as usize].to_vec();
-                    cols.push(self.add(
-                        E::Compose {
-                            ty: ct,
-                            components: part,
-                        },
-                        pos,
-                    ));
+                    cols.push(self.compose(ct, part, pos));
                 }
                 let t = self.nty(ty, pos)?;
-                Ok(self.add(
-                    E::Compose {
-                        ty: t,
-                        components: cols,
-                    },
-                    pos,
-                ))
+                Ok(self.compose(t, cols, pos))
             }
             _ => err(pos, "cannot construct this type"),
         }

@@ -103,6 +103,21 @@ impl Cx<'_> {
         Ok(self.add(E::ZeroValue(t), pos))
     }
 
+    /// A value of the naga type `ty` made of `components`.
+    pub(super) fn compose(
+        &mut self,
+        ty: Handle<Type>,
+        components: Vec<Handle<E>>,
+        pos: Pos,
+    ) -> Handle<E> {
+        self.add(E::Compose { ty, components }, pos)
+    }
+
+    /// Member, component, row or element `index` of `base` (a value or a pointer).
+    pub(super) fn access_index(&mut self, base: Handle<E>, index: u32, pos: Pos) -> Handle<E> {
+        self.add(E::AccessIndex { base, index }, pos)
+    }
+
     pub(super) fn new_fx(&self, ret: Ty) -> Fx {
         Fx {
             func: naga::Function::default(),

@@ -284,13 +284,7 @@ impl Cx<'_> {
                         comps.push(input(self, sem.as_deref(), mt, p.pos)?);
                     }
                     let t = self.nty(&pt, p.pos)?;
-                    self.add(
-                        E::Compose {
-                            ty: t,
-                            components: comps,
-                        },
-                        p.pos,
-                    )
+                    self.compose(t, comps, p.pos)
                 }
                 _ => {
                     let sem = self.auto_semantic(p.semantic.as_deref(), &p.name, &pt);
@@ -457,7 +451,7 @@ impl Cx<'_> {
                 OutSource::Ret(p) | OutSource::Param(_, p) => p,
             };
             for &i in path {
-                h = self.add(E::AccessIndex { base: h, index: i }, pos);
+                h = self.access_index(h, i, pos);
                 ht = match ht {
                     Ty::Struct(si) => self.structs[si].members[i as usize].1.clone(),
                     other => other,
@@ -465,12 +459,6 @@ impl Cx<'_> {
             }
             comps.push(self.convert(h, &ht, t, pos, true)?);
         }
-        Ok(self.add(
-            E::Compose {
-                ty,
-                components: comps,
-            },
-            pos,
-        ))
+        Ok(self.compose(ty, comps, pos))
     }
 }

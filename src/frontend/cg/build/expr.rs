@@ -43,16 +43,7 @@ impl Cx<'_> {
                     comps.push(self.convert(h, &mt, t, pos, false)?);
                 }
                 let ty = self.nty(&Ty::Struct(idx), pos)?;
-                Ok((
-                    self.add(
-                        E::Compose {
-                            ty,
-                            components: comps,
-                        },
-                        pos,
-                    ),
-                    Ty::Struct(idx),
-                ))
+                Ok((self.compose(ty, comps, pos), Ty::Struct(idx)))
             }
         }
     }
@@ -206,16 +197,7 @@ impl Cx<'_> {
                         comps.push(self.rvalue_as(a, t)?);
                     }
                     let t = self.nty(&ty, pos)?;
-                    return Ok(V::Val(
-                        self.add(
-                            E::Compose {
-                                ty: t,
-                                components: comps,
-                            },
-                            pos,
-                        ),
-                        ty,
-                    ));
+                    return Ok(V::Val(self.compose(t, comps, pos), ty));
                 }
                 let mut vals = Vec::new();
                 for a in args {
@@ -407,8 +389,8 @@ impl Cx<'_> {
             // Cg's matrix operators are component-wise.
             let mut out = Vec::new();
             for i in 0..rows as u32 {
-                let x = self.add(E::AccessIndex { base: l, index: i }, pos);
-                let y = self.add(E::AccessIndex { base: r, index: i }, pos);
+                let x = self.access_index(l, i, pos);
+                let y = self.access_index(r, i, pos);
                 out.push(self.add(
                     E::Binary {
                         op: nop,
@@ -419,16 +401,7 @@ impl Cx<'_> {
                 ));
             }
             let t = self.nty(&result, pos)?;
-            return Ok((
-                self.add(
-                    E::Compose {
-                        ty: t,
-                        components: out,
-                    },
-                    pos,
-                ),
-                result,
-            ));
+            return Ok((self.compose(t, out, pos), result));
         }
         Ok((
             self.add(
@@ -493,7 +466,7 @@ impl Cx<'_> {
                 if let Ty::Mat(_, r, _) = t {
                     let mut cols = Vec::new();
                     for i in 0..r as u32 {
-                        let c = self.add(E::AccessIndex { base: h, index: i }, pos);
+                        let c = self.access_index(h, i, pos);
                         cols.push(self.add(
                             E::Unary {
                                 op: naga::UnaryOperator::Negate,
@@ -503,16 +476,7 @@ impl Cx<'_> {
                         ));
                     }
                     let nt = self.nty(&t, pos)?;
-                    return Ok(V::Val(
-                        self.add(
-                            E::Compose {
-                                ty: nt,
-                                components: cols,
-                            },
-                            pos,
-                        ),
-                        t,
-                    ));
+                    return Ok(V::Val(self.compose(nt, cols, pos), t));
                 }
                 let (h, t) = if t.kind() == Some(Sk::B) {
                     let nt = t.with_kind(Sk::I);
@@ -613,30 +577,12 @@ impl Cx<'_> {
                 for i in 0..n {
                     parts.push(match comps.iter().position(|&c| c == i) {
                         Some(_) if comps.len() == 1 => v,
-                        Some(j) => self.add(
-                            E::AccessIndex {
-                                base: v,
-                                index: j as u32,
-                            },
-                            pos,
-                        ),
-                        None => self.add(
-                            E::AccessIndex {
-                                base: old,
-                                index: i as u32,
-                            },
-                            pos,
-                        ),
+                        Some(j) => self.access_index(v, j as u32, pos),
+                        None => self.access_index(old, i as u32, pos),
                     });
                 }
                 let nt = self.nty(&t, pos)?;
-                let new = self.add(
-                    E::Compose {
-                        ty: nt,
-                        components: parts,
-                    },
-                    pos,
-                );
+                let new = self.compose(nt, parts, pos);
                 self.push_stmt(
                     Statement::Store {
                         pointer: p,

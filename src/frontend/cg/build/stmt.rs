@@ -268,13 +268,7 @@ impl Cx<'_> {
             comps.push(self.add(E::Load { pointer: p }, pos));
         }
         let ty = self.fx().func.result.as_ref().expect("outputs struct").ty;
-        let v = self.add(
-            E::Compose {
-                ty,
-                components: comps,
-            },
-            pos,
-        );
+        let v = self.compose(ty, comps, pos);
         self.push_stmt(Statement::Return { value: Some(v) }, pos);
         Ok(())
     }

@@ -86,13 +86,7 @@ impl Cx<'_> {
         };
         let mty = self.ubo_members[index].1.clone();
         let g = self.add(E::GlobalVariable(ubo), pos);
-        let p = self.add(
-            E::AccessIndex {
-                base: g,
-                index: index as u32,
-            },
-            pos,
-        );
+        let p = self.access_index(g, index as u32, pos);
         let mut v = self.add(E::Load { pointer: p }, pos);
         if name == "MVP" {
             // RetroArch uploads MVP column-major (GL's convention); Cg's `mul(M, v)` reads rows.
