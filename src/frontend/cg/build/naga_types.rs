@@ -4,8 +4,8 @@
 //! columns are Cg's rows); naga has float matrices only, so other kinds are arrays of row
 //! vectors, which index, construct and swizzle the same way. Struct and array layouts follow
 //! naga's std140-like rules (`layout`), the offsets the lowering reads uniforms at.
-//! Structs holding samplers have no naga type: only RetroArch's uniform structs hold samplers,
-//! and those are symbols, never values.
+//! Structs holding samplers (as RetroArch's pass structs are declared) have no naga type: they
+//! are bound as symbols, never made values.
 
 use super::*;
 
