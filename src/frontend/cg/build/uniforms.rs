@@ -373,6 +373,67 @@ impl Cx<'_> {
     }
 }
 
+/// Calls `f` on every expression of every function body, outer expressions first.
+fn visit_exprs(items: &[Item], f: &mut impl FnMut(&Expr)) {
+    fn expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
+        f(e);
+        match &e.kind {
+            ExprKind::Assign(_, a, b) | ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
+                expr(a, f);
+                expr(b, f);
+            }
+            ExprKind::Ternary(a, b, c) => {
+                expr(a, f);
+                expr(b, f);
+                expr(c, f);
+            }
+            ExprKind::Call(_, v)
+            | ExprKind::Construct(_, v)
+            | ExprKind::Comma(v)
+            | ExprKind::List(v) => v.iter().for_each(|x| expr(x, f)),
+            ExprKind::Unary(_, a) | ExprKind::Cast(_, a) | ExprKind::Member(a, _) => expr(a, f),
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Ident(_) => {}
+        }
+    }
+    fn stmt(s: &Stmt, f: &mut impl FnMut(&Expr)) {
+        match s {
+            Stmt::Block(v) => v.iter().for_each(|s| stmt(s, f)),
+            Stmt::Var(v) => v
+                .iter()
+                .filter_map(|d| d.init.as_ref())
+                .for_each(|e| expr(e, f)),
+            Stmt::Expr(e) => expr(e, f),
+            Stmt::If(c, a, b) => {
+                expr(c, f);
+                stmt(a, f);
+                if let Some(b) = b {
+                    stmt(b, f);
+                }
+            }
+            Stmt::For(i, c, st, b) => {
+                if let Some(i) = i {
+                    stmt(i, f);
+                }
+                c.iter().chain(st.iter()).for_each(|e| expr(e, f));
+                stmt(b, f);
+            }
+            Stmt::While(c, b) | Stmt::DoWhile(b, c) => {
+                expr(c, f);
+                stmt(b, f);
+            }
+            Stmt::Return(Some(e), _) => expr(e, f),
+            _ => {}
+        }
+    }
+    for i in items {
+        if let Item::Func(func) = i {
+            for s in func.body.iter().flatten() {
+                stmt(s, f);
+            }
+        }
+    }
+}
+
 /// Every name that is the root of an assignment or `++`/`--` target anywhere.
 pub(super) fn assigned_names(items: &[Item]) -> std::collections::HashSet<String> {
     fn root(e: &Expr) -> Option<&str> {
@@ -382,80 +443,18 @@ pub(super) fn assigned_names(items: &[Item]) -> std::collections::HashSet<String
             _ => None,
         }
     }
-    fn expr(e: &Expr, out: &mut std::collections::HashSet<String>) {
-        match &e.kind {
-            ExprKind::Assign(_, l, r) => {
-                if let Some(n) = root(l) {
-                    out.insert(n.to_string());
-                }
-                expr(l, out);
-                expr(r, out);
-            }
-            ExprKind::Unary(op, a) => {
-                if matches!(
-                    op,
-                    UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec
-                ) {
-                    if let Some(n) = root(a) {
-                        out.insert(n.to_string());
-                    }
-                }
-                expr(a, out);
-            }
-            ExprKind::Binary(_, a, b) | ExprKind::Index(a, b) => {
-                expr(a, out);
-                expr(b, out);
-            }
-            ExprKind::Ternary(a, b, c) => {
-                expr(a, out);
-                expr(b, out);
-                expr(c, out);
-            }
-            ExprKind::Call(_, v)
-            | ExprKind::Construct(_, v)
-            | ExprKind::Comma(v)
-            | ExprKind::List(v) => v.iter().for_each(|x| expr(x, out)),
-            ExprKind::Cast(_, a) | ExprKind::Member(a, _) => expr(a, out),
-            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Ident(_) => {}
-        }
-    }
-    fn stmt(s: &Stmt, out: &mut std::collections::HashSet<String>) {
-        match s {
-            Stmt::Block(v) => v.iter().for_each(|s| stmt(s, out)),
-            Stmt::Var(v) => v
-                .iter()
-                .filter_map(|d| d.init.as_ref())
-                .for_each(|e| expr(e, out)),
-            Stmt::Expr(e) => expr(e, out),
-            Stmt::If(c, a, b) => {
-                expr(c, out);
-                stmt(a, out);
-                if let Some(b) = b {
-                    stmt(b, out);
-                }
-            }
-            Stmt::For(i, c, st, b) => {
-                if let Some(i) = i {
-                    stmt(i, out);
-                }
-                c.iter().chain(st.iter()).for_each(|e| expr(e, out));
-                stmt(b, out);
-            }
-            Stmt::While(c, b) | Stmt::DoWhile(b, c) => {
-                expr(c, out);
-                stmt(b, out);
-            }
-            Stmt::Return(Some(e), _) => expr(e, out),
-            _ => {}
-        }
-    }
     let mut out = std::collections::HashSet::new();
-    for i in items {
-        if let Item::Func(f) = i {
-            for s in f.body.iter().flatten() {
-                stmt(s, &mut out);
+    visit_exprs(items, &mut |e| {
+        let target = match &e.kind {
+            ExprKind::Assign(_, l, _) => Some(l),
+            ExprKind::Unary(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec, a) => {
+                Some(a)
             }
+            _ => None,
+        };
+        if let Some(n) = target.and_then(|t| root(t)) {
+            out.insert(n.to_string());
         }
-    }
+    });
     out
 }
