@@ -427,3 +427,64 @@ fn constant_locals_size_arrays_and_rule_out_branches() {
     let e = compile_err("float4 main_fragment(float4 v : TEXCOORD0) : COLOR\n{\n    bool on = v.x > 0;\n    if (on) { return undefined_name; }\n    return v;\n}\n");
     assert!(e.contains("unknown name `undefined_name`"), "{e}");
 }
+
+#[test]
+fn retroarch_structs_bind_by_name_with_or_without_uniform() {
+    // motionblur/feedback.cg's style: `input IN` and `input FEEDBACK` without `uniform`, the
+    // vertex stage reading IN.mvp_matrix, IN.vertex_coord and the tex_coords, the fragment stage
+    // passing both structs (they hold samplers) to a function.
+    let s = compile_cg(&data("runtime/feedback.cg")).unwrap_or_else(|e| panic!("{e}"));
+    let mut vin: Vec<u32> = s
+        .vertex
+        .reflection
+        .inputs
+        .iter()
+        .map(|l| l.location)
+        .collect();
+    vin.sort();
+    assert_eq!(
+        vin,
+        [0, 1],
+        "IN.vertex_coord -> POSITION, tex_coord -> TEXCOORD0"
+    );
+    let vm = members(&s.vertex.reflection);
+    assert!(vm.contains(&("MVP".into(), "mat4".into())), "{vm:?}");
+    let mut textures: Vec<String> = s
+        .fragment
+        .reflection
+        .textures
+        .iter()
+        .filter_map(|t| t.name.clone())
+        .collect();
+    textures.sort();
+    assert_eq!(
+        textures,
+        ["Original", "Source"],
+        "FEEDBACK is the frame input when the preset names no feedback pass"
+    );
+
+    // A struct holding a sampler is bound by its name (a pass alias here), `uniform` or not.
+    let src = format!(
+        "{MINIMAL_VERTEX}struct pass_t {{ float2 video_size; sampler2D texture; }};\n\
+         float4 main_fragment(float2 uv : TEXCOORD0, pass_t BLURRED) : COLOR\n\
+         {{ return tex2D(BLURRED.texture, uv / BLURRED.video_size); }}\n"
+    );
+    let s = compile_cg_str(&src, Path::new("alias.cg")).unwrap_or_else(|e| panic!("{e}"));
+    let textures: Vec<Option<String>> = (s.fragment.reflection.textures.iter())
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(textures, [Some("BLURRED".to_string())]);
+    let fm = members(&s.fragment.reflection);
+    assert!(
+        fm.contains(&("BLURREDSize".into(), "vec2".into())),
+        "{fm:?}"
+    );
+
+    // IN.color is RetroArch's opaque white; IN.mvp_matrix is bound in the vertex program only,
+    // so the fragment program reads zero.
+    check(
+        "struct input { float4 color; float4x4 mvp_matrix; };\ninput IN;",
+        "return IN.color * v + mul(IN.mvp_matrix, v);",
+        |v| v,
+    );
+}

@@ -218,7 +218,9 @@ impl Cx<'_> {
                             }
                         };
                         let h = cx.add(E::FunctionArgument(index), pos);
-                        if !is_pos {
+                        if is_pos {
+                            cx.position = Some(h);
+                        } else {
                             cx.texcoord = Some(h);
                         }
                         cx.convert(h, &Ty::Vec(Sk::F, 4), ty, pos, true)
@@ -263,10 +265,12 @@ impl Cx<'_> {
         let mut pending: Vec<(String, Ty, Handle<E>, Pos)> = Vec::new();
         for p in &f.params {
             let pt = self.resolve_type(&p.ty)?;
-            if p.quals.uniform
-                || (matches!(pt, Ty::Sampler(_)))
-                || (Self::ukind(&p.name).is_some() && matches!(pt, Ty::Struct(_)))
-            {
+            // RetroArch binds struct members by name (`NAME.texture`, `NAME.video_size`), with or
+            // without `uniform`, and a struct holding a sampler cannot be a varying.
+            let bound_struct = matches!(pt, Ty::Struct(_))
+                && !p.quals.is_out
+                && (Self::ukind(&p.name).is_some() || self.contains_sampler(&pt));
+            if p.quals.uniform || matches!(pt, Ty::Sampler(_)) || bound_struct {
                 let s = self.uniform_sym(&p.name, &pt, p.semantic.as_deref())?;
                 self.declare(&p.name, s);
                 continue;
@@ -297,6 +301,13 @@ impl Cx<'_> {
             // ORIG.tex_coord and friends read the texcoord attribute even when the entry
             // point does not take it.
             input(self, Some("TEXCOORD0"), &Ty::Vec(Sk::F, 4), f.pos)?;
+        }
+        if self.stage == StageKind::Vertex
+            && self.position.is_none()
+            && reads_member(self.items, "vertex_coord")
+        {
+            // `IN.vertex_coord` is RetroArch's position attribute, as `POSITION` is.
+            input(self, Some("POSITION"), &Ty::Vec(Sk::F, 4), f.pos)?;
         }
         self.fx().func.arguments = args;
         for (name, t, v, pos) in pending {

@@ -50,7 +50,7 @@ mod stmt;
 mod uniforms;
 
 use stmt::ends_with_return;
-use uniforms::assigned_names;
+use uniforms::{assigned_names, reads_member};
 
 /// A checker error at a position of the preprocessed text.
 #[derive(Clone, Debug)]
@@ -92,6 +92,9 @@ pub enum UKind {
     Pass(u32),
     /// `PASSPREV1`..
     PassPrev(u32),
+    /// `FEEDBACK`: RetroArch's feedback texture. Its GL drivers bind the frame input there
+    /// unless the preset names a `feedback_pass`, which softgpu does not read.
+    Feedback,
     /// A pass alias (`alias` in the `.cgp`), by index into the alias table: the texture is the
     /// alias, its size `<alias>Size`, as in slang.
     Alias(u32),
@@ -232,6 +235,8 @@ pub struct Cx<'a> {
     fs: Vec<Fx>,
     /// The vertex texcoord input (vertex entry only).
     texcoord: Option<Handle<E>>,
+    /// The vertex position input, when the entry point or `IN.vertex_coord` reads it.
+    position: Option<Handle<E>>,
 }
 
 fn span(p: Pos) -> Span {
@@ -267,6 +272,7 @@ impl<'a> Cx<'a> {
             source_sampler: None,
             fs: Vec::new(),
             texcoord: None,
+            position: None,
         };
         for (i, item) in items.iter().enumerate() {
             match item {

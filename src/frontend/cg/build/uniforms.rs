@@ -5,10 +5,10 @@
 //! built (`finish_ubo`). A sampler is a texture at binding 1, 2, … (order of first use) plus a
 //! sampler at `binding + SAMPLER_BINDING_OFFSET`, named after the texture RetroArch binds there:
 //! `Source` for the pass input, `Original`, `PassOutputN`, …, or the sampler's own name for a
-//! look-up texture. RetroArch's pass structs (`IN`, `ORIG`, `PREVn`, `PASSn`, `PASSPREVn`, pass
-//! aliases) are [`UKind`] symbols whose members map to those names. Non-uniform globals, and
-//! uniform globals the program assigns to, are private globals initialised at the start of the
-//! entry point.
+//! look-up texture. RetroArch's pass structs (`IN`, `ORIG`, `PREVn`, `PASSn`, `PASSPREVn`,
+//! `FEEDBACK`, pass aliases) are [`UKind`] symbols whose members map to those names.
+//! Non-uniform globals, and uniform globals the program assigns to, are private globals
+//! initialised at the start of the entry point.
 
 use super::*;
 
@@ -179,6 +179,7 @@ impl Cx<'_> {
                 format!("PassOutputSize{}", n - 1),
             ),
             UKind::PassPrev(n) => (format!("PassPrev{n}"), format!("PassPrevSize{n}")),
+            UKind::Feedback => ("Original".into(), "OriginalSize".into()),
             UKind::Alias(i) => {
                 let a = &self.aliases[i as usize];
                 (a.clone(), format!("{a}Size"))
@@ -198,17 +199,54 @@ impl Cx<'_> {
             (UKind::In, "frame_direction") => {
                 self.ubo_member("FrameDirection", &Ty::Scalar(Sk::F), pos)
             }
-            (UKind::In, f) => err(pos, format!("`IN.{f}` is not one of RetroArch's inputs (video_size, texture_size, output_size, frame_count, frame_direction)")),
+            // RetroArch binds `IN.mvp_matrix` in the vertex program only (where `modelViewProj`
+            // is missing); in the fragment program it is bound by nothing and reads zero.
+            (UKind::In, "mvp_matrix") => {
+                let m4 = Ty::Mat(Sk::F, 4, 4);
+                if self.stage == StageKind::Vertex {
+                    self.ubo_member("MVP", &m4, pos)
+                } else {
+                    Ok(V::Val(self.zero(&m4, pos)?, m4))
+                }
+            }
+            (UKind::In, "vertex_coord") => {
+                let f4 = Ty::Vec(Sk::F, 4);
+                let h = self.entry_attribute(self.position, field, pos)?;
+                Ok(V::Val(h, f4))
+            }
+            // RetroArch's vertex colour is opaque white.
+            (UKind::In, "color") => {
+                let one = self.lit_f(1.0, pos);
+                let white = self.add(
+                    E::Splat {
+                        size: naga::VectorSize::Quad,
+                        value: one,
+                    },
+                    pos,
+                );
+                Ok(V::Val(white, Ty::Vec(Sk::F, 4)))
+            }
+            (UKind::In, f) if !matches!(f, "tex_coord" | "lut_tex_coord") => err(pos, format!("`IN.{f}` is not one of RetroArch's inputs (video_size, texture_size, output_size, frame_count, frame_direction, mvp_matrix, vertex_coord, tex_coord, lut_tex_coord, color)")),
             (_, "video_size" | "texture_size" | "output_size") => self.ubo_member(&size, &f2, pos),
             (_, "texture") => self.texture(&tex, Dim::D2, pos),
-            (_, "tex_coord" | "lut_tex_coord") => match self.texcoord {
-                Some(h) => {
-                    let v = self.convert(h, &Ty::Vec(Sk::F, 4), &f2, pos, true)?;
-                    Ok(V::Val(v, f2))
-                }
-                None => err(pos, format!("`{field}` is a vertex attribute: only `main_vertex` can read it")),
-            },
+            (_, "tex_coord" | "lut_tex_coord") => {
+                let h = self.entry_attribute(self.texcoord, field, pos)?;
+                let v = self.convert(h, &Ty::Vec(Sk::F, 4), &f2, pos, true)?;
+                Ok(V::Val(v, f2))
+            }
             (_, f) => err(pos, format!("`{f}` is not a member of RetroArch's pass structs (texture, video_size, texture_size, tex_coord)")),
+        }
+    }
+
+    /// A vertex attribute read through a RetroArch struct (`IN.tex_coord`, `IN.vertex_coord`):
+    /// the entry point's input `input`, which only `main_vertex` itself can read.
+    fn entry_attribute(&self, input: Option<Handle<E>>, field: &str, pos: Pos) -> R<Handle<E>> {
+        match input {
+            Some(h) if self.fs.len() == 1 => Ok(h),
+            _ => err(
+                pos,
+                format!("`{field}` is a vertex attribute: only `main_vertex` itself can read it"),
+            ),
         }
     }
 
@@ -224,6 +262,7 @@ impl Cx<'_> {
             "IN" => UKind::In,
             "ORIG" => UKind::Orig,
             "PREV" => UKind::Prev(0),
+            "FEEDBACK" => UKind::Feedback,
             // Bound by no RetroArch version; accepted so declaring it is harmless.
             "PASSPREV" => UKind::PassPrev(0),
             _ => {
@@ -457,4 +496,13 @@ pub(super) fn assigned_names(items: &[Item]) -> std::collections::HashSet<String
         }
     });
     out
+}
+
+/// Whether any function reads a member called `field` of anything.
+pub(super) fn reads_member(items: &[Item], field: &str) -> bool {
+    let mut found = false;
+    visit_exprs(items, &mut |e| {
+        found |= matches!(&e.kind, ExprKind::Member(_, m) if m == field);
+    });
+    found
 }
