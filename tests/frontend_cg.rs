@@ -488,3 +488,25 @@ fn retroarch_structs_bind_by_name_with_or_without_uniform() {
         |v| v,
     );
 }
+
+#[test]
+fn texel_fetches_fail_as_cgc_fails_in_its_glsl_profiles() {
+    // handheld/shaders/lcd_cgwg/lcd-grid-v2-nvidia.cg: GLSL's array constructors are Cg too,
+    // `texelFetchOffset` is not (cgc's gp4/gp5 profiles for NVIDIA GPUs have it).
+    check(
+        "const float weights[] = float[](0.25, 0.5, 0.25);",
+        "return float4(weights[0], weights[1], weights[2], v.x);",
+        |v| [0.25, 0.5, 0.25, v[0]],
+    );
+    let e = compile_err(
+        "float4 main_fragment(float2 uv : TEXCOORD0, uniform sampler2D s : TEXUNIT0) : COLOR\n\
+         { return texelFetchOffset(s, int2(uv), 0, int2(1, 0)); }\n",
+    );
+    assert!(
+        e.starts_with(
+            "err.cg:3:10: unable to find compatible overloaded function \
+             `texelFetchOffset(sampler2D, int2, int, int2)`"
+        ),
+        "{e}"
+    );
+}

@@ -20,9 +20,27 @@ impl Cx<'_> {
         for a in args {
             vals.push(self.expr(a)?);
         }
+        let glsl_fetch = matches!(name, "texelFetch" | "texelFetchOffset").then(|| {
+            let tys: Vec<String> = vals
+                .iter()
+                .map(|v| self.value_type(v).name(&self.structs))
+                .collect();
+            tys.join(", ")
+        });
         match self.builtin(name, vals, args, pos)? {
             Some(v) => Ok(v),
-            None => err(pos, format!("unknown function `{name}`")),
+            // What cgc says in the GLSL profiles RetroArch's Cg runtime gets off NVIDIA GPUs
+            // (its gp4/gp5 profiles have these GLSL functions; no other profile does).
+            None => match glsl_fetch {
+                Some(tys) => err(
+                    pos,
+                    format!(
+                        "unable to find compatible overloaded function `{name}({tys})`: cgc's \
+                         GLSL profiles have no `{name}` (only NVIDIA's gp4/gp5 profiles do)"
+                    ),
+                ),
+                None => err(pos, format!("unknown function `{name}`")),
+            },
         }
     }
 

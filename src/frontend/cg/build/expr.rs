@@ -164,7 +164,7 @@ impl Cx<'_> {
             }
             ExprKind::Call(name, args) => self.call(name, args, pos),
             ExprKind::Construct(t, args) => {
-                let ty = self.resolve_type(t)?;
+                let ty = self.resolve_type(&naga_types::sized_by_count(t, args.len(), pos))?;
                 // Struct and array constructors: one value per member or element, each
                 // converted to its type.
                 let element_types: Option<Vec<Ty>> = match &ty {

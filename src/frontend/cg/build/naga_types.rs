@@ -253,20 +253,13 @@ impl Cx<'_> {
     }
 
     pub(super) fn resolve_type_for(&self, v: &VarDecl) -> R<Ty> {
-        if v.ty.dims.iter().any(|d| d.is_none()) {
-            // `float a[] = { … }`: the size comes from the initializer.
-            if let Some(Expr {
-                kind: ExprKind::List(items),
-                ..
-            }) = &v.init
-            {
-                let mut t = v.ty.clone();
-                t.dims[0] = Some(Expr {
-                    kind: ExprKind::Int(items.len() as i64),
-                    pos: v.pos,
-                });
-                return self.resolve_type(&t);
-            }
+        // `float a[] = { … }` and `float a[] = float[](…)`: the size comes from the initializer.
+        if let Some(Expr {
+            kind: ExprKind::List(items) | ExprKind::Construct(_, items),
+            ..
+        }) = &v.init
+        {
+            return self.resolve_type(&sized_by_count(&v.ty, items.len(), v.pos));
         }
         self.resolve_type(&v.ty)
     }
@@ -274,4 +267,17 @@ impl Cx<'_> {
     pub(super) fn type_name(&self, t: &Ty) -> String {
         t.name(&self.structs)
     }
+}
+
+/// `t` with an unsized outermost array dimension sized to `count` elements (`float a[]` with an
+/// initializer of `count` values, the array constructor `float[](…)`); other types unchanged.
+pub(super) fn sized_by_count(t: &TypeRef, count: usize, pos: Pos) -> TypeRef {
+    let mut t = t.clone();
+    if let Some(dim @ None) = t.dims.first_mut() {
+        *dim = Some(Expr {
+            kind: ExprKind::Int(count as i64),
+            pos,
+        });
+    }
+    t
 }
