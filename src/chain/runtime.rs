@@ -40,7 +40,7 @@ use super::preset::{
 };
 use super::semantics::{
     bind_stage, size_vec4, write_member, ActiveMembers, SemanticNames, StageBindings,
-    TextureSemantic, UniformSemantic, UniformValue,
+    TextureSemantic, UniformSemantic, UniformValue, UnnamedUniforms,
 };
 use super::shader_cache::{ShaderCache, ShaderCacheStats, Specialization, StageParts, BUILD_ID};
 use super::ChainError;
@@ -490,6 +490,8 @@ struct CompiledShader {
     format: Option<String>,
     vertex: StageParts,
     fragment: StageParts,
+    /// Rejected for slang, zero for Cg, as RetroArch's runtime for the language does.
+    unnamed_uniforms: UnnamedUniforms,
 }
 
 /// A lowered stage with what binding needs from it.
@@ -550,6 +552,7 @@ fn compile_pass_shader(
                 name,
                 parameters,
                 format,
+                unnamed_uniforms: UnnamedUniforms::Reject,
             })
         }
         "cg" => {
@@ -571,6 +574,7 @@ fn compile_pass_shader(
                 name: None,
                 parameters,
                 format: None,
+                unnamed_uniforms: UnnamedUniforms::ReadZero,
             })
         }
         other => Err(ChainError::new(format!(
@@ -804,6 +808,7 @@ impl FilterChain {
                 &shader.vertex.1,
                 &shader.vertex.2,
                 &names,
+                shader.unnamed_uniforms,
             )?;
             let fragment_bindings = bind_stage(
                 &format!("{label}, fragment"),
@@ -812,6 +817,7 @@ impl FilterChain {
                 &shader.fragment.1,
                 &shader.fragment.2,
                 &names,
+                shader.unnamed_uniforms,
             )?;
             for stage in [&vertex_bindings, &fragment_bindings] {
                 for sem in stage.texture_semantics() {

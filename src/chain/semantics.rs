@@ -7,7 +7,8 @@
 //! texture names (`OriginalHistoryN`, `PassOutputN`, `PassFeedbackN`, `UserN` and their `…SizeN`
 //! uniforms). A member or texture the program reads that none of these name is an error, as the
 //! slang spec says; members nothing reads are ignored (librashader reflects only the active
-//! ranges of a buffer).
+//! ranges of a buffer). A Cg pass's uniform that none of these name is bound by nothing and
+//! reads zero instead ([`UnnamedUniforms`]), as in RetroArch's Cg runtime.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -68,6 +69,18 @@ pub enum UniformSemantic {
     Parameter(String),
     /// The size vec4 of a texture (`SourceSize`, `PassOutputSize1`, `LUTSize`, …).
     TextureSize(TextureSemantic),
+}
+
+/// What binding makes of a uniform member the program reads that no name resolves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnnamedUniforms {
+    /// An error, as RetroArch's slang runtime and librashader make it.
+    #[default]
+    Reject,
+    /// Left unbound, so it keeps the zero its buffer starts with: RetroArch's Cg runtime
+    /// (`shader_gl_cg.c`) sets uniforms by name with `cgGetNamedParameter` and leaves every
+    /// other uniform at its default.
+    ReadZero,
 }
 
 /// The names a preset defines on top of the built-in ones.
@@ -438,6 +451,7 @@ pub fn bind_stage(
     reflection: &StageReflection,
     active: &ActiveMembers,
     names: &SemanticNames,
+    unnamed: UnnamedUniforms,
 ) -> Result<StageBindings, ChainError> {
     let reads = const_reads(&lowered.program);
     let units = sampled_units(&lowered.program);
@@ -463,6 +477,7 @@ pub fn bind_stage(
                     reads.get(buffer),
                     &active.ubo,
                     names,
+                    unnamed,
                 )?);
             }
             ResourceKind::PushConstants { buffer, size } => {
@@ -479,6 +494,7 @@ pub fn bind_stage(
                     reads.get(buffer),
                     &active.push_constants,
                     names,
+                    unnamed,
                 )?);
             }
             ResourceKind::Texture { unit, .. } => {
@@ -526,6 +542,7 @@ fn check_causal(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)] // the block, what the program reads of it, how names resolve
 fn bind_block(
     context: &str,
     pass_index: usize,
@@ -534,6 +551,7 @@ fn bind_block(
     reads: Option<&Option<BTreeSet<u32>>>,
     active: &BTreeSet<String>,
     names: &SemanticNames,
+    unnamed: UnnamedUniforms,
 ) -> Result<BufferBinding, ChainError> {
     let mut members = Vec::new();
     for member in &block.members {
@@ -544,6 +562,9 @@ fn bind_block(
         let relative = relative_pass(&member.name, "PassPrevSize", pass_index)
             .map(UniformSemantic::TextureSize);
         let Some(semantic) = relative.or_else(|| names.uniform(&member.name)) else {
+            if unnamed == UnnamedUniforms::ReadZero {
+                continue;
+            }
             return Err(ChainError::new(format!(
                 "{context}: uniform `{}` means nothing: it is not a built-in semantic (MVP, \
                  OutputSize, SourceSize, FrameCount, …), a #pragma parameter, or a size of a pass \

@@ -18,7 +18,10 @@
 //! (zero in the fragment stage, where RetroArch binds nothing), `#pragma parameter` uniforms by
 //! their own name. RetroArch binds its structs by name (`IN.video_size`, `FEEDBACK.texture`):
 //! an entry parameter of one of their names, or of a struct holding a sampler, is one of them,
-//! with or without `uniform`. Samplers become a texture (binding 1, 2, … in order of first
+//! with or without `uniform`. A uniform of any other name keeps that name: the chain binds it to
+//! a `#pragma parameter` of any pass, as RetroArch does, and leaves it at zero otherwise; one
+//! with an initializer that is no parameter of its own file is a private global keeping the
+//! initializer. Samplers become a texture (binding 1, 2, … in order of first
 //! use) plus a sampler at `binding + SAMPLER_BINDING_OFFSET`, named `Source` (the fragment
 //! program's `TEXUNIT0` / first sampler), `Original`, `OriginalHistoryN`, `PassOutputN`, or the
 //! sampler's own name (LUTs). `PASSPREVk` has no slang name (it means PassOutput(current − k),
