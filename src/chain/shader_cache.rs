@@ -18,7 +18,7 @@
 //! numbering, hoisted texel functions — Mega Bezel spends ~0.7 s of CPU there per run), keyed
 //! by the full text of those inputs and checked the same way.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
@@ -29,9 +29,9 @@ use crate::frontend::vulkan_glsl::StageReflection;
 use crate::ir::texelfn::TexelFunction;
 use crate::ir::text::{parse_program, print_program};
 use crate::ir::{validate::validate, Processor, Program};
-use softgpu_jit::codegen::disk::{
-    hash128, mark_used, prune, read_entry_file, write_atomically, EntryFile,
-    SPECIALIZATION_EXTENSION,
+pub use softgpu_cache::default_shader_cache_dir;
+use softgpu_cache::{
+    hash128, mark_used, prune, read_entry, write_atomically, Read, SPECIALIZATION_EXTENSION,
 };
 
 /// Identifies the build that wrote an entry (set by `build.rs`).
@@ -39,27 +39,10 @@ pub const BUILD_ID: &str = env!("SOFTGPU_BUILD_ID");
 
 /// The cache directory's size bound (shaders and kernels together); past it the least
 /// recently used entries go.
-pub use softgpu_jit::codegen::disk::MAX_CACHE_BYTES;
+pub use softgpu_cache::MAX_CACHE_BYTES;
 
 /// The compiled form of one stage: its program and what binding reads.
 pub(crate) type StageParts = (LoweredShader, StageReflection, ActiveMembers);
-
-/// Where the cache lives when the caller names none: `$SOFTGPU_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/softgpu`, else `$HOME/.cache/softgpu`.
-pub fn default_shader_cache_dir() -> Option<PathBuf> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    var("SOFTGPU_CACHE_DIR")
-        .or_else(|| {
-            var("XDG_CACHE_HOME")
-                .filter(|p| p.is_absolute())
-                .map(|p| p.join("softgpu"))
-        })
-        .or_else(|| var("HOME").map(|home| home.join(".cache").join("softgpu")))
-}
 
 /// What a chain's shader cache did while the chain was built.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -382,27 +365,5 @@ impl ShaderCache {
         if write_atomically(&self.dir, &path, &bytes).is_ok() {
             prune(&self.dir, MAX_CACHE_BYTES);
         }
-    }
-}
-
-/// What reading a JSON cache entry found.
-pub(crate) enum Read<T> {
-    /// No entry.
-    Missing,
-    /// Something that is no entry of this kind (see [`read_entry_file`]), or not its JSON.
-    Unusable,
-    /// The entry, still to be checked against what it should hold.
-    Entry(Box<T>),
-}
-
-/// Reads the JSON entry at `path`.
-pub(crate) fn read_entry<T: serde::de::DeserializeOwned>(path: &Path) -> Read<T> {
-    match read_entry_file(path) {
-        EntryFile::Missing => Read::Missing,
-        EntryFile::Unusable => Read::Unusable,
-        EntryFile::Bytes(bytes) => match serde_json::from_slice::<T>(&bytes) {
-            Ok(entry) => Read::Entry(Box::new(entry)),
-            Err(_) => Read::Unusable,
-        },
     }
 }

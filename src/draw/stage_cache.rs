@@ -14,11 +14,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{CompiledStage, UniformBlock};
-use crate::chain::shader_cache::{
-    program_of_entry, read_entry, stored_program, Read, BUILD_ID, MAX_CACHE_BYTES,
-};
+use crate::chain::shader_cache::{program_of_entry, stored_program, BUILD_ID, MAX_CACHE_BYTES};
 use crate::ir::Processor;
-use softgpu_jit::codegen::disk::{hash128, mark_used, prune, write_atomically};
+use softgpu_cache::{hash128, mark_used, prune, read_entry, write_atomically, Read};
 
 /// What the cache did for one stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
