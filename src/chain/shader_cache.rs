@@ -29,10 +29,8 @@ use crate::frontend::vulkan_glsl::StageReflection;
 use crate::ir::texelfn::TexelFunction;
 use crate::ir::text::{parse_program, print_program};
 use crate::ir::{validate::validate, Processor, Program};
-pub use softgpu_cache::default_shader_cache_dir;
-use softgpu_cache::{
-    hash128, mark_used, prune, read_entry, write_atomically, Read, SPECIALIZATION_EXTENSION,
-};
+pub use softgpu_cache::default_dir as default_shader_cache_dir;
+use softgpu_cache::{Cache, Kind, Lookup};
 
 /// Identifies the build that wrote an entry (set by `build.rs`).
 pub const BUILD_ID: &str = env!("SOFTGPU_BUILD_ID");
@@ -64,7 +62,7 @@ pub struct ShaderCacheStats {
 
 /// One directory of entries, shared by the threads compiling a chain's shaders.
 pub(crate) struct ShaderCache {
-    dir: PathBuf,
+    cache: Cache,
     hits: AtomicUsize,
     misses: AtomicUsize,
     rejected: AtomicUsize,
@@ -229,7 +227,7 @@ impl ShaderCache {
     /// A cache in `dir` (created when the first entry is stored).
     pub(crate) fn new(dir: PathBuf) -> ShaderCache {
         ShaderCache {
-            dir,
+            cache: Cache::new(dir),
             hits: AtomicUsize::new(0),
             misses: AtomicUsize::new(0),
             rejected: AtomicUsize::new(0),
@@ -251,11 +249,6 @@ impl ShaderCache {
         }
     }
 
-    fn entry_path(&self, language: &str, sources: &[&str]) -> PathBuf {
-        let name = hash128(&(BUILD_ID, language, sources));
-        self.dir.join(format!("{name:032x}.json"))
-    }
-
     /// The stages (vertex, fragment) compiled from `sources` in `language`, if an entry holds
     /// them; counts a hit or a miss.
     pub(crate) fn load(
@@ -263,35 +256,26 @@ impl ShaderCache {
         language: &str,
         sources: &[&str],
     ) -> Option<(StageParts, StageParts)> {
-        let path = self.entry_path(language, sources);
-        let found = match read_entry::<Entry>(&path) {
-            Read::Missing => None,
-            Read::Unusable => {
-                self.rejected.fetch_add(1, Ordering::Relaxed);
-                None
+        let key = (BUILD_ID, language, sources);
+        let lookup = self.cache.load_json(Kind::Shader, &key, |entry: Entry| {
+            let identical = entry.build == BUILD_ID
+                && entry.language == language
+                && entry
+                    .sources
+                    .iter()
+                    .map(String::as_str)
+                    .eq(sources.iter().copied());
+            if !identical {
+                return None;
             }
-            Read::Entry(entry) => {
-                let parts = (entry.build == BUILD_ID
-                    && entry.language == language
-                    && entry
-                        .sources
-                        .iter()
-                        .map(String::as_str)
-                        .eq(sources.iter().copied()))
-                .then(|| {
-                    let vertex = entry.vertex.into_parts(Processor::Vertex)?;
-                    let fragment = entry.fragment.into_parts(Processor::Fragment)?;
-                    Some((vertex, fragment))
-                })
-                .flatten();
-                if parts.is_some() {
-                    mark_used(&path);
-                } else {
-                    self.rejected.fetch_add(1, Ordering::Relaxed);
-                }
-                parts
-            }
-        };
+            let vertex = entry.vertex.into_parts(Processor::Vertex)?;
+            let fragment = entry.fragment.into_parts(Processor::Fragment)?;
+            Some((vertex, fragment))
+        });
+        if matches!(lookup, Lookup::Rejected) {
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+        }
+        let found = lookup.hit();
         let counter = if found.is_some() {
             &self.hits
         } else {
@@ -320,31 +304,25 @@ impl ShaderCache {
             vertex,
             fragment,
         };
-        let Ok(bytes) = serde_json::to_vec(&entry) else {
-            return;
-        };
-        let path = self.entry_path(language, sources);
-        if write_atomically(&self.dir, &path, &bytes).is_ok() {
+        if self
+            .cache
+            .store_json(Kind::Shader, &(BUILD_ID, language, sources), &entry)
+        {
             self.stored.fetch_add(1, Ordering::Relaxed);
-            prune(&self.dir, MAX_CACHE_BYTES);
         }
-    }
-
-    fn specialization_path(&self, key: &str) -> PathBuf {
-        let name = hash128(&(BUILD_ID, "specialization", key));
-        self.dir
-            .join(format!("{name:032x}.{SPECIALIZATION_EXTENSION}"))
     }
 
     /// The specialization whose inputs are `key`, if an entry holds it; counts a hit or a miss.
     pub(crate) fn load_specialization(&self, key: &str) -> Option<Specialization> {
-        let path = self.specialization_path(key);
-        let found = match read_entry::<SpecializationEntry>(&path) {
-            Read::Entry(entry) => entry.into_specialization(key),
-            Read::Missing | Read::Unusable => None,
-        };
+        let found = self
+            .cache
+            .load_json(
+                Kind::Specialization,
+                &(BUILD_ID, "specialization", key),
+                |entry: SpecializationEntry| entry.into_specialization(key),
+            )
+            .hit();
         if found.is_some() {
-            mark_used(&path);
             self.specializations_hit.fetch_add(1, Ordering::Relaxed);
         } else {
             self.specializations_missed.fetch_add(1, Ordering::Relaxed);
@@ -358,12 +336,10 @@ impl ShaderCache {
         let Some(entry) = SpecializationEntry::of(key, specialization) else {
             return;
         };
-        let Ok(bytes) = serde_json::to_vec(&entry) else {
-            return;
-        };
-        let path = self.specialization_path(key);
-        if write_atomically(&self.dir, &path, &bytes).is_ok() {
-            prune(&self.dir, MAX_CACHE_BYTES);
-        }
+        self.cache.store_json(
+            Kind::Specialization,
+            &(BUILD_ID, "specialization", key),
+            &entry,
+        );
     }
 }

@@ -9,14 +9,14 @@
 //! parses, validates and is of the expected stage; anything else is compiled again and the
 //! entry replaced. TGSI files are not cached: parsing them is what a hit would do anyway.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::{CompiledStage, UniformBlock};
-use crate::chain::shader_cache::{program_of_entry, stored_program, BUILD_ID, MAX_CACHE_BYTES};
+use crate::chain::shader_cache::{program_of_entry, stored_program, BUILD_ID};
 use crate::ir::Processor;
-use softgpu_cache::{hash128, mark_used, prune, read_entry, write_atomically, Read};
+use softgpu_cache::{Cache, Kind, Lookup};
 
 /// What the cache did for one stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,10 +42,13 @@ struct Entry {
     blocks: Vec<UniformBlock>,
 }
 
-/// Where the entry of one stage's source lives in `dir`.
-fn entry_path(dir: &Path, language: &str, stage: Processor, source: &str) -> PathBuf {
-    let name = hash128(&(BUILD_ID, "draw", language, stage.name(), source));
-    dir.join(format!("{name:032x}.json"))
+/// What the entry of one stage's source is keyed by.
+fn entry_key<'a>(
+    language: &'a str,
+    stage: Processor,
+    source: &'a str,
+) -> (&'static str, &'static str, &'a str, &'static str, &'a str) {
+    (BUILD_ID, "draw", language, stage.name(), source)
 }
 
 /// The stage `stage` of `source` in `language` from the cache in `dir`, and what the lookup
@@ -56,29 +59,23 @@ pub(super) fn load(
     stage: Processor,
     source: &str,
 ) -> (Option<CompiledStage>, StageCacheUse) {
-    let path = entry_path(dir, language, stage, source);
-    let entry = match read_entry::<Entry>(&path) {
-        Read::Missing => return (None, StageCacheUse::Miss),
-        Read::Unusable => return (None, StageCacheUse::Rejected),
-        Read::Entry(entry) => entry,
-    };
-    let compiled = (entry.build == BUILD_ID
-        && entry.language == language
-        && entry.stage == stage.name()
-        && entry.source == source)
-        .then(|| {
-            Some(CompiledStage {
-                program: program_of_entry(&entry.program, stage)?,
-                blocks: entry.blocks,
-            })
+    let cache = Cache::new(dir.to_path_buf());
+    let key = entry_key(language, stage, source);
+    let lookup = cache.load_json(Kind::Shader, &key, |entry: Entry| {
+        let identical = entry.build == BUILD_ID
+            && entry.language == language
+            && entry.stage == stage.name()
+            && entry.source == source;
+        identical.then_some(())?;
+        Some(CompiledStage {
+            program: program_of_entry(&entry.program, stage)?,
+            blocks: entry.blocks,
         })
-        .flatten();
-    match compiled {
-        Some(compiled) => {
-            mark_used(&path);
-            (Some(compiled), StageCacheUse::Hit)
-        }
-        None => (None, StageCacheUse::Rejected),
+    });
+    match lookup {
+        Lookup::Missing => (None, StageCacheUse::Miss),
+        Lookup::Rejected => (None, StageCacheUse::Rejected),
+        Lookup::Hit(compiled) => (Some(compiled), StageCacheUse::Hit),
     }
 }
 
@@ -103,11 +100,9 @@ pub(super) fn store(
         program,
         blocks: compiled.blocks.clone(),
     };
-    let Ok(bytes) = serde_json::to_vec(&entry) else {
-        return;
-    };
-    let path = entry_path(dir, language, stage, source);
-    if write_atomically(dir, &path, &bytes).is_ok() {
-        prune(dir, MAX_CACHE_BYTES);
-    }
+    Cache::new(dir.to_path_buf()).store_json(
+        Kind::Shader,
+        &entry_key(language, stage, source),
+        &entry,
+    );
 }

@@ -11,14 +11,12 @@
 //! calling convention into Rust, register-file extents, inline texture sites, general texture
 //! paths). It is used only when its identity equals the program's byte for byte; anything else
 //! (truncated, corrupt, another build or CPU) is ignored and overwritten by the next compile.
-//! Entries are written through a temporary file renamed into place.
+//! The directory, entry names, atomic writes and pruning are `softgpu-cache`'s.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::RwLock;
 
-use softgpu_cache::{
-    hash128, mark_used, prune, read_entry_file, write_atomically, EntryFile, MAX_CACHE_BYTES,
-};
+use softgpu_cache::{hash128, Cache, Kind};
 
 use super::FastSiteUnits;
 use crate::ir::lpmath::MathMode;
@@ -27,7 +25,7 @@ use crate::ir::{InlineShape, InlineWrap, Program};
 
 /// Where kernels are kept and the build they belong to.
 struct Config {
-    dir: PathBuf,
+    cache: Cache,
     build: String,
 }
 
@@ -41,7 +39,7 @@ const MAGIC: &[u8; 8] = b"SGKERNL1";
 pub fn set_kernel_cache(dir: Option<PathBuf>, build: &str) {
     let mut config = CONFIG.write().unwrap_or_else(|e| e.into_inner());
     *config = dir.map(|dir| Config {
-        dir,
+        cache: Cache::new(dir),
         build: build.to_string(),
     });
 }
@@ -91,10 +89,6 @@ fn identity(
     )
 }
 
-fn entry_path(dir: &Path, identity: &str) -> PathBuf {
-    dir.join(format!("{:032x}.kernel", hash128(identity)))
-}
-
 /// The stored kernel of `program` (compiled for speed, or the fast tier's), if the cache
 /// holds one for this build and CPU.
 pub(super) fn load(
@@ -103,19 +97,17 @@ pub(super) fn load(
     lp_native: bool,
     optimized: bool,
 ) -> Option<StoredKernel> {
-    let (dir, identity) = {
+    let (cache, identity) = {
         let config = CONFIG.read().ok()?;
         let config = config.as_ref()?;
         let identity = identity(&config.build, program, math, lp_native, optimized);
-        (config.dir.clone(), identity)
+        (config.cache.clone(), identity)
     };
-    let path = entry_path(&dir, &identity);
-    let EntryFile::Bytes(bytes) = read_entry_file(&path) else {
-        return None;
-    };
-    let kernel = decode(&bytes, &identity)?;
-    mark_used(&path);
-    Some(kernel)
+    cache
+        .load(Kind::Kernel, identity.as_str(), |bytes| {
+            decode(&bytes, &identity)
+        })
+        .hit()
 }
 
 /// Stores `kernel` as `program`'s (`optimized`: compiled for speed); a failure to write only
@@ -127,7 +119,7 @@ pub(super) fn store(
     optimized: bool,
     kernel: &StoredKernel,
 ) {
-    let (dir, identity) = {
+    let (cache, identity) = {
         let Ok(config) = CONFIG.read() else {
             return;
         };
@@ -135,14 +127,11 @@ pub(super) fn store(
             return;
         };
         (
-            config.dir.clone(),
+            config.cache.clone(),
             identity(&config.build, program, math, lp_native, optimized),
         )
     };
-    let path = entry_path(&dir, &identity);
-    if write_atomically(&dir, &path, &encode(kernel, &identity)).is_ok() {
-        prune(&dir, MAX_CACHE_BYTES);
-    }
+    cache.store(Kind::Kernel, identity.as_str(), &encode(kernel, &identity));
 }
 
 fn shape_name(shape: Option<InlineShape>) -> String {
