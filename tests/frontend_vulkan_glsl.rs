@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use softgpu::frontend::reflect::StageReflection;
 use softgpu::frontend::vulkan_glsl::{
-    self as slang, compile_slang, preprocess_file, reflect::StageReflection, Stage,
-    SAMPLER_BINDING_OFFSET,
+    self as slang, compile_slang, preprocess_file, Stage, SAMPLER_BINDING_OFFSET,
 };
 use softgpu::frontend::FrontendError;
 
@@ -628,11 +628,12 @@ fn slang_shader_lowers_to_tgsi() {
 #[test]
 fn aggregate_varyings_are_flattened_to_consecutive_locations() {
     let s = compile_slang(&data("varyings.slang")).unwrap_or_else(|e| panic!("{e}"));
-    let names = |v: &[slang::reflect::LocationReflection]| -> Vec<(String, u32, String)> {
-        v.iter()
-            .map(|l| (l.name.clone().unwrap_or_default(), l.location, l.ty.clone()))
-            .collect()
-    };
+    let names =
+        |v: &[softgpu::frontend::reflect::LocationReflection]| -> Vec<(String, u32, String)> {
+            v.iter()
+                .map(|l| (l.name.clone().unwrap_or_default(), l.location, l.ty.clone()))
+                .collect()
+        };
     let expect: Vec<(String, u32, String)> = [
         ("vTexCoord", 0, "vec2"),
         ("offset[0]", 1, "vec4"),

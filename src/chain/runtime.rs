@@ -27,6 +27,7 @@ use crate::draw::{build_shader, Executor};
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
 use crate::frontend::cg;
 use crate::frontend::lower::LoweredShader;
+use crate::frontend::reflect::ActiveMembers;
 use crate::frontend::vulkan_glsl::{self as slang, Parameter, StageReflection};
 use crate::ir::lpmath::MathMode;
 use crate::ir::opt::KnownConstants;
@@ -39,8 +40,8 @@ use super::preset::{
     load_preset, FilterMode, PassConfig, Preset, ScaleFactor, ScaleType, WildcardContext, WrapMode,
 };
 use super::semantics::{
-    bind_stage, size_vec4, write_member, ActiveMembers, SemanticNames, StageBindings,
-    TextureSemantic, UniformSemantic, UniformValue,
+    bind_stage, size_vec4, write_member, SemanticNames, StageBindings, TextureSemantic,
+    UniformSemantic, UniformValue,
 };
 use super::shader_cache::{ShaderCache, ShaderCacheStats, Specialization, StageParts, BUILD_ID};
 use super::ChainError;

@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::frontend::lower::{LoweredShader, ResourceKind};
-use crate::frontend::vulkan_glsl::{BlockReflection, StageReflection};
+use crate::frontend::reflect::{ActiveMembers, BlockReflection, StageReflection};
 use crate::ir::{Program, RegisterFile};
 
 use super::ChainError;
@@ -319,51 +319,6 @@ impl StageBindings {
                 }
             });
         self.textures.iter().map(|t| t.semantic).chain(sizes)
-    }
-}
-
-/// The uniform-block members a stage accesses, by name (what spirv-cross calls the active
-/// buffer ranges, which librashader reflects): members nobody accesses need no meaning.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ActiveMembers {
-    /// Members of the uniform buffer.
-    pub ubo: BTreeSet<String>,
-    /// Members of the push-constant block.
-    pub push_constants: BTreeSet<String>,
-}
-
-impl ActiveMembers {
-    /// Collects the members a naga module accesses (`global.MEMBER` / `params.MEMBER`) in any
-    /// function or entry point.
-    pub fn of_module(module: &naga::Module) -> ActiveMembers {
-        let mut active = ActiveMembers::default();
-        let functions = module
-            .functions
-            .iter()
-            .map(|(_, f)| f)
-            .chain(module.entry_points.iter().map(|e| &e.function));
-        for function in functions {
-            for (_, expr) in function.expressions.iter() {
-                let naga::Expression::AccessIndex { base, index } = *expr else {
-                    continue;
-                };
-                let naga::Expression::GlobalVariable(g) = function.expressions[base] else {
-                    continue;
-                };
-                let var = &module.global_variables[g];
-                let set = match var.space {
-                    naga::AddressSpace::Uniform => &mut active.ubo,
-                    naga::AddressSpace::Immediate => &mut active.push_constants,
-                    _ => continue,
-                };
-                if let naga::TypeInner::Struct { members, .. } = &module.types[var.ty].inner {
-                    if let Some(name) = members.get(index as usize).and_then(|m| m.name.clone()) {
-                        set.insert(name);
-                    }
-                }
-            }
-        }
-        active
     }
 }
 

@@ -23,9 +23,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
-use super::semantics::ActiveMembers;
 use crate::frontend::lower::{LoweredShader, ResourceSlot};
-use crate::frontend::vulkan_glsl::StageReflection;
+use crate::frontend::reflect::{ActiveMembers, StageReflection};
 use crate::ir::texelfn::TexelFunction;
 use crate::ir::text::{parse_program, print_program};
 use crate::ir::{validate::validate, Processor, Program};

@@ -557,7 +557,7 @@ pub enum ComponentKind {
 impl FieldLayout {
     fn from_naga(module: &naga::Module, ty: naga::Handle<naga::Type>) -> Option<FieldLayout> {
         use naga::TypeInner as T;
-        let name = || crate::frontend::vulkan_glsl::reflect::type_name(module, ty);
+        let name = || crate::frontend::reflect::type_name(module, ty);
         let kind = |s: naga::Scalar| match (s.kind, s.width) {
             (naga::ScalarKind::Float, 4) => Some(ComponentKind::Float),
             (naga::ScalarKind::Sint, 4) => Some(ComponentKind::Sint),

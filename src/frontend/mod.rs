@@ -6,6 +6,7 @@
 
 pub mod cg;
 pub mod lower;
+pub mod reflect;
 pub mod vulkan_glsl;
 pub mod wgsl;
 

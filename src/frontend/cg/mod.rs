@@ -37,7 +37,7 @@ pub mod types;
 use std::path::Path;
 
 use super::lower::{self, LoweredShader};
-use super::vulkan_glsl::{self as slang, LineMap, Parameter, SplitSampler, StageReflection};
+use super::vulkan_glsl::{LineMap, Parameter, SplitSampler, StageReflection};
 use super::FrontendError;
 use build::{Cx, StageKind};
 
@@ -214,7 +214,7 @@ fn compile_stage(
             sampler_binding: *sampler,
         })
         .collect();
-    let reflection = slang::reflect::reflect_stage(&module, 0, &[], &split)
+    let reflection = super::reflect::reflect_stage(&module, 0, &[], &split)
         .map_err(|m| FrontendError::new(file, 0, 0, format!("{stage_name} stage: {m}")))?;
     Ok((
         CgStage {

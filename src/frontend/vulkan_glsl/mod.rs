@@ -23,8 +23,9 @@ use std::path::Path;
 
 use super::lower::{self, LoweredShader};
 use super::FrontendError;
+pub use crate::frontend::reflect::{BlockReflection, Member, StageReflection};
 pub use preprocess::{preprocess_file, LineMap, Parameter, Preprocessed, StageSource};
-pub use reflect::{BlockReflection, Member, ShaderReflection, StageReflection};
+pub use reflect::ShaderReflection;
 pub use split_samplers::{SplitSampler, SAMPLER_BINDING_OFFSET};
 
 /// A slang pipeline stage.
@@ -171,9 +172,13 @@ pub fn compile_stage_from_spirv(
             FrontendError::new(&root, 0, 0, format!("no {} entry point", stage.name()))
         })?;
     let entry_point = module.entry_points[entry_index].name.clone();
-    let mut reflection =
-        reflect::reflect_stage(&module, entry_index, &split.words, &split.samplers)
-            .map_err(|m| FrontendError::new(&root, 0, 0, format!("{} stage: {m}", stage.name())))?;
+    let mut reflection = crate::frontend::reflect::reflect_stage(
+        &module,
+        entry_index,
+        &split.words,
+        &split.samplers,
+    )
+    .map_err(|m| FrontendError::new(&root, 0, 0, format!("{} stage: {m}", stage.name())))?;
     // Report re-typed std140 matrices as declared, not as the arrays naga read.
     for block in [&mut reflection.ubo, &mut reflection.push_constants]
         .into_iter()
