@@ -7,6 +7,7 @@
 pub mod cg;
 pub mod lower;
 pub mod reflect;
+pub mod retroarch;
 pub mod vulkan_glsl;
 pub mod wgsl;
 

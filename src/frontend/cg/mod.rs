@@ -37,7 +37,9 @@ pub mod types;
 use std::path::Path;
 
 use super::lower::{self, LoweredShader};
-use super::vulkan_glsl::{LineMap, Parameter, SplitSampler, StageReflection};
+use super::reflect::StageReflection;
+use super::retroarch::{LineMap, Parameter};
+use super::vulkan_glsl::SplitSampler;
 use super::FrontendError;
 use build::{Cx, StageKind};
 
