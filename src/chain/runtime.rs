@@ -26,9 +26,7 @@ use rayon::prelude::*;
 use crate::draw::{build_shader, Executor};
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
 use crate::frontend::cg;
-use crate::frontend::lower::LoweredShader;
-use crate::frontend::reflect::ActiveMembers;
-use crate::frontend::vulkan_glsl::{self as slang, Parameter, StageReflection};
+use crate::frontend::vulkan_glsl::{self as slang, Parameter};
 use crate::ir::lpmath::MathMode;
 use crate::ir::opt::KnownConstants;
 use crate::ir::texelfn::{hoist_texel_functions, TexelFunction};
@@ -493,15 +491,6 @@ struct CompiledShader {
     fragment: StageParts,
 }
 
-/// A lowered stage with what binding needs from it.
-fn stage_interface(
-    lowered: LoweredShader,
-    reflection: StageReflection,
-    module: &naga::Module,
-) -> StageParts {
-    (lowered, reflection, ActiveMembers::of_module(module))
-}
-
 /// The stages (vertex, fragment) of the shader whose preprocessed stage texts are `sources`:
 /// from `cache` when it holds them, else made by `compile` (and then stored).
 fn load_or_compile(
@@ -541,8 +530,8 @@ fn compile_pass_shader(
                 let shader = slang::compile_preprocessed(path, pre).map_err(frontend)?;
                 let (vs, fs) = shader.lower().map_err(frontend)?;
                 Ok((
-                    stage_interface(vs, shader.vertex.reflection, &shader.vertex.module),
-                    stage_interface(fs, shader.fragment.reflection, &shader.fragment.module),
+                    (vs, shader.vertex.reflection),
+                    (fs, shader.fragment.reflection),
                 ))
             })?;
             Ok(CompiledShader {
@@ -562,8 +551,8 @@ fn compile_pass_shader(
                     cg::compile_preprocessed(pre, &path.display().to_string()).map_err(frontend)?;
                 let (vs, fs) = shader.lower().map_err(frontend)?;
                 Ok((
-                    stage_interface(vs, shader.vertex.reflection, &shader.vertex.module),
-                    stage_interface(fs, shader.fragment.reflection, &shader.fragment.module),
+                    (vs, shader.vertex.reflection),
+                    (fs, shader.fragment.reflection),
                 ))
             })?;
             Ok(CompiledShader {
@@ -803,7 +792,6 @@ impl FilterChain {
                 config.index,
                 &shader.vertex.0,
                 &shader.vertex.1,
-                &shader.vertex.2,
                 &names,
             )?;
             let fragment_bindings = bind_stage(
@@ -811,7 +799,6 @@ impl FilterChain {
                 config.index,
                 &shader.fragment.0,
                 &shader.fragment.1,
-                &shader.fragment.2,
                 &names,
             )?;
             for stage in [&vertex_bindings, &fragment_bindings] {

@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::frontend::lower::{LoweredShader, ResourceKind};
-use crate::frontend::reflect::{ActiveMembers, BlockReflection, StageReflection};
+use crate::frontend::reflect::{self, BlockReflection, StageReflection, TypeLayout};
 use crate::ir::{Program, RegisterFile};
 
 use super::ChainError;
@@ -228,35 +228,37 @@ pub struct MemberType {
 }
 
 impl MemberType {
-    /// Parses the GLSL type names the reflection reports (`float`, `uvec2`, `mat4`, …).
-    pub fn parse(ty: &str) -> Option<MemberType> {
-        let scalar = |kind| {
-            Some(MemberType {
-                kind,
-                components: 1,
-            })
+    /// What the runtime writes into a member of type `ty`: scalars and vectors of 32-bit
+    /// numbers (booleans as 0/1 `uint`s) and `mat4`; `None` for any other type.
+    pub fn of(ty: &TypeLayout) -> Option<MemberType> {
+        let kind = |scalar: reflect::Scalar| match (scalar.kind, scalar.width) {
+            (reflect::ScalarKind::Float, 4) => Some(ScalarKind::Float),
+            (reflect::ScalarKind::Sint, 4) => Some(ScalarKind::Int),
+            (reflect::ScalarKind::Uint, 4) | (reflect::ScalarKind::Bool, _) => {
+                Some(ScalarKind::Uint)
+            }
+            _ => None,
         };
         match ty {
-            "float" => return scalar(ScalarKind::Float),
-            "int" => return scalar(ScalarKind::Int),
-            "uint" | "bool" => return scalar(ScalarKind::Uint),
-            "mat4" | "mat4x4" => {
-                return Some(MemberType {
-                    kind: ScalarKind::Float,
-                    components: 16,
-                })
-            }
-            _ => {}
+            TypeLayout::Scalar(scalar) => Some(MemberType {
+                kind: kind(*scalar)?,
+                components: 1,
+            }),
+            TypeLayout::Vector { scalar, size } => Some(MemberType {
+                kind: kind(*scalar)?,
+                components: *size,
+            }),
+            TypeLayout::Matrix {
+                scalar,
+                columns: 4,
+                rows: 4,
+                ..
+            } if kind(*scalar) == Some(ScalarKind::Float) => Some(MemberType {
+                kind: ScalarKind::Float,
+                components: 16,
+            }),
+            _ => None,
         }
-        let (kind, rest) = if let Some(r) = ty.strip_prefix("ivec") {
-            (ScalarKind::Int, r)
-        } else if let Some(r) = ty.strip_prefix("uvec").or_else(|| ty.strip_prefix("bvec")) {
-            (ScalarKind::Uint, r)
-        } else {
-            (ScalarKind::Float, ty.strip_prefix("vec")?)
-        };
-        let components = rest.parse::<u32>().ok().filter(|n| (2..=4).contains(n))?;
-        Some(MemberType { kind, components })
     }
 }
 
@@ -391,7 +393,6 @@ pub fn bind_stage(
     pass_index: usize,
     lowered: &LoweredShader,
     reflection: &StageReflection,
-    active: &ActiveMembers,
     names: &SemanticNames,
 ) -> Result<StageBindings, ChainError> {
     let reads = const_reads(&lowered.program);
@@ -401,9 +402,9 @@ pub fn bind_stage(
         match &slot.kind {
             ResourceKind::UniformBuffer { buffer, size } => {
                 let block = reflection
-                    .ubo
-                    .as_ref()
-                    .filter(|b| b.binding.is_none_or(|b| b == slot.binding));
+                    .uniform_buffers
+                    .iter()
+                    .find(|b| b.binding.is_none_or(|b| b == slot.binding));
                 let Some(block) = block else {
                     return Err(ChainError::new(format!(
                         "{context}: uniform buffer at binding {} has no reflection",
@@ -416,7 +417,7 @@ pub fn bind_stage(
                     (*buffer, *size),
                     block,
                     reads.get(buffer),
-                    &active.ubo,
+                    &reflection.active.uniform_buffers,
                     names,
                 )?);
             }
@@ -432,7 +433,7 @@ pub fn bind_stage(
                     (*buffer, *size),
                     block,
                     reads.get(buffer),
-                    &active.push_constants,
+                    &reflection.active.push_constants,
                     names,
                 )?);
             }
@@ -510,12 +511,13 @@ fn bind_block(
             check_causal(context, pass_index, &member.name, t)?;
         }
         let (components, expected) = expected_components(&semantic);
-        let ty = MemberType::parse(&member.ty)
+        let ty = MemberType::of(&member.ty)
             .filter(|ty| components.contains(&ty.components))
             .ok_or_else(|| {
                 ChainError::new(format!(
                     "{context}: uniform `{}` has type {}, which cannot hold {expected}",
-                    member.name, member.ty
+                    member.name,
+                    member.ty.glsl_name()
                 ))
             })?;
         members.push(MemberBinding {
@@ -704,21 +706,42 @@ mod tests {
         );
     }
 
+    fn scalar(kind: reflect::ScalarKind) -> reflect::Scalar {
+        reflect::Scalar { kind, width: 4 }
+    }
+
     #[test]
-    fn member_types_parse_and_values_convert() {
+    fn member_types_follow_the_layout_and_values_convert() {
+        let float = scalar(reflect::ScalarKind::Float);
+        let vec2 = TypeLayout::Vector {
+            scalar: float,
+            size: 2,
+        };
         assert_eq!(
-            MemberType::parse("vec2"),
+            MemberType::of(&vec2),
             Some(MemberType {
                 kind: ScalarKind::Float,
                 components: 2
             })
         );
-        assert_eq!(MemberType::parse("vec5"), None);
-        assert_eq!(MemberType::parse("mat3"), None);
+        let matrix = |n| TypeLayout::Matrix {
+            scalar: float,
+            columns: n,
+            rows: n,
+            column_stride: 16,
+        };
+        assert_eq!(MemberType::of(&matrix(4)).map(|t| t.components), Some(16));
+        assert_eq!(MemberType::of(&matrix(3)), None);
+        let array = TypeLayout::Array {
+            element: Box::new(TypeLayout::Scalar(float)),
+            count: 2,
+            stride: 16,
+        };
+        assert_eq!(MemberType::of(&array), None);
         let member = MemberBinding {
             name: "FrameCount".into(),
             offset: 4,
-            ty: MemberType::parse("float").unwrap(),
+            ty: MemberType::of(&TypeLayout::Scalar(float)).unwrap(),
             semantic: UniformSemantic::FrameCount,
         };
         let mut data = vec![0u8; 8];
@@ -727,7 +750,7 @@ mod tests {
         let size = MemberBinding {
             name: "SourceSize".into(),
             offset: 0,
-            ty: MemberType::parse("vec2").unwrap(),
+            ty: MemberType::of(&vec2).unwrap(),
             semantic: UniformSemantic::TextureSize(TextureSemantic::Source),
         };
         let mut data = vec![0u8; 16];

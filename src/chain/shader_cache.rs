@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::frontend::lower::{LoweredShader, ResourceSlot};
-use crate::frontend::reflect::{ActiveMembers, StageReflection};
+use crate::frontend::reflect::StageReflection;
 use crate::ir::texelfn::TexelFunction;
 use crate::ir::text::{parse_program, print_program};
 use crate::ir::{validate::validate, Processor, Program};
@@ -39,7 +39,7 @@ pub const BUILD_ID: &str = env!("SOFTGPU_BUILD_ID");
 pub use softgpu_cache::MAX_CACHE_BYTES;
 
 /// The compiled form of one stage: its program and what binding reads.
-pub(crate) type StageParts = (LoweredShader, StageReflection, ActiveMembers);
+pub(crate) type StageParts = (LoweredShader, StageReflection);
 
 /// What a chain's shader cache did while the chain was built.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,7 +85,6 @@ struct StageEntry {
     entry_point: String,
     resources: Vec<ResourceSlot>,
     reflection: StageReflection,
-    active: ActiveMembers,
 }
 
 /// A pass's fragment program specialized for its constants and units (`PassPlan::build`).
@@ -201,13 +200,12 @@ pub(crate) fn program_of_entry(text: &str, processor: Processor) -> Option<Progr
 impl StageEntry {
     /// The entry of a stage whose program survives a print/parse trip unchanged, else `None`.
     fn of(parts: &StageParts) -> Option<StageEntry> {
-        let (lowered, reflection, active) = parts;
+        let (lowered, reflection) = parts;
         Some(StageEntry {
             program: stored_program(&lowered.program)?,
             entry_point: lowered.entry_point.clone(),
             resources: lowered.resources.clone(),
             reflection: reflection.clone(),
-            active: active.clone(),
         })
     }
 
@@ -218,7 +216,7 @@ impl StageEntry {
             entry_point: self.entry_point,
             resources: self.resources,
         };
-        Some((lowered, self.reflection, self.active))
+        Some((lowered, self.reflection))
     }
 }
 

@@ -12,6 +12,7 @@
 mod stage_cache;
 
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
+use crate::frontend::reflect::{BlockReflection, Member, ScalarKind, StageReflection, TypeLayout};
 use crate::interp::Interpreter;
 use crate::ir::lpmath::MathMode;
 use crate::ir::{text, validate, Processor, Program};
@@ -473,242 +474,48 @@ pub struct CompiledStage {
 /// One uniform buffer or push-constant block of a stage and the CONST buffer it is read from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UniformBlock {
-    /// A push-constant (immediate) block rather than a uniform buffer.
-    pub push_constants: bool,
-    /// Descriptor set / `@group` (0 for push constants).
-    pub group: u32,
-    /// `@binding` (0 for push constants).
-    pub binding: u32,
-    /// The variable's name (`global`, `params`), if any.
-    pub instance_name: Option<String>,
-    /// The block type's name (`UBO`, `Push`), if any.
-    pub type_name: Option<String>,
     /// The `CONST[buffer]` the stage reads it from.
     pub buffer: u32,
-    /// Size in bytes.
+    /// Size in bytes of that CONST buffer.
     pub size: u32,
-    /// The members in declaration order.
-    pub members: Vec<UniformField>,
+    /// The block as the stage's reflection describes it.
+    pub block: BlockReflection,
 }
 
-/// A named member of a block (or of a struct inside one).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct UniformField {
-    /// Member name.
-    pub name: String,
-    /// Byte offset from the start of the enclosing block or struct.
-    pub offset: u32,
-    /// Its layout.
-    pub layout: FieldLayout,
-}
-
-/// The layout of a uniform value, as naga laid it out (offsets and strides from the shader).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum FieldLayout {
-    /// `size` (1–4) consecutive 4-byte components of one kind (scalars and vectors).
-    Vector {
-        /// Number of components.
-        size: u32,
-        /// How values are written.
-        kind: ComponentKind,
-        /// Type name for messages.
-        type_name: String,
-    },
-    /// A float matrix, column-major.
-    Matrix {
-        /// Columns.
-        columns: u32,
-        /// Rows (components per column).
-        rows: u32,
-        /// Bytes between columns.
-        column_stride: u32,
-        /// Type name for messages.
-        type_name: String,
-    },
-    /// A fixed-size array.
-    Array {
-        /// The element layout.
-        element: Box<FieldLayout>,
-        /// Element count.
-        count: u32,
-        /// Bytes between elements.
-        stride: u32,
-    },
-    /// A struct.
-    Struct {
-        /// Its members.
-        members: Vec<UniformField>,
-        /// Type name for messages.
-        type_name: String,
-    },
-}
-
-/// How a uniform component's text is turned into bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ComponentKind {
-    /// f32 (or `0x` bits).
-    Float,
-    /// i32.
-    Sint,
-    /// u32.
-    Uint,
-}
-
-impl FieldLayout {
-    fn from_naga(module: &naga::Module, ty: naga::Handle<naga::Type>) -> Option<FieldLayout> {
-        use naga::TypeInner as T;
-        let name = || crate::frontend::reflect::type_name(module, ty);
-        let kind = |s: naga::Scalar| match (s.kind, s.width) {
-            (naga::ScalarKind::Float, 4) => Some(ComponentKind::Float),
-            (naga::ScalarKind::Sint, 4) => Some(ComponentKind::Sint),
-            (naga::ScalarKind::Uint, 4) => Some(ComponentKind::Uint),
-            _ => None,
-        };
-        Some(match &module.types[ty].inner {
-            T::Scalar(s) => FieldLayout::Vector {
-                size: 1,
-                kind: kind(*s)?,
-                type_name: name(),
-            },
-            T::Vector { size, scalar } => FieldLayout::Vector {
-                size: *size as u32,
-                kind: kind(*scalar)?,
-                type_name: name(),
-            },
-            T::Matrix { columns, rows, .. } => FieldLayout::Matrix {
-                columns: *columns as u32,
-                rows: *rows as u32,
-                column_stride: crate::frontend::lower::column_stride(*rows),
-                type_name: name(),
-            },
-            T::Array {
-                base,
-                size: naga::ArraySize::Constant(n),
-                stride,
-            } => FieldLayout::Array {
-                element: Box::new(FieldLayout::from_naga(module, *base)?),
-                count: n.get(),
-                stride: *stride,
-            },
-            T::Struct { members, .. } => FieldLayout::Struct {
-                members: fields_of(module, members),
-                type_name: name(),
-            },
-            _ => return None,
-        })
-    }
-
-    /// The type as the shader spells it (`vec4`, `mat2`, `float[3]`, `Light`).
-    pub fn type_name(&self) -> String {
-        match self {
-            FieldLayout::Vector { type_name, .. }
-            | FieldLayout::Matrix { type_name, .. }
-            | FieldLayout::Struct { type_name, .. } => type_name.clone(),
-            FieldLayout::Array { element, count, .. } => {
-                format!("{}[{count}]", element.type_name())
-            }
-        }
-    }
-
-    /// Every 4-byte component in value order (arrays element by element, matrices column by
-    /// column, structs member by member) with its byte offset from `base`.
-    pub fn components(&self, base: u32, out: &mut Vec<(u32, ComponentKind)>) {
-        match self {
-            FieldLayout::Vector { size, kind, .. } => {
-                out.extend((0..*size).map(|i| (base + 4 * i, *kind)));
-            }
-            FieldLayout::Matrix {
-                columns,
-                rows,
-                column_stride,
-                ..
-            } => {
-                for c in 0..*columns {
-                    for r in 0..*rows {
-                        out.push((base + c * column_stride + 4 * r, ComponentKind::Float));
-                    }
-                }
-            }
-            FieldLayout::Array {
-                element,
-                count,
-                stride,
-            } => {
-                for i in 0..*count {
-                    element.components(base + i * stride, out);
-                }
-            }
-            FieldLayout::Struct { members, .. } => {
-                for m in members {
-                    m.layout.components(base + m.offset, out);
-                }
-            }
-        }
+impl UniformBlock {
+    /// A push-constant (immediate) block rather than a uniform buffer.
+    pub fn is_push_constants(&self) -> bool {
+        self.block.set.is_none()
     }
 }
 
-fn fields_of(module: &naga::Module, members: &[naga::StructMember]) -> Vec<UniformField> {
-    members
-        .iter()
-        .filter_map(|m| {
-            Some(UniformField {
-                name: m.name.clone()?,
-                offset: m.offset,
-                layout: FieldLayout::from_naga(module, m.ty)?,
-            })
-        })
-        .collect()
-}
-
-/// The uniform and push-constant blocks of a lowered entry point, with their CONST buffers.
+/// The uniform and push-constant blocks a lowered stage reads, with their CONST buffers: its
+/// resource slots joined with its reflection.
 pub fn uniform_blocks(
-    module: &naga::Module,
+    reflection: &StageReflection,
     lowered: &crate::frontend::lower::LoweredShader,
 ) -> Vec<UniformBlock> {
     use crate::frontend::lower::ResourceKind;
     let mut blocks = Vec::new();
     for slot in &lowered.resources {
-        let (push, buffer, size) = match slot.kind {
-            ResourceKind::UniformBuffer { buffer, size } => (false, buffer, size),
-            ResourceKind::PushConstants { buffer, size } => (true, buffer, size),
+        let (block, buffer, size) = match slot.kind {
+            ResourceKind::UniformBuffer { buffer, size } => (
+                reflection.uniform_buffer(slot.group, slot.binding),
+                buffer,
+                size,
+            ),
+            ResourceKind::PushConstants { buffer, size } => {
+                (reflection.push_constants.as_ref(), buffer, size)
+            }
             _ => continue,
         };
-        let space = if push {
-            naga::AddressSpace::Immediate
-        } else {
-            naga::AddressSpace::Uniform
-        };
-        let Some((_, var)) = module.global_variables.iter().find(|(_, g)| {
-            g.space == space
-                && (push
-                    || g.binding.as_ref().map(|b| (b.group, b.binding))
-                        == Some((slot.group, slot.binding)))
-        }) else {
-            continue;
-        };
-        let ty = &module.types[var.ty];
-        let members = match &ty.inner {
-            naga::TypeInner::Struct { members, .. } => fields_of(module, members),
-            // A bare `var<uniform> x: vec4f` is one field named after the variable.
-            _ => match (&var.name, FieldLayout::from_naga(module, var.ty)) {
-                (Some(name), Some(layout)) => vec![UniformField {
-                    name: name.clone(),
-                    offset: 0,
-                    layout,
-                }],
-                _ => Vec::new(),
-            },
-        };
-        blocks.push(UniformBlock {
-            push_constants: push,
-            group: slot.group,
-            binding: slot.binding,
-            instance_name: var.name.clone(),
-            type_name: ty.name.clone(),
-            buffer,
-            size,
-            members,
-        });
+        if let Some(block) = block {
+            blocks.push(UniformBlock {
+                buffer,
+                size,
+                block: block.clone(),
+            });
+        }
     }
     blocks
 }
@@ -836,8 +643,9 @@ impl StageFrontend {
                 let index = wgsl::select_entry_point(&parsed.module, stage, None, &file)?;
                 let lowered =
                     lower::lower(&parsed.module, &parsed.info, index, Some(&source), &file)?;
+                let reflection = wgsl::reflect(&parsed, index, &file)?;
                 Ok(CompiledStage {
-                    blocks: uniform_blocks(&parsed.module, &lowered),
+                    blocks: uniform_blocks(&reflection, &lowered),
                     program: lowered.program,
                 })
             }
@@ -845,7 +653,7 @@ impl StageFrontend {
                 let compiled = slang::compile_stage(source, stage)?;
                 let lowered = slang::lower_stage(&compiled)?;
                 Ok(CompiledStage {
-                    blocks: uniform_blocks(&compiled.module, &lowered),
+                    blocks: uniform_blocks(&compiled.reflection, &lowered),
                     program: lowered.program,
                 })
             }
@@ -866,7 +674,7 @@ pub struct StageConstants {
 struct Target<'a> {
     block: &'a UniformBlock,
     offset: u32,
-    layout: FieldLayout,
+    layout: TypeLayout,
 }
 
 /// One step of a uniform path: a member name or an array index.
@@ -895,18 +703,23 @@ fn parse_path(name: &str) -> Option<Vec<Step<'_>>> {
     Some(steps)
 }
 
-fn resolve_in(members: &[UniformField], steps: &[Step]) -> Option<(u32, FieldLayout)> {
+/// Whether `--uniform` can set a member: it has a name and holds only 32-bit numbers.
+fn settable(member: &Member) -> bool {
+    !member.name.is_empty() && member.ty.components(0).is_some()
+}
+
+fn resolve_in(members: &[Member], steps: &[Step]) -> Option<(u32, TypeLayout)> {
     let Some(Step::Member(first)) = steps.first() else {
         return None;
     };
-    let field = members.iter().find(|m| m.name == *first)?;
-    let (mut offset, mut layout) = (field.offset, field.layout.clone());
+    let field = members.iter().find(|m| m.name == *first && settable(m))?;
+    let (mut offset, mut layout) = (field.offset, field.ty.clone());
     let mut i = 1;
     while i < steps.len() {
         match (&steps[i], layout) {
             (
                 Step::Index(n),
-                FieldLayout::Array {
+                TypeLayout::Array {
                     element,
                     count,
                     stride,
@@ -917,24 +730,20 @@ fn resolve_in(members: &[UniformField], steps: &[Step]) -> Option<(u32, FieldLay
             }
             (
                 Step::Index(n),
-                FieldLayout::Matrix {
+                TypeLayout::Matrix {
+                    scalar,
                     columns,
                     rows,
                     column_stride,
-                    ..
                 },
             ) if *n < columns => {
                 offset += n * column_stride;
-                layout = FieldLayout::Vector {
-                    size: rows,
-                    kind: ComponentKind::Float,
-                    type_name: format!("vec{rows}"),
-                };
+                layout = TypeLayout::Vector { scalar, size: rows };
             }
-            (Step::Member(m), FieldLayout::Struct { members, .. }) => {
-                let f = members.iter().find(|f| f.name == *m)?;
+            (Step::Member(m), TypeLayout::Struct { members, .. }) => {
+                let f = members.iter().find(|f| f.name == *m && settable(f))?;
                 offset += f.offset;
-                layout = f.layout.clone();
+                layout = f.ty.clone();
             }
             _ => return None,
         }
@@ -949,14 +758,16 @@ fn resolve<'a>(blocks: &'a [UniformBlock], steps: &[Step]) -> Vec<Target<'a>> {
         let qualified = match steps.first() {
             Some(Step::Member(q))
                 if steps.len() > 1
-                    && (block.instance_name.as_deref() == Some(*q)
-                        || block.type_name.as_deref() == Some(*q)) =>
+                    && (block.block.name.as_deref() == Some(*q)
+                        || block.block.type_name.as_deref() == Some(*q)) =>
             {
-                resolve_in(&block.members, &steps[1..])
+                resolve_in(&block.block.members, &steps[1..])
             }
             _ => None,
         };
-        if let Some((offset, layout)) = qualified.or_else(|| resolve_in(&block.members, steps)) {
+        if let Some((offset, layout)) =
+            qualified.or_else(|| resolve_in(&block.block.members, steps))
+        {
             found.push(Target {
                 block,
                 offset,
@@ -969,29 +780,31 @@ fn resolve<'a>(blocks: &'a [UniformBlock], steps: &[Step]) -> Vec<Target<'a>> {
 
 fn block_label(b: &UniformBlock) -> String {
     let name = b
-        .instance_name
+        .block
+        .name
         .clone()
-        .or_else(|| b.type_name.clone())
+        .or_else(|| b.block.type_name.clone())
         .unwrap_or_else(|| "(unnamed)".into());
-    if b.push_constants {
+    if b.is_push_constants() {
         format!("push-constant block `{name}`")
     } else {
         format!(
             "uniform buffer `{name}` (set {} binding {})",
-            b.group, b.binding
+            b.block.set.unwrap_or(0),
+            b.block.binding.unwrap_or(0)
         )
     }
 }
 
-fn parse_component(text: &str, kind: ComponentKind) -> Option<u32> {
+fn parse_component(text: &str, kind: ScalarKind) -> Option<u32> {
     let t = text.trim();
     if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         return u32::from_str_radix(hex, 16).ok();
     }
     match kind {
-        ComponentKind::Float => t.parse::<f32>().ok().map(f32::to_bits),
-        ComponentKind::Sint => t.parse::<i32>().ok().map(|v| v as u32),
-        ComponentKind::Uint => t.parse::<u32>().ok(),
+        ScalarKind::Float => t.parse::<f32>().ok().map(f32::to_bits),
+        ScalarKind::Sint => t.parse::<i32>().ok().map(|v| v as u32),
+        ScalarKind::Uint | ScalarKind::Bool => t.parse::<u32>().ok(),
     }
 }
 
@@ -1037,7 +850,7 @@ pub fn stage_constants(
             if buffers[i].len() < rows {
                 buffers[i].resize(rows, [0; 4]);
             }
-            if let (true, Some((_, rows))) = (b.push_constants, push) {
+            if let (true, Some((_, rows))) = (b.is_push_constants(), push) {
                 for (r, row) in rows.iter().enumerate() {
                     if buffers[i].len() <= r {
                         buffers[i].push([0; 4]);
@@ -1048,7 +861,11 @@ pub fn stage_constants(
         }
     }
     if let Some((path, _)) = push {
-        if !vertex.iter().chain(fragment).any(|b| b.push_constants) {
+        if !vertex
+            .iter()
+            .chain(fragment)
+            .any(UniformBlock::is_push_constants)
+        {
             bail!(
                 "--push-consts {}: neither shader has a push-constant block",
                 path.display()
@@ -1075,14 +892,18 @@ pub fn stage_constants(
                 .iter()
                 .chain(fragment)
                 .flat_map(|b| {
-                    b.members.iter().map(move |m| {
-                        let q = b.instance_name.as_ref().or(b.type_name.as_ref());
-                        let full = match q {
-                            Some(q) => format!("{q}.{}", m.name),
-                            None => m.name.clone(),
-                        };
-                        format!("{full} ({})", m.layout.type_name())
-                    })
+                    b.block
+                        .members
+                        .iter()
+                        .filter(|m| settable(m))
+                        .map(move |m| {
+                            let q = b.block.name.as_ref().or(b.block.type_name.as_ref());
+                            let full = match q {
+                                Some(q) => format!("{q}.{}", m.name),
+                                None => m.name.clone(),
+                            };
+                            format!("{full} ({})", m.ty.glsl_name())
+                        })
                 })
                 .collect();
             known.sort();
@@ -1097,7 +918,7 @@ pub fn stage_constants(
                 known.join(", ")
             );
         };
-        let key = |b: &UniformBlock| (b.push_constants, b.group, b.binding);
+        let key = |b: &UniformBlock| (b.block.set, b.block.binding);
         if let Some((_, other)) = targets
             .iter()
             .find(|(_, t)| key(t.block) != key(first.block))
@@ -1108,13 +929,12 @@ pub fn stage_constants(
                 block_label(other.block)
             );
         }
-        let mut components = Vec::new();
-        first.layout.components(0, &mut components);
+        let components = first.layout.components(0).unwrap_or_default();
         let texts: Vec<&str> = values.split(',').map(str::trim).collect();
         if texts.len() != components.len() {
             bail!(
                 "--uniform {name}: a {} takes {} value(s), found {}",
-                first.layout.type_name(),
+                first.layout.glsl_name(),
                 components.len(),
                 texts.len()
             );
@@ -1122,9 +942,9 @@ pub fn stage_constants(
         let mut bits = Vec::with_capacity(texts.len());
         for (text, (_, kind)) in texts.iter().zip(&components) {
             let what = match kind {
-                ComponentKind::Float => "a float",
-                ComponentKind::Sint => "a signed integer",
-                ComponentKind::Uint => "an unsigned integer",
+                ScalarKind::Float => "a float",
+                ScalarKind::Sint => "a signed integer",
+                ScalarKind::Uint | ScalarKind::Bool => "an unsigned integer",
             };
             bits.push(parse_component(text, *kind).ok_or_else(|| {
                 anyhow!("--uniform {name}: expected {what} (or 0x bits), found `{text}`")
@@ -1136,8 +956,7 @@ pub fn stage_constants(
             } else {
                 &mut out.fragment
             };
-            let mut comps = Vec::new();
-            t.layout.components(t.offset, &mut comps);
+            let comps = t.layout.components(t.offset).unwrap_or_default();
             for ((offset, _), b) in comps.iter().zip(&bits) {
                 store(buffers, t.block.buffer, *offset, *b);
             }

@@ -1,9 +1,10 @@
 //! RetroArch's shader conventions shared by the Vulkan GLSL (`.slang`) and Cg frontends:
-//! `#pragma parameter`s, the line map from preprocessed text back to the original files, and
-//! the binding of the sampler split off a combined texture.
+//! `#pragma parameter`s, the line map from preprocessed text back to the original files, the
+//! binding of the sampler split off a combined texture, and the one-uniform-buffer rule.
 
 use serde::Serialize;
 
+use super::reflect::StageReflection;
 use super::FrontendError;
 
 /// One `#pragma parameter`: a user-tweakable float the preset UI exposes.
@@ -58,4 +59,13 @@ impl LineMap {
             None => FrontendError::new(self.files.first().map_or("", |f| f), 0, 0, message),
         }
     }
+}
+
+/// RetroArch's rule for a pass stage's blocks: at most one uniform buffer (and one
+/// push-constant block, which the reflection already holds one of).
+pub fn check_one_uniform_buffer(reflection: &StageReflection) -> Result<(), String> {
+    if reflection.uniform_buffers.len() > 1 {
+        return Err("more than one uniform buffer (RetroArch allows one)".to_string());
+    }
+    Ok(())
 }
