@@ -9,4 +9,5 @@ pub mod draw;
 pub mod frontend;
 pub mod golden;
 pub mod raster;
+pub mod shader;
 pub mod texture;

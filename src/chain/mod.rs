@@ -6,7 +6,6 @@
 pub mod preset;
 pub mod runtime;
 pub mod semantics;
-pub mod shader_cache;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use crate::texture::Texture;
 
+pub use crate::shader::cache::default_shader_cache_dir;
+pub use crate::shader::{ShaderCacheStats, BUILD_ID};
 pub use runtime::{ChainOptions, FilterChain, FrameOptions, PassTiming, SrgbCurve};
-pub use shader_cache::{default_shader_cache_dir, ShaderCacheStats, BUILD_ID};
 
 /// Why a chain could not be built or rendered; the message names the file (and line, where
 /// one is known) and what was expected.

@@ -23,15 +23,15 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::draw::{build_shader, Executor};
 use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
-use crate::frontend::cg;
-use crate::frontend::vulkan_glsl::{self as slang, Parameter};
 use crate::ir::lpmath::MathMode;
 use crate::ir::opt::KnownConstants;
 use crate::ir::texelfn::{hoist_texel_functions, TexelFunction};
 use crate::ir::{Program, SamplerHint};
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
+use crate::shader::cache::{ShaderCache, ShaderCacheStats, Specialization, BUILD_ID};
+use crate::shader::pass::{compile_pass_shader, CompiledShader};
+use crate::shader::{build_shader, Executor};
 use crate::texture::{FetchBounds, Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 
 use super::preset::{
@@ -41,7 +41,6 @@ use super::semantics::{
     bind_stage, size_vec4, write_member, SemanticNames, StageBindings, TextureSemantic,
     UniformSemantic, UniformValue,
 };
-use super::shader_cache::{ShaderCache, ShaderCacheStats, Specialization, StageParts, BUILD_ID};
 use super::ChainError;
 
 /// Largest side of any pass target (RetroArch's and librashader's limit).
@@ -479,95 +478,6 @@ pub struct FilterChain {
     predecode_outputs: bool,
     shader_cache_stats: ShaderCacheStats,
     timings: Vec<PassTiming>,
-}
-
-/// A compiled shader stage pair with its interface, whatever the language.
-struct CompiledShader {
-    /// `#pragma name`: the pass's alias when the preset gives none.
-    name: Option<String>,
-    parameters: Vec<Parameter>,
-    format: Option<String>,
-    vertex: StageParts,
-    fragment: StageParts,
-}
-
-/// The stages (vertex, fragment) of the shader whose preprocessed stage texts are `sources`:
-/// from `cache` when it holds them, else made by `compile` (and then stored).
-fn load_or_compile(
-    cache: Option<&ShaderCache>,
-    language: &str,
-    sources: &[String],
-    compile: impl FnOnce() -> Result<(StageParts, StageParts), ChainError>,
-) -> Result<(StageParts, StageParts), ChainError> {
-    let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
-    if let Some(stages) = cache.and_then(|c| c.load(language, &sources)) {
-        return Ok(stages);
-    }
-    let (vertex, fragment) = compile()?;
-    if let Some(cache) = cache {
-        cache.store(language, &sources, &vertex, &fragment);
-    }
-    Ok((vertex, fragment))
-}
-
-fn compile_pass_shader(
-    path: &Path,
-    cache: Option<&ShaderCache>,
-) -> Result<CompiledShader, ChainError> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let frontend = |e: crate::frontend::FrontendError| ChainError::new(e.to_string());
-    match ext.as_str() {
-        "slang" | "glsl" => {
-            let pre = slang::preprocess_file(path).map_err(frontend)?;
-            let (name, format, parameters) =
-                (pre.name.clone(), pre.format.clone(), pre.parameters.clone());
-            let sources = [pre.vertex.text.clone(), pre.fragment.text.clone()];
-            let (vertex, fragment) = load_or_compile(cache, "slang", &sources, || {
-                let shader = slang::compile_preprocessed(path, pre).map_err(frontend)?;
-                let (vs, fs) = shader.lower().map_err(frontend)?;
-                Ok((
-                    (vs, shader.vertex.reflection),
-                    (fs, shader.fragment.reflection),
-                ))
-            })?;
-            Ok(CompiledShader {
-                vertex,
-                fragment,
-                name,
-                parameters,
-                format,
-            })
-        }
-        "cg" => {
-            let pre = cg::preprocess::preprocess_file(path).map_err(frontend)?;
-            let parameters = pre.parameters.clone();
-            let sources = [pre.text.clone()];
-            let (vertex, fragment) = load_or_compile(cache, "cg", &sources, || {
-                let shader =
-                    cg::compile_preprocessed(pre, &path.display().to_string()).map_err(frontend)?;
-                let (vs, fs) = shader.lower().map_err(frontend)?;
-                Ok((
-                    (vs, shader.vertex.reflection),
-                    (fs, shader.fragment.reflection),
-                ))
-            })?;
-            Ok(CompiledShader {
-                vertex,
-                fragment,
-                name: None,
-                parameters,
-                format: None,
-            })
-        }
-        other => Err(ChainError::new(format!(
-            "{}: cannot run a `.{other}` shader in a chain: expected a .slang or .cg file",
-            path.display()
-        ))),
-    }
 }
 
 fn to_filter(f: FilterMode) -> Filter {

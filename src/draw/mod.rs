@@ -9,19 +9,18 @@
 //! - `--uniform NAME=v1,v2,…`: a uniform-buffer or push-constant member of a WGSL or slang
 //!   shader by its name (see [`stage_constants`]).
 
-mod stage_cache;
-
-use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
+use crate::exec::{ShaderResources, ShaderSignature};
 use crate::frontend::reflect::{BlockReflection, Member, ScalarKind, StageReflection, TypeLayout};
-use crate::interp::Interpreter;
 use crate::ir::lpmath::MathMode;
-use crate::ir::{text, validate, Processor, Program};
-use crate::jit::codegen::JitShader;
+use crate::ir::Program;
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, RenderTarget, Vertices};
+pub use crate::shader::{
+    build_shader, compile_shader, compile_stage, compile_stage_cached, jit_compiling, load_program,
+    Executor, Language, StageCacheUse,
+};
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use serde::{Deserialize, Serialize};
-pub use stage_cache::StageCacheUse;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,50 +29,6 @@ use std::sync::Arc;
 pub const MAX_VERTICES: usize = 3 << 20;
 /// Largest number of constant vectors a constant file may hold.
 pub const MAX_CONSTANTS: usize = 1 << 16;
-
-/// Which executor runs the shaders. Both give bit-identical results (the JIT is tested against
-/// the interpreter); the JIT is the fast one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Executor {
-    /// Cranelift-compiled quad kernels; a program the JIT refuses runs on the interpreter.
-    #[default]
-    Jit,
-    /// The reference interpreter.
-    Interp,
-}
-
-thread_local! {
-    /// Set while this thread runs the JIT compiler (see [`jit_compiling`]).
-    static JIT_COMPILING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether the current thread is inside the JIT compiler: a panic there is caught and the program
-/// runs on the interpreter instead, so a panic hook may stay quiet about it.
-pub fn jit_compiling() -> bool {
-    JIT_COMPILING.with(|c| c.get())
-}
-
-/// Builds the quad shader for `program` with the chosen executor, computing EX2, LG2, POW, SIN
-/// and COS as `math` says (what the interpreter computes for `math.apply(program)`). A program
-/// the JIT refuses — or one that trips a bug in the code generator (Cranelift asserts; caught
-/// here) — runs on the interpreter, which is the specification the JIT must match anyway.
-pub fn build_shader(
-    program: &Program,
-    executor: Executor,
-    math: MathMode,
-) -> Result<Box<dyn QuadShader>> {
-    if executor == Executor::Jit {
-        JIT_COMPILING.with(|c| c.set(true));
-        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            JitShader::compile_math(program, math)
-        }));
-        JIT_COMPILING.with(|c| c.set(false));
-        if let Ok(Ok(shader)) = compiled {
-            return Ok(Box::new(shader));
-        }
-    }
-    Ok(Box::new(Interpreter::new(&math.applied(program))?))
-}
 
 /// Everything one `draw` invocation needs, already read from disk.
 pub struct DrawJob {
@@ -104,75 +59,6 @@ pub struct VertexData {
     pub registers: Vec<[u32; 4]>,
     /// Registers per vertex (`IN[0..attributes]`).
     pub attributes: usize,
-}
-
-/// The language of a shader file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Language {
-    /// Mesa's TGSI text format.
-    Tgsi,
-    /// WGSL (through naga).
-    Wgsl,
-    /// RetroArch slang: Vulkan GLSL with `#pragma stage` (through glslang, SPIR-V and naga).
-    SlangGlsl,
-}
-
-impl Language {
-    /// The language a file name implies: `.wgsl` is WGSL, `.slang` RetroArch slang, anything
-    /// else TGSI text.
-    pub fn from_path(path: &Path) -> Language {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some(ext) if ext.eq_ignore_ascii_case("wgsl") => Language::Wgsl,
-            Some(ext) if ext.eq_ignore_ascii_case("slang") => Language::SlangGlsl,
-            _ => Language::Tgsi,
-        }
-    }
-}
-
-/// Reads a shader file in `language` (or the one its extension implies) and compiles the
-/// `expected` stage to a validated program; errors name the file and line. Both stages of a
-/// slang file are compiled, so an error in either is reported (what `softgpu compile` checks).
-pub fn compile_shader(
-    path: &Path,
-    expected: Processor,
-    language: Option<Language>,
-) -> Result<Program> {
-    if language.unwrap_or_else(|| Language::from_path(path)) == Language::SlangGlsl {
-        use crate::frontend::vulkan_glsl as slang;
-        let vertex = slang_stage(path, expected)? == slang::Stage::Vertex;
-        let shader = slang::compile_slang(path)?;
-        let stage = if vertex {
-            &shader.vertex
-        } else {
-            &shader.fragment
-        };
-        return Ok(slang::lower_stage(stage)?.program);
-    }
-    Ok(compile_stage(path, expected, language)?.program)
-}
-
-/// Reads and validates a TGSI program file; errors name the file and line.
-pub fn load_program(path: &Path, expected: Processor) -> Result<Program> {
-    let source = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read shader", path.display()))?;
-    let program = text::parse_program(&source).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    validate::validate(&program).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-        anyhow!(
-            "{}: invalid program:\n  {}",
-            path.display(),
-            lines.join("\n  ")
-        )
-    })?;
-    if program.processor != expected {
-        bail!(
-            "{}: expected a {} program, found {}",
-            path.display(),
-            expected.name(),
-            program.processor.name()
-        );
-    }
-    Ok(program)
 }
 
 fn parse_number_bits(token: &str) -> Option<u32> {
@@ -518,147 +404,6 @@ pub fn uniform_blocks(
         }
     }
     blocks
-}
-
-/// Like [`compile_shader`], also returning the uniform blocks of WGSL and slang stages.
-pub fn compile_stage(
-    path: &Path,
-    expected: Processor,
-    language: Option<Language>,
-) -> Result<CompiledStage> {
-    Ok(compile_stage_cached(path, expected, language, None)?.0)
-}
-
-/// [`compile_stage`] through the on-disk shader cache in `cache` (see `draw::stage_cache`): a
-/// WGSL or slang stage whose source an entry holds skips its frontend; one compiled is stored.
-/// Also says what the cache did.
-pub fn compile_stage_cached(
-    path: &Path,
-    expected: Processor,
-    language: Option<Language>,
-    cache: Option<&Path>,
-) -> Result<(CompiledStage, StageCacheUse)> {
-    let language = language.unwrap_or_else(|| Language::from_path(path));
-    if language == Language::Tgsi {
-        let program = load_program(path, expected)?;
-        let stage = CompiledStage {
-            program,
-            blocks: Vec::new(),
-        };
-        return Ok((stage, StageCacheUse::Uncached));
-    }
-    let frontend = StageFrontend::read(path, expected, language)?;
-    let (language_key, source) = (frontend.language_key(), frontend.source_text().to_string());
-    let mut used = StageCacheUse::Uncached;
-    if let Some(dir) = cache {
-        let (found, outcome) = stage_cache::load(dir, language_key, expected, &source);
-        if let Some(stage) = found {
-            return Ok((stage, outcome));
-        }
-        used = outcome;
-    }
-    let stage = frontend.compile(path)?;
-    if let Some(dir) = cache {
-        stage_cache::store(dir, language_key, expected, &source, &stage);
-    }
-    Ok((stage, used))
-}
-
-/// The slang stage that compiles to `expected`; other processors are an error naming `path`.
-fn slang_stage(path: &Path, expected: Processor) -> Result<crate::frontend::vulkan_glsl::Stage> {
-    use crate::frontend::vulkan_glsl::Stage;
-    match expected {
-        Processor::Vertex => Ok(Stage::Vertex),
-        Processor::Fragment => Ok(Stage::Fragment),
-        other => bail!(
-            "{}: no {} stage in a slang shader",
-            path.display(),
-            other.name()
-        ),
-    }
-}
-
-/// One stage of a WGSL or slang file, read (and for slang preprocessed) but not yet compiled:
-/// its text is what the shader cache keys on.
-enum StageFrontend {
-    Wgsl {
-        source: String,
-        stage: crate::frontend::wgsl::Stage,
-    },
-    Slang {
-        source: crate::frontend::vulkan_glsl::StageSource,
-        stage: crate::frontend::vulkan_glsl::Stage,
-    },
-}
-
-impl StageFrontend {
-    fn read(path: &Path, expected: Processor, language: Language) -> Result<StageFrontend> {
-        use crate::frontend::{vulkan_glsl as slang, wgsl};
-        match language {
-            Language::Wgsl => {
-                let stage = match expected {
-                    Processor::Vertex => wgsl::Stage::Vertex,
-                    Processor::Fragment => wgsl::Stage::Fragment,
-                    other => bail!("{}: no {} stage in WGSL", path.display(), other.name()),
-                };
-                let source = std::fs::read_to_string(path)
-                    .with_context(|| format!("{}: cannot read shader", path.display()))?;
-                Ok(StageFrontend::Wgsl { source, stage })
-            }
-            Language::SlangGlsl => {
-                let pre = slang::preprocess_file(path)?;
-                // Only the stage drawn with goes through glslang: `--vs` and `--fs` naming the
-                // same file would otherwise compile both of its stages twice.
-                let stage = slang_stage(path, expected)?;
-                let source = match stage {
-                    slang::Stage::Vertex => pre.vertex,
-                    slang::Stage::Fragment => pre.fragment,
-                };
-                Ok(StageFrontend::Slang { source, stage })
-            }
-            Language::Tgsi => bail!("{}: TGSI has no frontend", path.display()),
-        }
-    }
-
-    fn language_key(&self) -> &'static str {
-        match self {
-            StageFrontend::Wgsl { .. } => "wgsl",
-            StageFrontend::Slang { .. } => "slang",
-        }
-    }
-
-    fn source_text(&self) -> &str {
-        match self {
-            StageFrontend::Wgsl { source, .. } => source,
-            StageFrontend::Slang { source, .. } => &source.text,
-        }
-    }
-
-    fn compile(self, path: &Path) -> Result<CompiledStage> {
-        use crate::frontend::{lower, vulkan_glsl as slang, wgsl};
-        match self {
-            StageFrontend::Wgsl { source, stage } => {
-                let file = path.display().to_string();
-                let parsed = wgsl::parse(&source, &file)?;
-                let index = wgsl::select_entry_point(&parsed.module, stage, None, &file)?;
-                let lowered =
-                    lower::lower(&parsed.module, &parsed.info, index, Some(&source), &file)?;
-                let reflection = wgsl::reflect(&parsed, index, &file)?;
-                Ok(CompiledStage {
-                    blocks: uniform_blocks(&reflection, &lowered),
-                    program: lowered.program,
-                })
-            }
-            StageFrontend::Slang { source, stage } => {
-                let compiled = slang::compile_stage(source, stage)?;
-                let lowered = slang::lower_stage(&compiled)?;
-                Ok(CompiledStage {
-                    blocks: uniform_blocks(&compiled.reflection, &lowered),
-                    program: lowered.program,
-                })
-            }
-        }
-    }
 }
 
 /// CONST buffers per stage, indexed by buffer number (what [`run_with_constants`] binds).

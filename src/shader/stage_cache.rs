@@ -13,8 +13,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{CompiledStage, UniformBlock};
-use crate::chain::shader_cache::{program_of_entry, stored_program, BUILD_ID};
+use super::cache::{program_of_entry, stored_program, BUILD_ID};
+use crate::draw::{CompiledStage, UniformBlock};
 use crate::ir::Processor;
 use softgpu_cache::{Cache, Kind, Lookup};
 
