@@ -1,9 +1,10 @@
 //! Sets `SOFTGPU_BUILD_ID`: a hash of every source file of the workspace's crates and of
 //! `Cargo.lock`.
 //!
-//! The on-disk shader cache (`chain::shader_cache`) keys its entries with it, so a build whose
-//! frontends, lowering or optimizer differ in any way — including pinned dependency versions
-//! such as glslang and naga — never reads what another build wrote.
+//! The on-disk caches (the shader cache in `src/shader/cache.rs`, the kernel cache in
+//! `jit/src/codegen/disk.rs`) key their entries with it, so a build whose frontends, lowering,
+//! optimizer or code generator differ in any way — including pinned dependency versions such as
+//! glslang and naga — never reads what another build wrote.
 
 use std::hash::Hasher;
 use std::path::{Path, PathBuf};

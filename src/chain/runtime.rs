@@ -29,9 +29,10 @@ use crate::ir::opt::KnownConstants;
 use crate::ir::texelfn::{hoist_texel_functions, TexelFunction};
 use crate::ir::{Program, SamplerHint};
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
-use crate::shader::cache::{ShaderCache, ShaderCacheStats, Specialization, BUILD_ID};
-use crate::shader::pass::{compile_pass_shader, CompiledShader};
-use crate::shader::{build_shader, Executor};
+use crate::shader::{
+    build_pass, build_shader, Executor, PassShader, ShaderCache, ShaderCacheStats, Specialization,
+    BUILD_ID,
+};
 use crate::texture::{FetchBounds, Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 
 use super::preset::{
@@ -74,7 +75,7 @@ pub struct ChainOptions {
     /// same pixels either way).
     pub skip_specialization: bool,
     /// The directory of the on-disk cache of compiled pass shaders (see
-    /// [`super::shader_cache`]); `None` compiles every shader (the default for the library;
+    /// [`crate::shader`]); `None` compiles every shader (the default for the library;
     /// `softgpu render` uses [`super::default_shader_cache_dir`]).
     pub shader_cache: Option<PathBuf>,
 }
@@ -342,7 +343,7 @@ impl SpecializationInputs<'_> {
 /// A pass bound and checked, before its shaders are built.
 struct PassPlan<'a> {
     config: &'a PassConfig,
-    shader: &'a CompiledShader,
+    shader: &'a PassShader,
     label: String,
     format: Format,
     fragment_units: u64,
@@ -365,12 +366,12 @@ impl PassPlan<'_> {
         cache: Option<&ShaderCache>,
     ) -> Result<Pass, ChainError> {
         let vertex = build_shader(
-            &self.shader.vertex.0.program,
+            &self.shader.vertex.lowered.program,
             options.executor,
             options.math,
         )
         .map_err(|e| ChainError::new(format!("{}, vertex: {e}", self.label)))?;
-        let original = &self.shader.fragment.0.program;
+        let original = &self.shader.fragment.lowered.program;
         let mut sampler_hints = self.sampler_hints;
         let mut texel_functions = Vec::new();
         let mut fragment_unhoisted = None;
@@ -423,18 +424,18 @@ impl PassPlan<'_> {
             .map(|f| TexelPrepass::build(f, options))
             .collect::<Result<Vec<_>, String>>()
             .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
-        let vertex_attributes = ShaderSignature::from_program(&self.shader.vertex.0.program)
+        let vertex_attributes = ShaderSignature::from_program(&self.shader.vertex.lowered.program)
             .num_inputs
             .max(2);
         let fragment_instructions = specialized.instructions.len();
         Ok(Pass {
             config: self.config.clone(),
             label: self.label,
-            frag_coord: FragCoordConvention::from_program(&self.shader.fragment.0.program),
+            frag_coord: FragCoordConvention::from_program(&self.shader.fragment.lowered.program),
             vertex,
             fragment,
             fragment_units: self.fragment_units,
-            fragment_program: self.shader.fragment.0.program.clone(),
+            fragment_program: self.shader.fragment.lowered.program.clone(),
             fragment_generic: OnceLock::new(),
             // Empty without specialization: no unit is then predicted level-independent.
             sampler_hints,
@@ -626,9 +627,9 @@ impl FilterChain {
         // Kernels compiled for speed go to the same directory (process-wide: the last chain
         // built decides).
         softgpu_jit::codegen::disk::set_kernel_cache(options.shader_cache.clone(), BUILD_ID);
-        let compiled: Vec<Result<CompiledShader, ChainError>> = files
+        let compiled: Vec<Result<PassShader, ChainError>> = files
             .par_iter()
-            .map(|f| compile_pass_shader(f, cache.as_ref()))
+            .map(|f| build_pass(f, cache.as_ref()).map_err(|e| ChainError::new(e.to_string())))
             .collect();
         let mut shaders = BTreeMap::new();
         for (file, result) in files.into_iter().zip(compiled) {
@@ -700,15 +701,15 @@ impl FilterChain {
             let vertex_bindings = bind_stage(
                 &format!("{label}, vertex"),
                 config.index,
-                &shader.vertex.0,
-                &shader.vertex.1,
+                &shader.vertex.lowered,
+                &shader.vertex.reflection,
                 &names,
             )?;
             let fragment_bindings = bind_stage(
                 &format!("{label}, fragment"),
                 config.index,
-                &shader.fragment.0,
-                &shader.fragment.1,
+                &shader.fragment.lowered,
+                &shader.fragment.reflection,
                 &names,
             )?;
             for stage in [&vertex_bindings, &fragment_bindings] {

@@ -12,11 +12,10 @@
 use crate::exec::{ShaderResources, ShaderSignature};
 use crate::frontend::reflect::{BlockReflection, Member, ScalarKind, StageReflection, TypeLayout};
 use crate::ir::lpmath::MathMode;
-use crate::ir::Program;
+use crate::ir::{Processor, Program};
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, RenderTarget, Vertices};
 pub use crate::shader::{
-    build_shader, compile_shader, compile_stage, compile_stage_cached, jit_compiling, load_program,
-    Executor, Language, StageCacheUse,
+    build_shader, compile_shader, jit_compiling, load_program, Executor, Language, StageCacheUse,
 };
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use anyhow::{anyhow, bail, Result};
@@ -355,6 +354,38 @@ pub struct CompiledStage {
     pub program: Program,
     /// The blocks behind its CONST buffers.
     pub blocks: Vec<UniformBlock>,
+}
+
+impl CompiledStage {
+    /// The program of a built stage and the blocks its reflection names behind its CONST
+    /// buffers.
+    pub fn of(stage: crate::shader::Stage) -> CompiledStage {
+        CompiledStage {
+            blocks: uniform_blocks(&stage.reflection, &stage.lowered),
+            program: stage.lowered.program,
+        }
+    }
+}
+
+/// Like [`compile_shader`], also returning the uniform blocks of WGSL and slang stages.
+pub fn compile_stage(
+    path: &Path,
+    expected: Processor,
+    language: Option<Language>,
+) -> Result<CompiledStage> {
+    Ok(compile_stage_cached(path, expected, language, None)?.0)
+}
+
+/// [`compile_stage`] through the on-disk shader cache in `cache` (see
+/// [`crate::shader::build_stage`]); also says what the cache did.
+pub fn compile_stage_cached(
+    path: &Path,
+    expected: Processor,
+    language: Option<Language>,
+    cache: Option<&Path>,
+) -> Result<(CompiledStage, StageCacheUse)> {
+    let (stage, used) = crate::shader::build_stage(path, expected, language, cache)?;
+    Ok((CompiledStage::of(stage), used))
 }
 
 /// One uniform buffer or push-constant block of a stage and the CONST buffer it is read from.

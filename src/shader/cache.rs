@@ -1,47 +1,43 @@
-//! The on-disk cache of compiled pass shaders: what glslang, naga, the lowering and `ir::opt`
-//! made of a `.slang` or `.cg` file, so that the next process rendering the same preset skips
-//! them (most of a short job's start-up: crt-lottes spends ~135 ms of one core in glslang's
-//! built-in symbol tables alone).
+//! The shader cache: what the frontends, the lowering and the cleanup made of a shader's
+//! source, and what the filter chain's specialization made of a pass's fragment program, kept
+//! in the on-disk cache (`softgpu-cache`) for later processes of the same build. Most of a
+//! short job's start-up is there: crt-lottes spends ~135 ms of one core in glslang's built-in
+//! symbol tables alone, a slang stage drawn once ~100 ms in glslang, Mega Bezel ~0.7 s of CPU
+//! in specialization.
 //!
-//! An entry is keyed by the build ([`BUILD_ID`]: a hash of softgpu's sources and `Cargo.lock`),
-//! the language and the preprocessed text of each stage (includes expanded), and holds both
-//! stages' TGSI programs (as Mesa text, which round-trips exactly: checked before storing) with
-//! their resource slots, reflection and active uniform members. A hit is used only when the
-//! entry's build and texts equal the current ones character for character and its programs
-//! parse and validate; anything else — a truncated, corrupt, foreign or stale file — is a miss
-//! that compiles the shader and replaces the entry. Entries are written to a temporary file and
-//! renamed into place, so concurrent processes never read half an entry. The directory is kept
-//! under [`MAX_CACHE_BYTES`] by removing the least recently used entries.
+//! Three kinds of entries, each holding programs as Mesa text (which round-trips exactly:
+//! checked before storing) and keyed by the build ([`BUILD_ID`]: a hash of softgpu's sources
+//! and `Cargo.lock`) and the full text of what they were made from:
+//! - a filter-chain pass: the language and the preprocessed text of each stage (includes
+//!   expanded) → both stages' programs, resource slots and reflection;
+//! - a stage drawn by `softgpu draw`: the language, the stage and its source text (for slang
+//!   the preprocessed text) → that stage's program, resource slots and reflection;
+//! - a specialization (`.specialized`): a pass's fragment program, its frame-invariant
+//!   constants and its texture units → the folded, rewritten program and its hoisted texel
+//!   functions.
 //!
-//! Beside them, `.specialized` entries keep what `ir::opt` made of a pass's fragment program
-//! for its constant parameters and units (`PassPlan::build`: folding, if-conversion, value
-//! numbering, hoisted texel functions — Mega Bezel spends ~0.7 s of CPU there per run), keyed
-//! by the full text of those inputs and checked the same way.
+//! An entry is used only when its build and inputs equal the current ones character for
+//! character and its programs parse, validate and are of the expected stage; anything else — a
+//! truncated, corrupt, foreign or stale file — is rejected, rebuilt and replaced. Writing,
+//! naming and pruning are `softgpu-cache`'s.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
+use softgpu_cache::{Cache, Kind, Lookup};
 
+use super::Stage;
 use crate::frontend::lower::{LoweredShader, ResourceSlot};
 use crate::frontend::reflect::StageReflection;
 use crate::ir::texelfn::TexelFunction;
 use crate::ir::text::{parse_program, print_program};
 use crate::ir::{validate::validate, Processor, Program};
-pub use softgpu_cache::default_dir as default_shader_cache_dir;
-use softgpu_cache::{Cache, Kind, Lookup};
 
 /// Identifies the build that wrote an entry (set by `build.rs`).
 pub const BUILD_ID: &str = env!("SOFTGPU_BUILD_ID");
 
-/// The cache directory's size bound (shaders and kernels together); past it the least
-/// recently used entries go.
-pub use softgpu_cache::MAX_CACHE_BYTES;
-
-/// The compiled form of one stage: its program and what binding reads.
-pub(crate) type StageParts = (LoweredShader, StageReflection);
-
-/// What a chain's shader cache did while the chain was built.
+/// What the shader cache did while shaders were built.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ShaderCacheStats {
     /// Shaders taken from the cache.
@@ -59,8 +55,22 @@ pub struct ShaderCacheStats {
     pub specializations_missed: usize,
 }
 
-/// One directory of entries, shared by the threads compiling a chain's shaders.
-pub(crate) struct ShaderCache {
+/// What the cache did for one stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StageCacheUse {
+    /// No cache was given, or the language is not cached (TGSI).
+    Uncached,
+    /// The stage came from its entry.
+    Hit,
+    /// No entry existed: the stage was compiled (and its entry written if the directory takes it).
+    Miss,
+    /// An entry existed but was unusable (corrupt, another build's, another text under a
+    /// colliding name): the stage was compiled and the entry replaced.
+    Rejected,
+}
+
+/// One cache directory, shared by the threads building shaders, with what it did so far.
+pub struct ShaderCache {
     cache: Cache,
     hits: AtomicUsize,
     misses: AtomicUsize,
@@ -70,8 +80,9 @@ pub(crate) struct ShaderCache {
     specializations_missed: AtomicUsize,
 }
 
+/// The entry of a filter-chain pass.
 #[derive(Serialize, Deserialize)]
-struct Entry {
+struct PassEntry {
     build: String,
     language: String,
     sources: Vec<String>,
@@ -79,12 +90,47 @@ struct Entry {
     fragment: StageEntry,
 }
 
+/// The entry of one stage drawn by `softgpu draw`.
+#[derive(Serialize, Deserialize)]
+struct DrawStageEntry {
+    build: String,
+    language: String,
+    stage: String,
+    source: String,
+    compiled: StageEntry,
+}
+
+/// One stage as an entry holds it.
 #[derive(Serialize, Deserialize)]
 struct StageEntry {
     program: String,
     entry_point: String,
     resources: Vec<ResourceSlot>,
     reflection: StageReflection,
+}
+
+impl StageEntry {
+    /// The entry of a stage whose program survives a print/parse trip unchanged, else `None`.
+    fn of(stage: &Stage) -> Option<StageEntry> {
+        Some(StageEntry {
+            program: stored_program(&stage.lowered.program)?,
+            entry_point: stage.lowered.entry_point.clone(),
+            resources: stage.lowered.resources.clone(),
+            reflection: stage.reflection.clone(),
+        })
+    }
+
+    fn into_stage(self, processor: Processor) -> Option<Stage> {
+        let program = program_of_entry(&self.program, processor)?;
+        Some(Stage {
+            lowered: LoweredShader {
+                program,
+                entry_point: self.entry_point,
+                resources: self.resources,
+            },
+            reflection: self.reflection,
+        })
+    }
 }
 
 /// A pass's fragment program specialized for its constants and units (`PassPlan::build`).
@@ -186,43 +232,20 @@ impl SpecializationEntry {
 }
 
 /// `program` as an entry stores it (Mesa text), when it survives a print/parse trip unchanged.
-pub(crate) fn stored_program(program: &Program) -> Option<String> {
+fn stored_program(program: &Program) -> Option<String> {
     let text = print_program(program);
     (parse_program(&text).ok()? == *program).then_some(text)
 }
 
 /// The program an entry stores as `text`, when it parses, validates and is for `processor`.
-pub(crate) fn program_of_entry(text: &str, processor: Processor) -> Option<Program> {
+fn program_of_entry(text: &str, processor: Processor) -> Option<Program> {
     let program = parse_program(text).ok()?;
     (program.processor == processor && validate(&program).is_ok()).then_some(program)
 }
 
-impl StageEntry {
-    /// The entry of a stage whose program survives a print/parse trip unchanged, else `None`.
-    fn of(parts: &StageParts) -> Option<StageEntry> {
-        let (lowered, reflection) = parts;
-        Some(StageEntry {
-            program: stored_program(&lowered.program)?,
-            entry_point: lowered.entry_point.clone(),
-            resources: lowered.resources.clone(),
-            reflection: reflection.clone(),
-        })
-    }
-
-    fn into_parts(self, processor: Processor) -> Option<StageParts> {
-        let program = program_of_entry(&self.program, processor)?;
-        let lowered = LoweredShader {
-            program,
-            entry_point: self.entry_point,
-            resources: self.resources,
-        };
-        Some((lowered, self.reflection))
-    }
-}
-
 impl ShaderCache {
     /// A cache in `dir` (created when the first entry is stored).
-    pub(crate) fn new(dir: PathBuf) -> ShaderCache {
+    pub fn new(dir: PathBuf) -> ShaderCache {
         ShaderCache {
             cache: Cache::new(dir),
             hits: AtomicUsize::new(0),
@@ -235,7 +258,7 @@ impl ShaderCache {
     }
 
     /// What happened so far.
-    pub(crate) fn stats(&self) -> ShaderCacheStats {
+    pub fn stats(&self) -> ShaderCacheStats {
         ShaderCacheStats {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
@@ -246,67 +269,124 @@ impl ShaderCache {
         }
     }
 
-    /// The stages (vertex, fragment) compiled from `sources` in `language`, if an entry holds
-    /// them; counts a hit or a miss.
-    pub(crate) fn load(
-        &self,
-        language: &str,
-        sources: &[&str],
-    ) -> Option<(StageParts, StageParts)> {
-        let key = (BUILD_ID, language, sources);
-        let lookup = self.cache.load_json(Kind::Shader, &key, |entry: Entry| {
-            let identical = entry.build == BUILD_ID
-                && entry.language == language
-                && entry
-                    .sources
-                    .iter()
-                    .map(String::as_str)
-                    .eq(sources.iter().copied());
-            if !identical {
-                return None;
+    /// Counts a shader lookup and says what it found.
+    fn count<T>(&self, lookup: Lookup<T>) -> (Option<T>, StageCacheUse) {
+        let (counter, used) = match &lookup {
+            Lookup::Hit(_) => (&self.hits, StageCacheUse::Hit),
+            Lookup::Missing => (&self.misses, StageCacheUse::Miss),
+            Lookup::Rejected => {
+                self.rejected.fetch_add(1, Ordering::Relaxed);
+                (&self.misses, StageCacheUse::Rejected)
             }
-            let vertex = entry.vertex.into_parts(Processor::Vertex)?;
-            let fragment = entry.fragment.into_parts(Processor::Fragment)?;
-            Some((vertex, fragment))
-        });
-        if matches!(lookup, Lookup::Rejected) {
-            self.rejected.fetch_add(1, Ordering::Relaxed);
-        }
-        let found = lookup.hit();
-        let counter = if found.is_some() {
-            &self.hits
-        } else {
-            &self.misses
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        found
+        (lookup.hit(), used)
     }
 
-    /// Writes the entry for `sources`; a failure to write only loses the entry.
-    pub(crate) fn store(
+    /// Counts a shader entry written.
+    fn count_store(&self, written: bool) {
+        if written {
+            self.stored.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The stages (vertex, fragment) of a pass compiled from `sources` in `language`, if an
+    /// entry holds them.
+    pub(crate) fn load_pass(&self, language: &str, sources: &[&str]) -> Option<(Stage, Stage)> {
+        let lookup = self.cache.load_json(
+            Kind::Shader,
+            &(BUILD_ID, language, sources),
+            |entry: PassEntry| {
+                let identical = entry.build == BUILD_ID
+                    && entry.language == language
+                    && entry
+                        .sources
+                        .iter()
+                        .map(String::as_str)
+                        .eq(sources.iter().copied());
+                if !identical {
+                    return None;
+                }
+                let vertex = entry.vertex.into_stage(Processor::Vertex)?;
+                let fragment = entry.fragment.into_stage(Processor::Fragment)?;
+                Some((vertex, fragment))
+            },
+        );
+        self.count(lookup).0
+    }
+
+    /// Writes the entry of a pass compiled from `sources`; a failure to write only loses it.
+    pub(crate) fn store_pass(
         &self,
         language: &str,
         sources: &[&str],
-        vertex: &StageParts,
-        fragment: &StageParts,
+        vertex: &Stage,
+        fragment: &Stage,
     ) {
         let (Some(vertex), Some(fragment)) = (StageEntry::of(vertex), StageEntry::of(fragment))
         else {
             return;
         };
-        let entry = Entry {
+        let entry = PassEntry {
             build: BUILD_ID.to_string(),
             language: language.to_string(),
             sources: sources.iter().map(|s| s.to_string()).collect(),
             vertex,
             fragment,
         };
-        if self
+        let written = self
             .cache
-            .store_json(Kind::Shader, &(BUILD_ID, language, sources), &entry)
-        {
-            self.stored.fetch_add(1, Ordering::Relaxed);
-        }
+            .store_json(Kind::Shader, &(BUILD_ID, language, sources), &entry);
+        self.count_store(written);
+    }
+
+    /// The stage `stage` of `source` in `language`, if an entry holds it, and what the lookup
+    /// found ([`StageCacheUse::Hit`] exactly when a stage is returned).
+    pub(crate) fn load_stage(
+        &self,
+        language: &str,
+        stage: Processor,
+        source: &str,
+    ) -> (Option<Stage>, StageCacheUse) {
+        let key = (BUILD_ID, "draw", language, stage.name(), source);
+        let lookup = self
+            .cache
+            .load_json(Kind::Shader, &key, |entry: DrawStageEntry| {
+                let identical = entry.build == BUILD_ID
+                    && entry.language == language
+                    && entry.stage == stage.name()
+                    && entry.source == source;
+                if !identical {
+                    return None;
+                }
+                entry.compiled.into_stage(stage)
+            });
+        self.count(lookup)
+    }
+
+    /// Writes the entry of `compiled`, the stage `stage` of `source`; a program that does not
+    /// survive a print/parse trip unchanged, or a directory that cannot be written, only loses
+    /// the entry.
+    pub(crate) fn store_stage(
+        &self,
+        language: &str,
+        stage: Processor,
+        source: &str,
+        compiled: &Stage,
+    ) {
+        let Some(stored) = StageEntry::of(compiled) else {
+            return;
+        };
+        let entry = DrawStageEntry {
+            build: BUILD_ID.to_string(),
+            language: language.to_string(),
+            stage: stage.name().to_string(),
+            source: source.to_string(),
+            compiled: stored,
+        };
+        let key = (BUILD_ID, "draw", language, stage.name(), source);
+        let written = self.cache.store_json(Kind::Shader, &key, &entry);
+        self.count_store(written);
     }
 
     /// The specialization whose inputs are `key`, if an entry holds it; counts a hit or a miss.

@@ -1,20 +1,27 @@
-//! Building a filter-chain pass's two stages from its `.slang` or `.cg` file.
+//! Building a filter-chain pass's two stages from its file: the language from the extension
+//! (`.slang` and `.glsl` are RetroArch's Vulkan GLSL, `.cg` is Cg), preprocessing, then the
+//! frontend, reflection and lowering of both stages — or, when the shader cache holds the
+//! preprocessed text, its entry.
 
 use std::path::Path;
 
-use super::cache::{ShaderCache, StageParts};
-use crate::chain::ChainError;
-use crate::frontend::cg;
-use crate::frontend::vulkan_glsl::{self as slang, Parameter};
+use super::cache::ShaderCache;
+use super::Stage;
+use crate::frontend::retroarch::Parameter;
+use crate::frontend::{cg, vulkan_glsl, FrontendError};
 
-/// A compiled shader stage pair with its interface, whatever the language.
-pub(crate) struct CompiledShader {
+/// A pass's compiled stages with the pragmas the chain reads, whatever the language.
+pub struct PassShader {
     /// `#pragma name`: the pass's alias when the preset gives none.
-    pub(crate) name: Option<String>,
-    pub(crate) parameters: Vec<Parameter>,
-    pub(crate) format: Option<String>,
-    pub(crate) vertex: StageParts,
-    pub(crate) fragment: StageParts,
+    pub name: Option<String>,
+    /// The `#pragma parameter`s.
+    pub parameters: Vec<Parameter>,
+    /// `#pragma format`: the pass's render-target format when the preset says nothing.
+    pub format: Option<String>,
+    /// The vertex stage.
+    pub vertex: Stage,
+    /// The fragment stage.
+    pub fragment: Stage,
 }
 
 /// The stages (vertex, fragment) of the shader whose preprocessed stage texts are `sources`:
@@ -23,44 +30,48 @@ fn load_or_compile(
     cache: Option<&ShaderCache>,
     language: &str,
     sources: &[String],
-    compile: impl FnOnce() -> Result<(StageParts, StageParts), ChainError>,
-) -> Result<(StageParts, StageParts), ChainError> {
+    compile: impl FnOnce() -> Result<(Stage, Stage), FrontendError>,
+) -> Result<(Stage, Stage), FrontendError> {
     let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
-    if let Some(stages) = cache.and_then(|c| c.load(language, &sources)) {
+    if let Some(stages) = cache.and_then(|c| c.load_pass(language, &sources)) {
         return Ok(stages);
     }
     let (vertex, fragment) = compile()?;
     if let Some(cache) = cache {
-        cache.store(language, &sources, &vertex, &fragment);
+        cache.store_pass(language, &sources, &vertex, &fragment);
     }
     Ok((vertex, fragment))
 }
 
-pub(crate) fn compile_pass_shader(
-    path: &Path,
-    cache: Option<&ShaderCache>,
-) -> Result<CompiledShader, ChainError> {
+/// Builds the pass shader at `path` (through `cache` when given); errors name the file and,
+/// where known, the line.
+pub fn build_pass(path: &Path, cache: Option<&ShaderCache>) -> Result<PassShader, FrontendError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
-    let frontend = |e: crate::frontend::FrontendError| ChainError::new(e.to_string());
     match ext.as_str() {
         "slang" | "glsl" => {
-            let pre = slang::preprocess_file(path).map_err(frontend)?;
+            let pre = vulkan_glsl::preprocess_file(path)?;
             let (name, format, parameters) =
                 (pre.name.clone(), pre.format.clone(), pre.parameters.clone());
             let sources = [pre.vertex.text.clone(), pre.fragment.text.clone()];
             let (vertex, fragment) = load_or_compile(cache, "slang", &sources, || {
-                let shader = slang::compile_preprocessed(path, pre).map_err(frontend)?;
-                let (vs, fs) = shader.lower().map_err(frontend)?;
+                let shader = vulkan_glsl::compile_preprocessed(path, pre)?;
+                let (vs, fs) = shader.lower()?;
                 Ok((
-                    (vs, shader.vertex.reflection),
-                    (fs, shader.fragment.reflection),
+                    Stage {
+                        lowered: vs,
+                        reflection: shader.vertex.reflection,
+                    },
+                    Stage {
+                        lowered: fs,
+                        reflection: shader.fragment.reflection,
+                    },
                 ))
             })?;
-            Ok(CompiledShader {
+            Ok(PassShader {
                 vertex,
                 fragment,
                 name,
@@ -69,19 +80,24 @@ pub(crate) fn compile_pass_shader(
             })
         }
         "cg" => {
-            let pre = cg::preprocess::preprocess_file(path).map_err(frontend)?;
+            let pre = cg::preprocess::preprocess_file(path)?;
             let parameters = pre.parameters.clone();
             let sources = [pre.text.clone()];
             let (vertex, fragment) = load_or_compile(cache, "cg", &sources, || {
-                let shader =
-                    cg::compile_preprocessed(pre, &path.display().to_string()).map_err(frontend)?;
-                let (vs, fs) = shader.lower().map_err(frontend)?;
+                let shader = cg::compile_preprocessed(pre, &path.display().to_string())?;
+                let (vs, fs) = shader.lower()?;
                 Ok((
-                    (vs, shader.vertex.reflection),
-                    (fs, shader.fragment.reflection),
+                    Stage {
+                        lowered: vs,
+                        reflection: shader.vertex.reflection,
+                    },
+                    Stage {
+                        lowered: fs,
+                        reflection: shader.fragment.reflection,
+                    },
                 ))
             })?;
-            Ok(CompiledShader {
+            Ok(PassShader {
                 vertex,
                 fragment,
                 name: None,
@@ -89,9 +105,11 @@ pub(crate) fn compile_pass_shader(
                 format: None,
             })
         }
-        other => Err(ChainError::new(format!(
-            "{}: cannot run a `.{other}` shader in a chain: expected a .slang or .cg file",
-            path.display()
-        ))),
+        other => Err(FrontendError::new(
+            &path.display().to_string(),
+            0,
+            0,
+            format!("cannot run a `.{other}` shader in a chain: expected a .slang or .cg file"),
+        )),
     }
 }

@@ -1,11 +1,16 @@
-//! Building one stage from a file in any language, as `softgpu draw` and `compile` do.
+//! Building one stage from a file, as `softgpu draw` and `compile` do: the language from the
+//! extension (or the caller), then TGSI text parsed and validated, or WGSL and Vulkan GLSL
+//! through their frontend, reflection and lowering — through the shader cache when one is given
+//! (TGSI is not cached: parsing it is what a hit would do anyway).
 
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use super::stage_cache::{self, StageCacheUse};
-use crate::draw::{uniform_blocks, CompiledStage};
+use super::cache::{ShaderCache, StageCacheUse};
+use super::Stage;
+use crate::frontend::lower::LoweredShader;
+use crate::frontend::reflect::StageReflection;
 use crate::ir::{text, validate, Processor, Program};
 
 /// The language of a shader file.
@@ -50,7 +55,10 @@ pub fn compile_shader(
         };
         return Ok(slang::lower_stage(stage)?.program);
     }
-    Ok(compile_stage(path, expected, language)?.program)
+    Ok(build_stage(path, expected, language, None)?
+        .0
+        .lowered
+        .program)
 }
 
 /// Reads and validates a TGSI program file; errors name the file and line.
@@ -77,46 +85,42 @@ pub fn load_program(path: &Path, expected: Processor) -> Result<Program> {
     Ok(program)
 }
 
-/// Like [`compile_shader`], also returning the uniform blocks of WGSL and slang stages.
-pub fn compile_stage(
-    path: &Path,
-    expected: Processor,
-    language: Option<Language>,
-) -> Result<CompiledStage> {
-    Ok(compile_stage_cached(path, expected, language, None)?.0)
-}
-
-/// [`compile_stage`] through the on-disk shader cache in `cache` (see `draw::stage_cache`): a
-/// WGSL or slang stage whose source an entry holds skips its frontend; one compiled is stored.
-/// Also says what the cache did.
-pub fn compile_stage_cached(
+/// Builds the `expected` stage of the shader file at `path` in `language` (or the one its
+/// extension implies): its program and, for WGSL and slang, its reflection. With a `cache`
+/// directory a WGSL or slang stage whose source an entry holds skips its frontend, and one
+/// compiled is stored; also says what the cache did.
+pub fn build_stage(
     path: &Path,
     expected: Processor,
     language: Option<Language>,
     cache: Option<&Path>,
-) -> Result<(CompiledStage, StageCacheUse)> {
+) -> Result<(Stage, StageCacheUse)> {
     let language = language.unwrap_or_else(|| Language::from_path(path));
     if language == Language::Tgsi {
-        let program = load_program(path, expected)?;
-        let stage = CompiledStage {
-            program,
-            blocks: Vec::new(),
+        let stage = Stage {
+            lowered: LoweredShader {
+                program: load_program(path, expected)?,
+                entry_point: String::new(),
+                resources: Vec::new(),
+            },
+            reflection: StageReflection::default(),
         };
         return Ok((stage, StageCacheUse::Uncached));
     }
     let frontend = StageFrontend::read(path, expected, language)?;
     let (language_key, source) = (frontend.language_key(), frontend.source_text().to_string());
+    let cache = cache.map(|dir| ShaderCache::new(dir.to_path_buf()));
     let mut used = StageCacheUse::Uncached;
-    if let Some(dir) = cache {
-        let (found, outcome) = stage_cache::load(dir, language_key, expected, &source);
+    if let Some(cache) = &cache {
+        let (found, outcome) = cache.load_stage(language_key, expected, &source);
         if let Some(stage) = found {
             return Ok((stage, outcome));
         }
         used = outcome;
     }
     let stage = frontend.compile(path)?;
-    if let Some(dir) = cache {
-        stage_cache::store(dir, language_key, expected, &source, &stage);
+    if let Some(cache) = &cache {
+        cache.store_stage(language_key, expected, &source, &stage);
     }
     Ok((stage, used))
 }
@@ -191,7 +195,7 @@ impl StageFrontend {
         }
     }
 
-    fn compile(self, path: &Path) -> Result<CompiledStage> {
+    fn compile(self, path: &Path) -> Result<Stage> {
         use crate::frontend::{lower, vulkan_glsl as slang, wgsl};
         match self {
             StageFrontend::Wgsl { source, stage } => {
@@ -201,17 +205,17 @@ impl StageFrontend {
                 let lowered =
                     lower::lower(&parsed.module, &parsed.info, index, Some(&source), &file)?;
                 let reflection = wgsl::reflect(&parsed, index, &file)?;
-                Ok(CompiledStage {
-                    blocks: uniform_blocks(&reflection, &lowered),
-                    program: lowered.program,
+                Ok(Stage {
+                    lowered,
+                    reflection,
                 })
             }
             StageFrontend::Slang { source, stage } => {
                 let compiled = slang::compile_stage(source, stage)?;
                 let lowered = slang::lower_stage(&compiled)?;
-                Ok(CompiledStage {
-                    blocks: uniform_blocks(&compiled.reflection, &lowered),
-                    program: lowered.program,
+                Ok(Stage {
+                    lowered,
+                    reflection: compiled.reflection,
                 })
             }
         }
