@@ -1,27 +1,29 @@
 //! What a pass draw binds: the textures of each semantic in this frame with the sampler
 //! librashader's rule gives them, and each stage's constant buffers and texture units.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::shader::PassShader;
 use crate::texture::{FetchBounds, Filter, SamplerState, Texture, TextureUnits, Wrap};
 
-use crate::chain::preset::{FilterMode, PassConfig, WrapMode};
-use crate::chain::semantics::{write_member, StageBindings, TextureSemantic};
+use crate::chain::preset::{FilterMode, PassConfig, Preset, WrapMode};
+use crate::chain::semantics::{write_member, SemanticNames, StageBindings, TextureSemantic};
 
 use super::luts::Lut;
 use super::pass::Pass;
 use super::uniforms::uniform_value;
 use super::FrameOptions;
 
-pub(super) fn to_filter(f: FilterMode) -> Filter {
+fn to_filter(f: FilterMode) -> Filter {
     match f {
         FilterMode::Nearest => Filter::Nearest,
         FilterMode::Linear => Filter::Linear,
     }
 }
 
-pub(super) fn to_wrap(w: WrapMode) -> Wrap {
+fn to_wrap(w: WrapMode) -> Wrap {
     match w {
         WrapMode::ClampToBorder => Wrap::ClampToBorder,
         WrapMode::ClampToEdge => Wrap::ClampToEdge,
@@ -69,7 +71,7 @@ pub(super) fn sampling_of(semantic: TextureSemantic, reader: usize) -> SamplingO
     }
 }
 
-pub(super) fn pass_filter(config: &PassConfig) -> Filter {
+fn pass_filter(config: &PassConfig) -> Filter {
     // librashader's `FilterMode::default()` (nearest) when the key is absent.
     to_filter(config.filter.unwrap_or(FilterMode::Nearest))
 }
@@ -156,4 +158,27 @@ pub(super) fn stage_resources(
         }
     }
     (constants, units)
+}
+
+/// The names the preset defines on top of the built-in semantics: every pass's
+/// `#pragma parameter`s, the pass aliases (`aliasN`, else the shader's `#pragma name`) and the
+/// LUT names.
+pub(super) fn semantic_names(
+    preset: &Preset,
+    shaders: &BTreeMap<PathBuf, PassShader>,
+) -> SemanticNames {
+    let mut names = SemanticNames::default();
+    for pass in &preset.passes {
+        for p in &shaders[&pass.shader].parameters {
+            names.parameters.insert(p.id.clone());
+        }
+        let alias = pass.alias.as_ref().or(shaders[&pass.shader].name.as_ref());
+        if let Some(alias) = alias.filter(|a| !a.trim().is_empty()) {
+            names.aliases.insert(alias.clone(), pass.index);
+        }
+    }
+    for (i, lut) in preset.textures.iter().enumerate() {
+        names.luts.insert(lut.name.clone(), i);
+    }
+    names
 }

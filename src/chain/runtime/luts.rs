@@ -3,9 +3,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::texture::{Filter, Texture, Wrap};
 
+use crate::chain::preset::Preset;
 use crate::chain::ChainError;
+
+use super::binding::lut_sampling;
 
 /// A lookup texture with the filter and wrap mode it is sampled with.
 pub(super) struct Lut {
@@ -15,7 +20,7 @@ pub(super) struct Lut {
 }
 
 /// Loads a LUT image (PNG or JPEG; palette, grey and 16-bit PNGs are converted to RGBA8).
-pub(super) fn load_lut(name: &str, path: &Path, mipmap: bool) -> Result<Texture, ChainError> {
+fn load_lut(name: &str, path: &Path, mipmap: bool) -> Result<Texture, ChainError> {
     let base = Texture::load(path)
         .map_err(|e| ChainError::new(format!("LUT `{name}` ({}): {e}", path.display())))?;
     if !mipmap {
@@ -27,4 +32,19 @@ pub(super) fn load_lut(name: &str, path: &Path, mipmap: bool) -> Result<Texture,
     tex.level_data_mut(0).copy_from_slice(base.level_data(0));
     tex.generate_mipmaps();
     Ok(tex)
+}
+
+/// Loads every LUT of `preset` (in parallel), each with the sampling the preset gives it.
+pub(super) fn load_luts(preset: &Preset) -> Vec<Result<Lut, ChainError>> {
+    preset
+        .textures
+        .par_iter()
+        .map(|t| {
+            let texture = load_lut(&t.name, &t.path, t.mipmap)?;
+            Ok(Lut {
+                texture: Arc::new(texture),
+                sampling: lut_sampling(t),
+            })
+        })
+        .collect()
 }

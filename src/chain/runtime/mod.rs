@@ -1,7 +1,15 @@
-//! The filter-chain runtime: compiles a preset's passes, then renders frames through them with
+//! The filter-chain runtime: builds a preset's passes, then renders frames through them with
 //! librashader's semantics (the reference peer): per pass a full-screen quad into its own target,
 //! the last pass into the viewport, input history, feedback of the previous frame's outputs,
 //! mipmaps for `mipmap_input`, LUTs, and the uniforms of every semantic.
+//!
+//! This file holds the options and [`FilterChain`]: building it (each distinct shader file once
+//! through [`crate::shader`], the passes planned in order, then specialized and compiled in
+//! parallel while the LUTs load) and the frame loop. The rest, split the way librashader splits
+//! its runtime: `scaling.rs` (target sizes), `binding.rs` (what a draw binds and with which
+//! sampler), `uniforms.rs` (semantic values, parameters), `luts.rs`, `history.rs` (history and
+//! feedback), `plan.rs` (binding a pass and predicting what to specialize it for), `prepass.rs`
+//! (texel pre-passes) and `pass.rs` (a compiled pass and its draw).
 //!
 //! Behaviour taken from librashader (`librashader-runtime-vk/src/filter_chain.rs`):
 //! - `Original` and `OriginalHistoryN` are sampled with pass 0's filter and wrap mode; `Source`
@@ -36,20 +44,17 @@ use crate::shader::{build_pass, Executor, PassShader, ShaderCache, ShaderCacheSt
 use crate::texture::{Format, Texture};
 
 use crate::chain::preset::{load_preset, Preset, WildcardContext};
-use crate::chain::semantics::{bind_stage, SemanticNames, TextureSemantic};
 use crate::chain::ChainError;
 
 pub use scaling::MAX_TARGET_SIZE;
 
-use binding::{lut_sampling, FrameState};
-use history::blank;
-use luts::{load_lut, Lut};
+use binding::{semantic_names, FrameState};
+use history::History;
+use luts::{load_luts, Lut};
 use pass::{draw_pass, Pass};
-use plan::{
-    predicted_level_independent_units, predicted_nearest_units, predicted_sampler_hints, PassPlan,
-};
+use plan::PassPlan;
 use scaling::scaled_size;
-use uniforms::frame_invariant_constants;
+use uniforms::parameter_values;
 
 /// The identity matrix offscreen passes get as `MVP`.
 const IDENTITY_MVP: [f32; 16] = [
@@ -154,11 +159,7 @@ pub struct FilterChain {
     passes: Vec<Pass>,
     luts: Vec<Lut>,
     parameters: HashMap<String, f32>,
-    history_depth: usize,
-    feedback_passes: BTreeSet<usize>,
-    last_pass_feedback: bool,
-    history: Vec<Arc<Texture>>,
-    previous_outputs: Vec<Option<Arc<Texture>>>,
+    history: History,
     /// Decode each pass output for the JIT's inline sampling right after rendering it, on every
     /// core (the next pass's first lookup would otherwise decode it on one thread while the
     /// others wait for it).
@@ -218,121 +219,25 @@ impl FilterChain {
             shaders.insert(file, shader);
         }
 
-        let mut names = SemanticNames::default();
-        let mut defaults: HashMap<String, f32> = HashMap::new();
-        for pass in &preset.passes {
-            for p in &shaders[&pass.shader].parameters {
-                names.parameters.insert(p.id.clone());
-                defaults.insert(p.id.clone(), p.initial);
-            }
-            let alias = pass.alias.as_ref().or(shaders[&pass.shader].name.as_ref());
-            if let Some(alias) = alias.filter(|a| !a.trim().is_empty()) {
-                names.aliases.insert(alias.clone(), pass.index);
-            }
-        }
-        for (i, lut) in preset.textures.iter().enumerate() {
-            names.luts.insert(lut.name.clone(), i);
-        }
-        let mut parameters = defaults;
-        for p in &preset.parameters {
-            if parameters.contains_key(&p.name) {
-                parameters.insert(p.name.clone(), p.value);
-            }
-        }
-        for (name, value) in &options.parameters {
-            if !parameters.contains_key(name) {
-                let mut known: Vec<&String> = parameters.keys().collect();
-                known.sort();
-                return Err(ChainError::new(format!(
-                    "--param {name}: no pass of {} declares `#pragma parameter {name}`; known \
-                     parameters: {}",
-                    preset.path.display(),
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known
-                            .iter()
-                            .map(|s| s.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    }
-                )));
-            }
-            parameters.insert(name.clone(), *value);
-        }
+        let names = semantic_names(preset, &shaders);
+        let parameters = parameter_values(preset, &shaders, &options.parameters)?;
 
         // Bindings in order (cheap, and their errors come first), then the shaders of every pass
         // specialized and compiled in parallel.
-        let mut plans = Vec::with_capacity(preset.passes.len());
-        for config in &preset.passes {
-            let shader = &shaders[&config.shader];
-            let label = format!("pass {} ({})", config.index, config.shader.display());
-            let vertex_bindings = bind_stage(
-                &format!("{label}, vertex"),
-                config.index,
-                &shader.vertex.lowered,
-                &shader.vertex.reflection,
-                &names,
-            )?;
-            let fragment_bindings = bind_stage(
-                &format!("{label}, fragment"),
-                config.index,
-                &shader.fragment.lowered,
-                &shader.fragment.reflection,
-                &names,
-            )?;
-            for stage in [&vertex_bindings, &fragment_bindings] {
-                for sem in stage.texture_semantics() {
-                    check_in_range(&label, sem, preset.passes.len(), preset.textures.len())?;
-                }
-            }
-            let format = if config.srgb_framebuffer {
-                Format::R8G8B8A8Srgb
-            } else if config.float_framebuffer {
-                Format::R16G16B16A16Sfloat
-            } else {
-                match shader.format.as_deref() {
-                    None | Some("UNKNOWN") => Format::R8G8B8A8Unorm,
-                    Some(name) => Format::from_name(name).ok_or_else(|| {
-                        ChainError::new(format!(
-                            "{label}: `#pragma format {name}` is not a render-target format \
-                             softgpu supports"
-                        ))
-                    })?,
-                }
-            };
-            let format = match (format, options.srgb_curve) {
-                (Format::R8G8B8A8Srgb, SrgbCurve::Llvmpipe) => Format::R8G8B8A8SrgbLlvmpipe,
-                (format, _) => format,
-            };
-            let fragment_units = if options.skip_specialization {
-                0
-            } else {
-                predicted_level_independent_units(preset, config, &fragment_bindings)
-            };
-            let sampler_hints = predicted_sampler_hints(
-                preset,
-                config,
-                &fragment_bindings,
-                fragment_units,
-                !options.skip_specialization,
-            );
-            let nearest_units =
-                predicted_nearest_units(preset, config, &fragment_bindings, fragment_units);
-            let fragment_constants = frame_invariant_constants(&fragment_bindings, &parameters);
-            plans.push(PassPlan {
-                config,
-                shader,
-                label,
-                format,
-                fragment_units,
-                nearest_units,
-                sampler_hints,
-                fragment_constants,
-                vertex_bindings,
-                fragment_bindings,
-            });
-        }
+        let plans = preset
+            .passes
+            .iter()
+            .map(|config| {
+                PassPlan::new(
+                    preset,
+                    config,
+                    &shaders[&config.shader],
+                    &names,
+                    &parameters,
+                    options,
+                )
+            })
+            .collect::<Result<Vec<_>, ChainError>>()?;
 
         // The LUTs load while the passes build: a large pass compiles on one core for a while.
         // (Collected whole, then the first error in pass order: the same message every run.)
@@ -343,19 +248,7 @@ impl FilterChain {
                     .map(|plan| plan.build(options, cache.as_ref()))
                     .collect::<Vec<Result<Pass, ChainError>>>()
             },
-            || {
-                preset
-                    .textures
-                    .par_iter()
-                    .map(|t| {
-                        let texture = load_lut(&t.name, &t.path, t.mipmap)?;
-                        Ok(Lut {
-                            texture: Arc::new(texture),
-                            sampling: lut_sampling(t),
-                        })
-                    })
-                    .collect::<Vec<Result<Lut, ChainError>>>()
-            },
+            || load_luts(preset),
         );
         let shader_cache_stats = cache.map(|c| c.stats()).unwrap_or_default();
         let passes = built
@@ -363,25 +256,7 @@ impl FilterChain {
             .collect::<Result<Vec<Pass>, ChainError>>()?;
         let luts = luts.into_iter().collect::<Result<Vec<_>, ChainError>>()?;
 
-        let mut history_depth = 0;
-        let mut feedback_passes = BTreeSet::new();
-        for pass in &passes {
-            for stage in [&pass.vertex_bindings, &pass.fragment_bindings] {
-                for sem in stage.texture_semantics() {
-                    match sem {
-                        TextureSemantic::OriginalHistory(n) => history_depth = history_depth.max(n),
-                        TextureSemantic::PassFeedback(n) => {
-                            feedback_passes.insert(n);
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
-        let last_pass_feedback = feedback_passes.contains(&(passes.len() - 1));
-        let history = (0..history_depth)
-            .map(|_| blank(1, 1))
-            .collect::<Result<Vec<_>, _>>()?;
+        let history = History::for_passes(&passes)?;
         let timings = passes
             .iter()
             .map(|p| PassTiming {
@@ -393,13 +268,9 @@ impl FilterChain {
         Ok(FilterChain {
             timings,
             preset_path: preset.path.clone(),
-            previous_outputs: vec![None; passes.len()],
             passes,
             luts,
             parameters,
-            history_depth,
-            feedback_passes,
-            last_pass_feedback,
             history,
             predecode_outputs: options.executor == Executor::Jit,
             shader_cache_stats,
@@ -428,7 +299,7 @@ impl FilterChain {
     }
 
     /// Pass draws so far that bound a texture unit with another sampler state than the pass's
-    /// sampler hints predicted from the preset (see [`Program::sampler_hints`]): such a draw
+    /// sampler hints predicted from the preset (see [`crate::ir::Program::sampler_hints`]): such a draw
     /// runs its hinted texture sites on the general path, slower but with the same pixels.
     pub fn sampler_hint_misses(&self) -> u64 {
         self.sum_over_passes(|p| p.sampler_hint_misses.load(Ordering::Relaxed))
@@ -465,7 +336,7 @@ impl FilterChain {
 
     /// How many previous input frames the chain keeps (the largest `OriginalHistoryN` read).
     pub fn history_depth(&self) -> usize {
-        self.history_depth
+        self.history.depth()
     }
 
     /// Renders frame `frame_count` of `input` into an `R8G8B8A8_UNORM` image of `viewport` size
@@ -499,15 +370,7 @@ impl FilterChain {
             source_size = size;
         }
 
-        // Feedback: the previous frame's outputs, transparent black when missing or resized.
-        let mut feedback: Vec<Option<Arc<Texture>>> = vec![None; count];
-        for &i in &self.feedback_passes {
-            let (w, h) = sizes[i];
-            feedback[i] = Some(match self.previous_outputs[i].take() {
-                Some(t) if t.width() == w && t.height() == h => t,
-                _ => blank(w, h)?,
-            });
-        }
+        let feedback = self.history.take_feedback(&sizes)?;
 
         let mut outputs: Vec<Option<Arc<Texture>>> = vec![None; count];
         let mut source = input.clone();
@@ -520,7 +383,7 @@ impl FilterChain {
                 passes: &self.passes,
                 original: input,
                 source: &pass_source,
-                history: &self.history,
+                history: self.history.inputs(),
                 outputs: &[],
                 feedback: &feedback,
                 luts: &self.luts,
@@ -535,7 +398,7 @@ impl FilterChain {
                 .passes
                 .get(index + 1)
                 .is_some_and(|next| next.config.mipmap_input);
-            if !last || self.last_pass_feedback {
+            if !last || self.history.last_pass_feedback() {
                 let (w, h) = sizes[index];
                 let levels = if mipmaps {
                     Texture::full_mip_levels(w, h)
@@ -575,7 +438,7 @@ impl FilterChain {
                 source = target;
             }
             if last {
-                let output_size = if self.last_pass_feedback {
+                let output_size = if self.history.last_pass_feedback() {
                     sizes[index]
                 } else {
                     viewport
@@ -602,15 +465,7 @@ impl FilterChain {
             }
         }
 
-        // Remember this frame for the next: the input as OriginalHistory1, pass outputs as
-        // feedback.
-        if self.history_depth > 0 {
-            self.history.pop();
-            self.history.insert(0, input.clone());
-        }
-        for &i in &self.feedback_passes {
-            self.previous_outputs[i] = outputs[i].clone();
-        }
+        self.history.push(input, &outputs);
         result.ok_or_else(|| {
             ChainError::new(format!(
                 "{}: the chain produced no output",
@@ -618,25 +473,4 @@ impl FilterChain {
             ))
         })
     }
-}
-
-fn check_in_range(
-    label: &str,
-    sem: TextureSemantic,
-    passes: usize,
-    luts: usize,
-) -> Result<(), ChainError> {
-    let (what, n, limit) = match sem {
-        TextureSemantic::PassOutput(n) => ("PassOutput", n, passes),
-        TextureSemantic::PassFeedback(n) => ("PassFeedback", n, passes),
-        TextureSemantic::User(n) => ("User", n, luts),
-        _ => return Ok(()),
-    };
-    if n >= limit {
-        return Err(ChainError::new(format!(
-            "{label}: reads {what}{n}, but the preset has only {limit} {}",
-            if what == "User" { "LUTs" } else { "passes" }
-        )));
-    }
-    Ok(())
 }

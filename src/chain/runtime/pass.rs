@@ -20,7 +20,7 @@ use super::binding::{stage_resources, FrameState};
 use super::prepass::{bind_derived_textures, TexelPrepass};
 
 /// A shader only some draws need, compiled by the first (or why it did not compile).
-pub(super) type LazyShader = OnceLock<Result<Box<dyn QuadShader>, String>>;
+type LazyShader = OnceLock<Result<Box<dyn QuadShader>, String>>;
 
 /// One compiled pass.
 pub(super) struct Pass {
@@ -65,7 +65,7 @@ pub(super) struct Pass {
 }
 
 /// A fragment shader of `pass` that only some draws need, compiled by the first.
-pub(super) fn compiled_once<'a>(
+fn compiled_once<'a>(
     pass: &Pass,
     program: &Program,
     cell: &'a LazyShader,

@@ -3,6 +3,7 @@
 //! mipmaps or with nearest filtering, the sampler hints), and building the pass from the plan.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 
@@ -15,19 +16,20 @@ use crate::shader::{build_shader, PassShader, ShaderCache, Specialization};
 use crate::texture::{Filter, Format, SamplerState, Wrap};
 
 use crate::chain::preset::{PassConfig, Preset, ScaleType};
-use crate::chain::semantics::{StageBindings, TextureSemantic};
+use crate::chain::semantics::{bind_stage, SemanticNames, StageBindings, TextureSemantic};
 use crate::chain::ChainError;
 
 use super::binding::{lut_sampling, pass_sampling, sampling_of, SamplingOf};
 use super::pass::Pass;
 use super::prepass::TexelPrepass;
 use super::scaling::scaled_size;
-use super::ChainOptions;
+use super::uniforms::frame_invariant_constants;
+use super::{ChainOptions, SrgbCurve};
 
 /// What a pass's fragment program is specialized from: the program, the constants that hold
 /// the same bits in every frame, the units it samples and those the preset samples with
 /// nearest filtering — all of it, so that equal inputs give an equal [`Specialization`].
-pub(super) struct SpecializationInputs<'a> {
+struct SpecializationInputs<'a> {
     program: &'a Program,
     constants: &'a KnownConstants,
     fragment_units: u64,
@@ -92,19 +94,100 @@ impl SpecializationInputs<'_> {
 
 /// A pass bound and checked, before its shaders are built.
 pub(super) struct PassPlan<'a> {
-    pub(super) config: &'a PassConfig,
-    pub(super) shader: &'a PassShader,
-    pub(super) label: String,
-    pub(super) format: Format,
-    pub(super) fragment_units: u64,
+    config: &'a PassConfig,
+    shader: &'a PassShader,
+    label: String,
+    format: Format,
+    fragment_units: u64,
     /// The units among `fragment_units` the preset samples with nearest filtering.
-    pub(super) nearest_units: u64,
+    nearest_units: u64,
     /// How the fragment units will be sampled, as far as the preset tells.
-    pub(super) sampler_hints: Vec<SamplerHint>,
+    sampler_hints: Vec<SamplerHint>,
     /// The fragment stage's constants that hold the same bits in every frame.
-    pub(super) fragment_constants: KnownConstants,
-    pub(super) vertex_bindings: StageBindings,
-    pub(super) fragment_bindings: StageBindings,
+    fragment_constants: KnownConstants,
+    vertex_bindings: StageBindings,
+    fragment_bindings: StageBindings,
+}
+
+impl<'a> PassPlan<'a> {
+    /// Binds `config`'s pass (its `shader` compiled) to the semantics `names` resolve, checks
+    /// what it reads exists, and predicts from the preset what its fragment program can be
+    /// specialized for (`parameters` are the chain's parameter values).
+    pub(super) fn new(
+        preset: &Preset,
+        config: &'a PassConfig,
+        shader: &'a PassShader,
+        names: &SemanticNames,
+        parameters: &HashMap<String, f32>,
+        options: &ChainOptions,
+    ) -> Result<PassPlan<'a>, ChainError> {
+        let label = format!("pass {} ({})", config.index, config.shader.display());
+        let vertex_bindings = bind_stage(
+            &format!("{label}, vertex"),
+            config.index,
+            &shader.vertex.lowered,
+            &shader.vertex.reflection,
+            names,
+        )?;
+        let fragment_bindings = bind_stage(
+            &format!("{label}, fragment"),
+            config.index,
+            &shader.fragment.lowered,
+            &shader.fragment.reflection,
+            names,
+        )?;
+        for stage in [&vertex_bindings, &fragment_bindings] {
+            for sem in stage.texture_semantics() {
+                check_in_range(&label, sem, preset.passes.len(), preset.textures.len())?;
+            }
+        }
+        let format = if config.srgb_framebuffer {
+            Format::R8G8B8A8Srgb
+        } else if config.float_framebuffer {
+            Format::R16G16B16A16Sfloat
+        } else {
+            match shader.format.as_deref() {
+                None | Some("UNKNOWN") => Format::R8G8B8A8Unorm,
+                Some(name) => Format::from_name(name).ok_or_else(|| {
+                    ChainError::new(format!(
+                        "{label}: `#pragma format {name}` is not a render-target format \
+                         softgpu supports"
+                    ))
+                })?,
+            }
+        };
+        let format = match (format, options.srgb_curve) {
+            (Format::R8G8B8A8Srgb, SrgbCurve::Llvmpipe) => Format::R8G8B8A8SrgbLlvmpipe,
+            (format, _) => format,
+        };
+        let fragment_units = if options.skip_specialization {
+            0
+        } else {
+            predicted_level_independent_units(preset, config, &fragment_bindings)
+        };
+        let sampler_hints = predicted_sampler_hints(
+            preset,
+            config,
+            &fragment_bindings,
+            fragment_units,
+            !options.skip_specialization,
+        );
+        let nearest_units =
+            predicted_nearest_units(preset, config, &fragment_bindings, fragment_units);
+        let fragment_constants = frame_invariant_constants(&fragment_bindings, parameters);
+        Ok(PassPlan {
+            config,
+            shader,
+            label,
+            format,
+            fragment_units,
+            nearest_units,
+            sampler_hints,
+            fragment_constants,
+            vertex_bindings,
+            fragment_bindings,
+        })
+    }
 }
 
 impl PassPlan<'_> {
@@ -209,7 +292,7 @@ impl PassPlan<'_> {
 /// chain makes has one filter for minification and magnification), so that sampling them is
 /// level-independent: pass outputs have levels only when the next pass asks for
 /// `mipmap_input`, LUTs when the preset says `NAME_mipmap`, input frames never.
-pub(super) fn predicted_level_independent_units(
+fn predicted_level_independent_units(
     preset: &Preset,
     config: &PassConfig,
     bindings: &StageBindings,
@@ -239,11 +322,7 @@ pub(super) fn predicted_level_independent_units(
 /// the output (and feedback) of a pass scaled to an absolute size on both axes, `Source` after
 /// such a pass, a LUT (its image header). Input frames and sizes that follow the input or the
 /// viewport are unknown when the chain is built.
-pub(super) fn predicted_size(
-    preset: &Preset,
-    semantic: TextureSemantic,
-    reader: usize,
-) -> Option<(u32, u32)> {
+fn predicted_size(preset: &Preset, semantic: TextureSemantic, reader: usize) -> Option<(u32, u32)> {
     let output_of = |n: usize| {
         let config = preset.passes.get(n)?;
         let absolute = |s: &crate::chain::preset::Scaling| s.scale_type == ScaleType::Absolute;
@@ -264,7 +343,7 @@ pub(super) fn predicted_size(
 /// filter and wrap mode by [`sampling_of`], as the frame loop binds it, and its size where
 /// [`predicted_size`] knows it (REPEAT is hinted only on a known power-of-two size, so that
 /// every hint is what the frames bind).
-pub(super) fn predicted_sampler_hints(
+fn predicted_sampler_hints(
     preset: &Preset,
     config: &PassConfig,
     bindings: &StageBindings,
@@ -304,7 +383,7 @@ pub(super) fn predicted_sampler_hints(
 }
 
 /// The filter and wrap mode `config`'s pass samples the texture of `semantic` with.
-pub(super) fn predicted_sampling(
+fn predicted_sampling(
     preset: &Preset,
     config: &PassConfig,
     semantic: TextureSemantic,
@@ -317,7 +396,7 @@ pub(super) fn predicted_sampling(
 
 /// The fragment units of `config`'s pass among `level_independent` that the preset samples
 /// with nearest filtering: each lane reads one texel of level 0, picked by its coordinates.
-pub(super) fn predicted_nearest_units(
+fn predicted_nearest_units(
     preset: &Preset,
     config: &PassConfig,
     bindings: &StageBindings,
@@ -332,4 +411,26 @@ pub(super) fn predicted_nearest_units(
                 .is_some_and(|(filter, _)| filter == Filter::Nearest)
         })
         .fold(0, |units, t| units | 1 << t.unit)
+}
+
+/// Checks that a pass output, feedback or LUT a pass reads exists.
+fn check_in_range(
+    label: &str,
+    sem: TextureSemantic,
+    passes: usize,
+    luts: usize,
+) -> Result<(), ChainError> {
+    let (what, n, limit) = match sem {
+        TextureSemantic::PassOutput(n) => ("PassOutput", n, passes),
+        TextureSemantic::PassFeedback(n) => ("PassFeedback", n, passes),
+        TextureSemantic::User(n) => ("User", n, luts),
+        _ => return Ok(()),
+    };
+    if n >= limit {
+        return Err(ChainError::new(format!(
+            "{label}: reads {what}{n}, but the preset has only {limit} {}",
+            if what == "User" { "LUTs" } else { "passes" }
+        )));
+    }
+    Ok(())
 }

@@ -27,7 +27,7 @@ pub(super) struct TexelPrepass {
 }
 
 /// The pre-passes' vertex program: the full-screen quad's clip-space positions as given.
-pub(super) const PREPASS_VERTEX_PROGRAM: &str =
+const PREPASS_VERTEX_PROGRAM: &str =
     "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: MOV OUT[0], IN[0]\n  1: END\n";
 
 impl TexelPrepass {
@@ -86,7 +86,7 @@ impl TexelPrepass {
 
     /// Whether the function maps the border texel (transparent black) to transparent black, as
     /// a lookup outside a `CLAMP_TO_BORDER` derived texture returns.
-    pub(super) fn maps_border_to_border(
+    fn maps_border_to_border(
         &self,
         constants: &[&[[u32; 4]]],
         units: &TextureUnits,
@@ -108,7 +108,7 @@ impl TexelPrepass {
 /// reads it back, about one more evaluation per texel (hyllian's glow-mask pass, whose `pow`
 /// chain reads each texel of a viewport-sized source once, ran 5% slower with a pre-pass of as
 /// many texels as pixels).
-pub(super) const PREPASS_MIN_SAVING: u64 = 2;
+const PREPASS_MIN_SAVING: u64 = 2;
 
 /// Renders the pass's texel functions' derived textures and binds them to `units`; false
 /// (nothing bound) when a bound source breaks a function's preconditions — sampled with another

@@ -2,13 +2,18 @@
 //! fills with the same bits (parameters, librashader's fixed HDR and sensor values), which the
 //! plan folds into the fragment program.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 
 use crate::ir::opt::KnownConstants;
+use crate::shader::PassShader;
 
+use crate::chain::preset::Preset;
 use crate::chain::semantics::{
     size_vec4, write_member, StageBindings, UniformSemantic, UniformValue,
 };
+
+use crate::chain::ChainError;
 
 use super::binding::FrameState;
 use super::pass::Pass;
@@ -68,7 +73,7 @@ pub(super) fn uniform_value(
 /// The value of a uniform that is the same in every frame of a chain — a shader parameter (fixed
 /// when the chain is built) or one of librashader's HDR and sensor uniforms at its default —
 /// or `None` for the uniforms that follow the frame.
-pub(super) fn frame_invariant_value(
+fn frame_invariant_value(
     sem: &UniformSemantic,
     parameters: &HashMap<String, f32>,
 ) -> Option<UniformValue> {
@@ -120,4 +125,47 @@ pub(super) fn frame_invariant_constants(
         }
     }
     known
+}
+
+/// The value of every parameter: the shaders' defaults (a later pass's for a name several
+/// declare), then the preset's values, then `overrides` (`--param`), each of which must name a
+/// declared parameter.
+pub(super) fn parameter_values(
+    preset: &Preset,
+    shaders: &BTreeMap<PathBuf, PassShader>,
+    overrides: &[(String, f32)],
+) -> Result<HashMap<String, f32>, ChainError> {
+    let mut parameters: HashMap<String, f32> = HashMap::new();
+    for pass in &preset.passes {
+        for p in &shaders[&pass.shader].parameters {
+            parameters.insert(p.id.clone(), p.initial);
+        }
+    }
+    for p in &preset.parameters {
+        if parameters.contains_key(&p.name) {
+            parameters.insert(p.name.clone(), p.value);
+        }
+    }
+    for (name, value) in overrides {
+        if !parameters.contains_key(name) {
+            let mut known: Vec<&String> = parameters.keys().collect();
+            known.sort();
+            return Err(ChainError::new(format!(
+                "--param {name}: no pass of {} declares `#pragma parameter {name}`; known \
+                 parameters: {}",
+                preset.path.display(),
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            )));
+        }
+        parameters.insert(name.clone(), *value);
+    }
+    Ok(parameters)
 }
