@@ -1,7 +1,9 @@
-//! RetroArch filter chains: `.slangp` presets rendered frame after frame (`softgpu render`).
+//! RetroArch filter chains: `.slangp` and `.cgp` presets rendered frame after frame
+//! (`softgpu render`).
 //!
 //! [`preset`] parses presets, [`semantics`] resolves what each uniform and texture of a pass
-//! means, [`runtime`] compiles the passes and renders frames with history and feedback.
+//! means, [`runtime`] builds the passes (their shaders through [`crate::shader`]) and renders
+//! frames with history and feedback.
 
 pub mod preset;
 pub mod runtime;

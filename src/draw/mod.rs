@@ -8,6 +8,9 @@
 //!   block, for `--push-consts`). Values are floats, or raw bits written as `0x…` hexadecimal.
 //! - `--uniform NAME=v1,v2,…`: a uniform-buffer or push-constant member of a WGSL or slang
 //!   shader by its name (see [`stage_constants`]).
+//!
+//! The stages are built by [`crate::shader`] (re-exported here where the draw API hands them
+//! out); uniforms are found by name in their reflection ([`crate::frontend::reflect`]).
 
 use crate::exec::{ShaderResources, ShaderSignature};
 use crate::frontend::reflect::{BlockReflection, Member, ScalarKind, StageReflection, TypeLayout};

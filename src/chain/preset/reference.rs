@@ -1,5 +1,5 @@
 //! The files of a preset and its `#reference` tree: reading them (bounded), resolving the
-//! paths they name (relative to the naming file, `~`, `\\`, wildcards), finding the root preset
+//! paths they name (relative to the naming file, `~`, `\`, wildcards), finding the root preset
 //! and gathering the tree depth first, with cycles and depth bounded.
 
 use std::collections::HashMap;
