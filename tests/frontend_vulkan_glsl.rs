@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use softgpu::frontend::reflect::StageReflection;
+use softgpu::frontend::reflect::{Scalar, ScalarKind, StageReflection, TypeLayout};
 use softgpu::frontend::vulkan_glsl::{
     self as slang, compile_slang, preprocess_file, Stage, SAMPLER_BINDING_OFFSET,
 };
@@ -576,6 +576,27 @@ fn std140_mat2_members_are_read_with_padded_columns() {
             m("SKEW", 96, "mat3x2[2]", 96),
             m("K", 192, "float", 4),
         ]
+    );
+    // The typed layout keeps the padded column stride the program reads with.
+    let ubo = &s.fragment.reflection.uniform_buffers[0];
+    let float = Scalar {
+        kind: ScalarKind::Float,
+        width: 4,
+    };
+    let padded = |columns| TypeLayout::Matrix {
+        scalar: float,
+        columns,
+        rows: 2,
+        column_stride: 16,
+    };
+    assert_eq!(ubo.members[1].ty, padded(2));
+    assert_eq!(
+        ubo.members[2].ty,
+        TypeLayout::Array {
+            element: Box::new(padded(3)),
+            count: 2,
+            stride: 48,
+        }
     );
     let (_, fs) = s.lower().unwrap_or_else(|e| panic!("{e}"));
     let text = fs.program.to_string();
