@@ -1,0 +1,50 @@
+//! Flags and argument parsers shared by several subcommands.
+
+use clap::ValueEnum;
+use std::path::PathBuf;
+
+/// Where compiled shaders are cached between runs.
+#[derive(clap::Args)]
+pub struct ShaderCacheArgs {
+    /// Directory of the on-disk cache of compiled shaders, which lets the next run of the same
+    /// shaders skip glslang and the lowering [default: $SOFTGPU_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/softgpu, else ~/.cache/softgpu]
+    #[arg(long, value_name = "DIR", conflicts_with = "no_shader_cache")]
+    shader_cache: Option<PathBuf>,
+    /// Compile every shader, neither reading nor writing the shader cache.
+    #[arg(long)]
+    no_shader_cache: bool,
+}
+
+impl ShaderCacheArgs {
+    /// The cache directory to use, if any.
+    pub fn dir(&self) -> Option<PathBuf> {
+        if self.no_shader_cache {
+            return None;
+        }
+        self.shader_cache
+            .clone()
+            .or_else(softgpu::chain::default_shader_cache_dir)
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum MathArg {
+    Exact,
+    Llvmpipe,
+}
+
+impl MathArg {
+    pub fn mode(self) -> softgpu::ir::lpmath::MathMode {
+        match self {
+            MathArg::Exact => softgpu::ir::lpmath::MathMode::Exact,
+            MathArg::Llvmpipe => softgpu::ir::lpmath::MathMode::Llvmpipe,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ExecArg {
+    Jit,
+    Interp,
+}

@@ -1,0 +1,160 @@
+//! `softgpu draw`: one draw call from shader files and plain-text vertex and constant files.
+
+use crate::args::{ExecArg, MathArg, ShaderCacheArgs};
+use crate::read;
+use anyhow::{anyhow, Result};
+use clap::ValueEnum;
+use softgpu::draw::{self, DrawJob, Executor};
+use softgpu::ir::Processor;
+use softgpu::raster::ClipConvention;
+use softgpu::texture::{Filter, Texture, Wrap};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FilterArg {
+    Linear,
+    Nearest,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum WrapArg {
+    Repeat,
+    Clamp,
+    Mirror,
+    Border,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ConventionArg {
+    Gl,
+    Vulkan,
+    Webgpu,
+}
+
+#[derive(clap::Args)]
+pub struct DrawArgs {
+    /// Vertex shader (Mesa TGSI text, .wgsl or .slang).
+    #[arg(long, value_name = "VS")]
+    vs: PathBuf,
+    /// Fragment shader (Mesa TGSI text, .wgsl or .slang).
+    #[arg(long, value_name = "FS")]
+    fs: PathBuf,
+    /// Vertex file: one vertex per line, floats taken four at a time into IN[0], IN[1], ….
+    #[arg(long, value_name = "V.txt")]
+    vertices: PathBuf,
+    /// Constant file: one `x y z w` line per CONST[0][i] (of both stages).
+    #[arg(long, value_name = "C.txt")]
+    consts: Option<PathBuf>,
+    /// Set a uniform-buffer or push-constant member of a WGSL/slang shader by name
+    /// (`Tint`, `params.Tint`, `Lights[1].pos`); values are comma-separated, matrices column by
+    /// column; repeatable, applied after --consts and --push-consts.
+    #[arg(long, value_name = "NAME=V1,V2,...")]
+    uniform: Vec<String>,
+    /// Push-constant file: one `x y z w` line per 16 bytes of the push-constant block.
+    #[arg(long, value_name = "P.txt")]
+    push_consts: Option<PathBuf>,
+    /// Bind an image to SAMP[N]/SVIEW[N]; repeatable.
+    #[arg(long, value_name = "N=IMG.png")]
+    texture: Vec<String>,
+    /// Texture filter for minification and magnification.
+    #[arg(long, value_enum, default_value = "linear")]
+    filter: FilterArg,
+    /// Texture wrap mode on every axis.
+    #[arg(long, value_enum, default_value = "repeat")]
+    wrap: WrapArg,
+    /// Output size.
+    #[arg(long, value_name = "WxH", default_value = "64x64")]
+    size: String,
+    /// Clip-space convention: gl (y up, z in -w..w), vulkan (y down, z in 0..w) or webgpu (y up,
+    /// z in 0..w, framebuffer rows from the top). Default: the vertex shader's language's own —
+    /// webgpu for .wgsl, vulkan for .slang, gl for TGSI.
+    #[arg(long, value_enum)]
+    convention: Option<ConventionArg>,
+    /// Output PNG (RGBA8 UNORM; row 0 is the top of the image).
+    #[arg(long, value_name = "OUT.png")]
+    out: PathBuf,
+    /// Shader executor: the Cranelift JIT, or the reference interpreter (bit-identical results).
+    #[arg(long, value_enum, default_value = "jit")]
+    exec: ExecArg,
+    /// EX2/LG2/POW/SIN/COS: glibc-exact (softpipe's bits) or Mesa llvmpipe/lavapipe's polynomial
+    /// approximations, bit for bit (to match images from that driver).
+    #[arg(long, value_enum, default_value = "exact")]
+    math: MathArg,
+    #[command(flatten)]
+    cache: ShaderCacheArgs,
+}
+
+pub fn run_draw(args: DrawArgs) -> Result<()> {
+    let size = draw::parse_size(&args.size)?;
+    let vertices = draw::parse_vertices(&args.vertices, &read(&args.vertices, "vertex file")?)?;
+    let constants = match &args.consts {
+        Some(path) => draw::parse_constants(path, &read(path, "constant file")?)?,
+        None => Vec::new(),
+    };
+    let mut textures = Vec::new();
+    for binding in &args.texture {
+        let (unit, path) = draw::parse_texture_binding(binding)?;
+        let texture = Texture::load(&path).map_err(|e| anyhow!("--texture {unit}: {e}"))?;
+        textures.retain(|(u, _)| *u != unit);
+        textures.push((unit, Arc::new(texture)));
+    }
+    let filter = match args.filter {
+        FilterArg::Linear => Filter::Linear,
+        FilterArg::Nearest => Filter::Nearest,
+    };
+    let wrap = match args.wrap {
+        WrapArg::Repeat => Wrap::Repeat,
+        WrapArg::Clamp => Wrap::ClampToEdge,
+        WrapArg::Mirror => Wrap::MirroredRepeat,
+        WrapArg::Border => Wrap::ClampToBorder,
+    };
+    let push = match &args.push_consts {
+        Some(path) => Some(draw::parse_constants(
+            path,
+            &read(path, "push-constant file")?,
+        )?),
+        None => None,
+    };
+    let cache = args.cache.dir();
+    softgpu::jit::codegen::disk::set_kernel_cache(cache.clone(), softgpu::chain::BUILD_ID);
+    let (vs, _) = draw::compile_stage_cached(&args.vs, Processor::Vertex, None, cache.as_deref())?;
+    let (fs, _) =
+        draw::compile_stage_cached(&args.fs, Processor::Fragment, None, cache.as_deref())?;
+    let stage_constants = draw::stage_constants(
+        &vs.blocks,
+        &fs.blocks,
+        &constants,
+        args.push_consts.as_deref().zip(push.as_deref()),
+        &args.uniform,
+    )?;
+    let job = DrawJob {
+        vertex_program: vs.program,
+        fragment_program: fs.program,
+        math: args.math.mode(),
+        vertices,
+        constants,
+        textures,
+        sampler: draw::sampler_state(filter, wrap),
+        size,
+        convention: match args.convention {
+            Some(ConventionArg::Gl) => ClipConvention::OpenGl,
+            Some(ConventionArg::Vulkan) => ClipConvention::Vulkan,
+            Some(ConventionArg::Webgpu) => ClipConvention::WebGpu,
+            None => match draw::Language::from_path(&args.vs) {
+                draw::Language::Wgsl => ClipConvention::WebGpu,
+                draw::Language::SlangGlsl => ClipConvention::Vulkan,
+                draw::Language::Tgsi => ClipConvention::OpenGl,
+            },
+        },
+    };
+    let executor = match args.exec {
+        ExecArg::Jit => Executor::Jit,
+        ExecArg::Interp => Executor::Interp,
+    };
+    let image = draw::run_with_constants(&job, &stage_constants, executor)?;
+    image
+        .save_png(&args.out)
+        .map_err(|e| anyhow!("{}: {e}", args.out.display()))?;
+    Ok(())
+}

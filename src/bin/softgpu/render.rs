@@ -1,0 +1,217 @@
+//! `softgpu render`: a RetroArch preset on an input frame (or a directory of frames) to a PNG.
+
+use crate::args::{ExecArg, MathArg, ShaderCacheArgs};
+use anyhow::{anyhow, Result};
+use clap::ValueEnum;
+use softgpu::draw::{self, Executor};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct RenderArgs {
+    /// The preset.
+    #[arg(long, value_name = "P.slangp")]
+    preset: PathBuf,
+    /// The input frame (PNG or JPEG), or a directory of PNG frames fed in name order.
+    #[arg(long, value_name = "IN.png|DIR")]
+    input: PathBuf,
+    /// Where to write the last frame (RGBA8 PNG).
+    #[arg(long, value_name = "OUT.png")]
+    output: PathBuf,
+    /// Output (viewport) size; default: the input's size.
+    #[arg(long, value_name = "WxH")]
+    size: Option<String>,
+    /// Frames to render (frame i is fed the i-th input of a directory, the last one held); the
+    /// last frame is written.
+    #[arg(long, value_name = "N")]
+    frames: Option<u64>,
+    /// Parameter values, `NAME=VALUE` separated by commas; repeatable.
+    #[arg(long, value_name = "NAME=VALUE,...")]
+    param: Vec<String>,
+    /// `FrameDirection`: 1 forwards, -1 rewinding.
+    #[arg(long, value_name = "-1|1", default_value_t = 1, allow_hyphen_values = true,
+          value_parser = parse_direction)]
+    frame_direction: i32,
+    /// `Rotation` in quarter turns.
+    #[arg(long, value_name = "0-3", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=3))]
+    rotation: u32,
+    /// `OriginalFPS`: the source's frame rate, a positive finite number.
+    #[arg(long, value_name = "FPS", default_value_t = 1.0, value_parser = parse_fps)]
+    fps: f32,
+    /// Shader executor: the Cranelift JIT, or the reference interpreter (bit-identical results).
+    #[arg(long, value_enum, default_value = "jit")]
+    exec: ExecArg,
+    /// sRGB render targets convert with the exact curve, or with Mesa lavapipe's approximations
+    /// (to match images from that driver).
+    #[arg(long, value_enum, default_value = "exact")]
+    srgb_curve: SrgbCurveArg,
+    /// EX2/LG2/POW/SIN/COS: glibc-exact (softpipe's bits) or Mesa llvmpipe/lavapipe's polynomial
+    /// approximations, bit for bit (to match images from that driver).
+    #[arg(long, value_enum, default_value = "exact")]
+    math: MathArg,
+    /// Run each pass's fragment program as compiled, without specializing it for the textures
+    /// the pass binds and the shader parameters it reads (the same pixels, usually slower; for
+    /// checking the specialization).
+    #[arg(long)]
+    no_specialize: bool,
+    #[command(flatten)]
+    cache: ShaderCacheArgs,
+    /// Never show the progress bar.
+    #[arg(long)]
+    quiet: bool,
+    /// After rendering, print to stderr where the time went: loading, then each pass's target
+    /// size, fragment instructions and milliseconds per frame.
+    #[arg(long)]
+    timings: bool,
+}
+
+fn parse_direction(text: &str) -> std::result::Result<i32, String> {
+    match text {
+        "1" | "+1" => Ok(1),
+        "-1" => Ok(-1),
+        _ => Err(format!("expected -1 or 1, got `{text}`")),
+    }
+}
+
+/// Parses `--fps`: a frame rate is positive and finite (NaN, infinities, zero and negative
+/// rates would reach the shaders' `OriginalFPS` as nonsense).
+fn parse_fps(text: &str) -> std::result::Result<f32, String> {
+    match text.parse::<f32>() {
+        Ok(fps) if fps.is_finite() && fps > 0.0 => Ok(fps),
+        Ok(_) => Err(format!(
+            "expected a positive finite frame rate, got `{text}`"
+        )),
+        Err(e) => Err(format!(
+            "expected a positive finite frame rate, got `{text}` ({e})"
+        )),
+    }
+}
+
+/// Parses `--param NAME=VALUE,NAME=VALUE`.
+fn parse_params(args: &[String]) -> Result<Vec<(String, f32)>> {
+    let mut out = Vec::new();
+    for arg in args {
+        for item in arg.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| anyhow!("--param `{item}`: expected NAME=VALUE"))?;
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(anyhow!("--param `{item}`: the name is empty"));
+            }
+            let value: f32 = value
+                .trim()
+                .parse()
+                .map_err(|_| anyhow!("--param `{item}`: `{}` is not a number", value.trim()))?;
+            if !value.is_finite() {
+                return Err(anyhow!("--param `{item}`: the value must be finite"));
+            }
+            out.push((name.to_string(), value));
+        }
+    }
+    Ok(out)
+}
+
+pub fn run_render(args: RenderArgs) -> Result<()> {
+    use softgpu::chain;
+    use std::io::IsTerminal;
+    let inputs = chain::input_frames(&args.input)?;
+    let frames = args.frames.unwrap_or(1);
+    let request = chain::RenderRequest {
+        preset: args.preset.clone(),
+        inputs,
+        size: args.size.as_deref().map(draw::parse_size).transpose()?,
+        frames,
+        chain: chain::ChainOptions {
+            executor: match args.exec {
+                ExecArg::Jit => Executor::Jit,
+                ExecArg::Interp => Executor::Interp,
+            },
+            parameters: parse_params(&args.param)?,
+            srgb_curve: match args.srgb_curve {
+                SrgbCurveArg::Exact => chain::SrgbCurve::Exact,
+                SrgbCurveArg::Lavapipe => chain::SrgbCurve::Llvmpipe,
+            },
+            math: args.math.mode(),
+            skip_specialization: args.no_specialize,
+            shader_cache: args.cache.dir(),
+            ..Default::default()
+        },
+        frame: chain::FrameOptions {
+            frame_direction: args.frame_direction,
+            rotation: args.rotation,
+            frames_per_second: args.fps,
+            ..Default::default()
+        },
+    };
+    // A progress bar only where someone watches and the work is long enough to need one.
+    let show = !args.quiet && frames > 1 && std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let (image, timings) = chain::render_timed(&request, |done, total| {
+        if show && started.elapsed().as_millis() > 500 {
+            let width = 30;
+            let filled = (done * width / total) as usize;
+            eprint!(
+                "\rrendering [{}{}] {done}/{total} frames",
+                "#".repeat(filled),
+                " ".repeat(width as usize - filled)
+            );
+            if done == total {
+                eprintln!();
+            }
+        }
+    })?;
+    image
+        .save_png(&args.output)
+        .map_err(|e| anyhow!("{}: {e}", args.output.display()))?;
+    if args.timings {
+        eprint!("{}", timing_report(&timings));
+    }
+    Ok(())
+}
+
+/// `softgpu render --timings`: where the time went, a line per pass (its label last, since
+/// labels carry paths of any length).
+fn timing_report(timings: &softgpu::chain::RenderTimings) -> String {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let total: f64 = timings
+        .passes
+        .iter()
+        .map(|p| ms(p.draw) + ms(p.prepare))
+        .sum();
+    let mut out = format!(
+        "load {:.1} ms, input frames {:.1} ms, passes {total:.1} ms\n\
+         {:>10} {:>10} {:>6} {:>11} {:>7}  pass\n",
+        ms(timings.load),
+        ms(timings.inputs),
+        "draw ms/f",
+        "prep ms/f",
+        "share",
+        "size",
+        "instr",
+    );
+    for p in &timings.passes {
+        let frames = p.frames.max(1) as f64;
+        let own = ms(p.draw) + ms(p.prepare);
+        out += &format!(
+            "{:>10.2} {:>10.2} {:>5.1}% {:>11} {:>7}  {}\n",
+            ms(p.draw) / frames,
+            ms(p.prepare) / frames,
+            if total > 0.0 {
+                100.0 * own / total
+            } else {
+                0.0
+            },
+            format!("{}x{}", p.size.0, p.size.1),
+            p.fragment_instructions,
+            p.label,
+        );
+    }
+    out
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SrgbCurveArg {
+    Exact,
+    Lavapipe,
+}
