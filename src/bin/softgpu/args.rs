@@ -1,6 +1,8 @@
 //! Flags and argument parsers shared by several subcommands.
 
+use anyhow::{anyhow, bail, Result};
 use clap::ValueEnum;
+use softgpu::texture::Texture;
 use std::path::PathBuf;
 
 /// Where compiled shaders are cached between runs.
@@ -47,4 +49,25 @@ impl MathArg {
 pub enum ExecArg {
     Jit,
     Interp,
+}
+
+/// Parses `WxH`.
+pub fn parse_size(text: &str) -> Result<(u32, u32)> {
+    let (w, h) = text
+        .split_once(['x', 'X'])
+        .ok_or_else(|| anyhow!("--size: expected WxH (e.g. 640x480), found `{text}`"))?;
+    let parse = |s: &str| -> Result<u32> {
+        let v: u32 = s
+            .trim()
+            .parse()
+            .map_err(|_| anyhow!("--size: expected WxH with positive integers, found `{text}`"))?;
+        if v == 0 || v > Texture::MAX_DIMENSION {
+            bail!(
+                "--size: each dimension must be 1..={}, found `{text}`",
+                Texture::MAX_DIMENSION
+            );
+        }
+        Ok(v)
+    };
+    Ok((parse(w)?, parse(h)?))
 }

@@ -1,6 +1,6 @@
 //! `softgpu draw`: one draw call from shader files and plain-text vertex and constant files.
 
-use crate::args::{ExecArg, MathArg, ShaderCacheArgs};
+use crate::args::{parse_size, ExecArg, MathArg, ShaderCacheArgs};
 use crate::read;
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
@@ -86,7 +86,7 @@ pub struct DrawArgs {
 }
 
 pub fn run_draw(args: DrawArgs) -> Result<()> {
-    let size = draw::parse_size(&args.size)?;
+    let size = parse_size(&args.size)?;
     let vertices = draw::parse_vertices(&args.vertices, &read(&args.vertices, "vertex file")?)?;
     let constants = match &args.consts {
         Some(path) => draw::parse_constants(path, &read(path, "constant file")?)?,
@@ -94,7 +94,7 @@ pub fn run_draw(args: DrawArgs) -> Result<()> {
     };
     let mut textures = Vec::new();
     for binding in &args.texture {
-        let (unit, path) = draw::parse_texture_binding(binding)?;
+        let (unit, path) = parse_texture_binding(binding)?;
         let texture = Texture::load(&path).map_err(|e| anyhow!("--texture {unit}: {e}"))?;
         textures.retain(|(u, _)| *u != unit);
         textures.push((unit, Arc::new(texture)));
@@ -157,4 +157,20 @@ pub fn run_draw(args: DrawArgs) -> Result<()> {
         .save_png(&args.out)
         .map_err(|e| anyhow!("{}: {e}", args.out.display()))?;
     Ok(())
+}
+
+/// Parses a `--texture N=PATH` binding.
+pub fn parse_texture_binding(text: &str) -> Result<(u32, PathBuf)> {
+    let (unit, path) = text
+        .split_once('=')
+        .ok_or_else(|| anyhow!("--texture: expected N=IMAGE.png, found `{text}`"))?;
+    let unit: u32 = unit
+        .trim()
+        .parse()
+        .ok()
+        .filter(|u| *u < 32)
+        .ok_or_else(|| {
+            anyhow!("--texture: expected a unit number 0..31 before `=`, found `{unit}`")
+        })?;
+    Ok((unit, PathBuf::from(path)))
 }

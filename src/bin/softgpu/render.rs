@@ -1,9 +1,9 @@
 //! `softgpu render`: a RetroArch preset on an input frame (or a directory of frames) to a PNG.
 
-use crate::args::{ExecArg, MathArg, ShaderCacheArgs};
+use crate::args::{parse_size, ExecArg, MathArg, ShaderCacheArgs};
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
-use softgpu::draw::{self, Executor};
+use softgpu::draw::Executor;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -120,7 +120,7 @@ pub fn run_render(args: RenderArgs) -> Result<()> {
     let request = chain::RenderRequest {
         preset: args.preset.clone(),
         inputs,
-        size: args.size.as_deref().map(draw::parse_size).transpose()?,
+        size: args.size.as_deref().map(parse_size).transpose()?,
         frames,
         chain: chain::ChainOptions {
             executor: match args.exec {
