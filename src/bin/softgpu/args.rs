@@ -2,6 +2,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use clap::ValueEnum;
+use softgpu::draw::Executor;
 use softgpu::texture::Texture;
 use std::path::PathBuf;
 
@@ -30,6 +31,7 @@ impl ShaderCacheArgs {
     }
 }
 
+/// `--math`: how EX2, LG2, POW, SIN and COS are computed.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum MathArg {
     Exact,
@@ -37,6 +39,7 @@ pub enum MathArg {
 }
 
 impl MathArg {
+    /// The math mode this flag selects.
     pub fn mode(self) -> softgpu::ir::lpmath::MathMode {
         match self {
             MathArg::Exact => softgpu::ir::lpmath::MathMode::Exact,
@@ -45,13 +48,24 @@ impl MathArg {
     }
 }
 
+/// `--exec`: which executor runs the shaders.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ExecArg {
     Jit,
     Interp,
 }
 
-/// Parses `WxH`.
+impl ExecArg {
+    /// The executor this flag selects.
+    pub fn executor(self) -> Executor {
+        match self {
+            ExecArg::Jit => Executor::Jit,
+            ExecArg::Interp => Executor::Interp,
+        }
+    }
+}
+
+/// Parses the `WxH` of `--size`.
 pub fn parse_size(text: &str) -> Result<(u32, u32)> {
     let (w, h) = text
         .split_once(['x', 'X'])

@@ -8,6 +8,7 @@ use softgpu::draw;
 use softgpu::ir::{text, validate, Processor};
 use std::path::PathBuf;
 
+/// `--lang`: the source language.
 #[derive(Clone, Copy, ValueEnum)]
 enum LangArg {
     Tgsi,
@@ -16,12 +17,14 @@ enum LangArg {
     Cg,
 }
 
+/// `--stage`: the stage to compile.
 #[derive(Clone, Copy, ValueEnum)]
 enum StageArg {
     Vertex,
     Fragment,
 }
 
+/// `--emit`: what to print.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum EmitArg {
     Tgsi,
@@ -32,6 +35,7 @@ enum EmitArg {
     Spirv,
 }
 
+/// The flags of `softgpu compile`.
 #[derive(clap::Args)]
 pub struct CompileArgs {
     /// The shader (TGSI text, WGSL, a RetroArch `.slang` file or a Cg `.cg` file).
@@ -142,6 +146,7 @@ fn write_translation(out: (String, Option<Vec<u8>>), output: &Option<PathBuf>) -
     }
 }
 
+/// `softgpu compile` of a Cg shader: every `--emit` goes through [`write_translation`].
 fn run_compile_cg(args: &CompileArgs, stage: Processor) -> Result<()> {
     let shader = softgpu::frontend::cg::compile_cg(&args.file)?;
     let st = if stage == Processor::Vertex {
@@ -167,7 +172,8 @@ fn run_compile_cg(args: &CompileArgs, stage: Processor) -> Result<()> {
     }
 }
 
-pub fn run_compile(args: CompileArgs) -> Result<()> {
+/// Runs `softgpu compile`.
+pub fn run(args: CompileArgs) -> Result<()> {
     let language = match args.lang {
         Some(LangArg::Tgsi) => draw::Language::Tgsi,
         Some(LangArg::Wgsl) => draw::Language::Wgsl,

@@ -4,19 +4,21 @@ use crate::args::{parse_size, ExecArg, MathArg, ShaderCacheArgs};
 use crate::read;
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
-use softgpu::draw::{self, DrawJob, Executor};
+use softgpu::draw::{self, DrawJob};
 use softgpu::ir::Processor;
 use softgpu::raster::ClipConvention;
 use softgpu::texture::{Filter, Texture, Wrap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// `--filter`: the texture filter.
 #[derive(Clone, Copy, ValueEnum)]
 enum FilterArg {
     Linear,
     Nearest,
 }
 
+/// `--wrap`: the texture wrap mode.
 #[derive(Clone, Copy, ValueEnum)]
 enum WrapArg {
     Repeat,
@@ -25,6 +27,7 @@ enum WrapArg {
     Border,
 }
 
+/// `--convention`: the clip-space convention.
 #[derive(Clone, Copy, ValueEnum)]
 enum ConventionArg {
     Gl,
@@ -32,6 +35,7 @@ enum ConventionArg {
     Webgpu,
 }
 
+/// The flags of `softgpu draw`.
 #[derive(clap::Args)]
 pub struct DrawArgs {
     /// Vertex shader (Mesa TGSI text, .wgsl or .slang).
@@ -85,7 +89,8 @@ pub struct DrawArgs {
     cache: ShaderCacheArgs,
 }
 
-pub fn run_draw(args: DrawArgs) -> Result<()> {
+/// Runs `softgpu draw`.
+pub fn run(args: DrawArgs) -> Result<()> {
     let size = parse_size(&args.size)?;
     let vertices = draw::parse_vertices(&args.vertices, &read(&args.vertices, "vertex file")?)?;
     let constants = match &args.consts {
@@ -148,11 +153,7 @@ pub fn run_draw(args: DrawArgs) -> Result<()> {
             },
         },
     };
-    let executor = match args.exec {
-        ExecArg::Jit => Executor::Jit,
-        ExecArg::Interp => Executor::Interp,
-    };
-    let image = draw::run_with_constants(&job, &stage_constants, executor)?;
+    let image = draw::run_with_constants(&job, &stage_constants, args.exec.executor())?;
     image
         .save_png(&args.out)
         .map_err(|e| anyhow!("{}: {e}", args.out.display()))?;
@@ -160,7 +161,7 @@ pub fn run_draw(args: DrawArgs) -> Result<()> {
 }
 
 /// Parses a `--texture N=PATH` binding.
-pub fn parse_texture_binding(text: &str) -> Result<(u32, PathBuf)> {
+fn parse_texture_binding(text: &str) -> Result<(u32, PathBuf)> {
     let (unit, path) = text
         .split_once('=')
         .ok_or_else(|| anyhow!("--texture: expected N=IMAGE.png, found `{text}`"))?;

@@ -1,4 +1,11 @@
-//! The `softgpu` command line.
+//! The `softgpu` command line: the clap [`Cli`], dispatch to one module per subcommand (`draw`,
+//! `compile`, `render`, `compare`, `test`; flags several of them share are in `args`), error
+//! printing and exit codes.
+//!
+//! Exit status: `draw`, `compile` and `render` exit 0 on success and 1 after one
+//! `softgpu: error: …` line on stderr; `compare` and `test` exit 0 (images match / every case
+//! passed), 1 (images differ / some case failed) or 2 (could not run), as `softgpu::golden::cli`
+//! defines; a malformed command line exits 2 with clap's usage message.
 
 mod args;
 mod compare;
@@ -9,11 +16,10 @@ mod test;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use softgpu::golden;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
-/// softgpu: a software GPU that runs real GPU shaders on the CPU.
+/// `softgpu`'s command line (its about text is the package description in Cargo.toml).
 #[derive(Parser)]
 #[command(version, about, long_about = None)]
 struct Cli {
@@ -21,6 +27,7 @@ struct Cli {
     command: Command,
 }
 
+/// The subcommands, each run by its module's `run`.
 #[derive(Subcommand)]
 enum Command {
     /// Draw triangles with a TGSI vertex and fragment shader into an RGBA8 PNG.
@@ -30,12 +37,13 @@ enum Command {
     /// Render a RetroArch preset (.slangp) on an input frame (or a directory of frames) to a PNG.
     Render(render::RenderArgs),
     /// Compare two images; exit 0 = match, 1 = different, 2 = error.
-    Compare(compare::CompareCmd),
+    Compare(compare::CompareArgs),
     /// Run a golden-image suite (TOML); exit 0 = all passed, 1 = some failed, 2 = error.
-    Test(test::TestCmd),
+    Test(test::TestArgs),
 }
 
-fn read(path: &PathBuf, what: &str) -> Result<String> {
+/// Reads a text file named on the command line; the error names the file and `what` it is.
+fn read(path: &Path, what: &str) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("{}: cannot read {what}", path.display()))
 }
 
@@ -57,31 +65,12 @@ fn main() -> ExitCode {
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(WORKER_STACK_BYTES)
         .build_global();
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Draw(args) => draw::run_draw(args),
-        Command::Compile(args) => compile::run_compile(args),
-        Command::Render(args) => render::run_render(args),
-        Command::Compare(args) => {
-            return ExitCode::from(golden::cli::compare_main(&golden::cli::CompareArgs {
-                first: args.first,
-                second: args.second,
-                tolerance: args.tolerance,
-                max_pixels: args.max_pixels,
-                diff: args.diff,
-            }))
-        }
-        Command::Test(args) => {
-            return ExitCode::from(golden::cli::test_main(&golden::cli::TestArgs {
-                suite: args.suite,
-                bless: args.bless,
-                filters: args.filter,
-                shard: args.shard,
-                report: Some(args.report),
-                jobs: args.jobs.map(usize::from),
-                shader_cache: args.cache.dir(),
-            }))
-        }
+    let result = match Cli::parse().command {
+        Command::Draw(args) => draw::run(args),
+        Command::Compile(args) => compile::run(args),
+        Command::Render(args) => render::run(args),
+        Command::Compare(args) => return compare::run(args),
+        Command::Test(args) => return test::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

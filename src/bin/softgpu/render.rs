@@ -3,9 +3,9 @@
 use crate::args::{parse_size, ExecArg, MathArg, ShaderCacheArgs};
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
-use softgpu::draw::Executor;
 use std::path::PathBuf;
 
+/// The flags of `softgpu render`.
 #[derive(clap::Args)]
 pub struct RenderArgs {
     /// The preset.
@@ -65,6 +65,7 @@ pub struct RenderArgs {
     timings: bool,
 }
 
+/// Parses `--frame-direction`: 1 (or +1) or -1.
 fn parse_direction(text: &str) -> std::result::Result<i32, String> {
     match text {
         "1" | "+1" => Ok(1),
@@ -112,7 +113,8 @@ fn parse_params(args: &[String]) -> Result<Vec<(String, f32)>> {
     Ok(out)
 }
 
-pub fn run_render(args: RenderArgs) -> Result<()> {
+/// Runs `softgpu render`.
+pub fn run(args: RenderArgs) -> Result<()> {
     use softgpu::chain;
     use std::io::IsTerminal;
     let inputs = chain::input_frames(&args.input)?;
@@ -123,10 +125,7 @@ pub fn run_render(args: RenderArgs) -> Result<()> {
         size: args.size.as_deref().map(parse_size).transpose()?,
         frames,
         chain: chain::ChainOptions {
-            executor: match args.exec {
-                ExecArg::Jit => Executor::Jit,
-                ExecArg::Interp => Executor::Interp,
-            },
+            executor: args.exec.executor(),
             parameters: parse_params(&args.param)?,
             srgb_curve: match args.srgb_curve {
                 SrgbCurveArg::Exact => chain::SrgbCurve::Exact,
@@ -210,6 +209,7 @@ fn timing_report(timings: &softgpu::chain::RenderTimings) -> String {
     out
 }
 
+/// `--srgb-curve`: how sRGB render targets convert.
 #[derive(Clone, Copy, ValueEnum)]
 enum SrgbCurveArg {
     Exact,
