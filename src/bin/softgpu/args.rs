@@ -9,9 +9,12 @@ use std::path::PathBuf;
 /// Where compiled shaders are cached between runs.
 #[derive(clap::Args)]
 pub struct ShaderCacheArgs {
-    /// Directory of the on-disk cache of compiled shaders, which lets the next run of the same
-    /// shaders skip glslang and the lowering [default: $SOFTGPU_CACHE_DIR, else
+    /// Directory of the on-disk shader cache [default: $SOFTGPU_CACHE_DIR, else
     /// $XDG_CACHE_HOME/softgpu, else ~/.cache/softgpu]
+    ///
+    /// It keeps what compiling the shaders produced (frontend output and JIT kernels), so the
+    /// next run of the same shaders skips glslang, naga, the lowering and the JIT's optimizing
+    /// compile.
     #[arg(long, value_name = "DIR", conflicts_with = "no_shader_cache")]
     shader_cache: Option<PathBuf>,
     /// Compile every shader, neither reading nor writing the shader cache.
@@ -34,7 +37,10 @@ impl ShaderCacheArgs {
 /// `--math`: how EX2, LG2, POW, SIN and COS are computed.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum MathArg {
+    /// glibc-exact, as Mesa's softpipe computes.
     Exact,
+    /// Mesa llvmpipe/lavapipe's polynomial approximations, bit for bit (to match images from
+    /// that driver).
     Llvmpipe,
 }
 
@@ -51,7 +57,9 @@ impl MathArg {
 /// `--exec`: which executor runs the shaders.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum ExecArg {
+    /// The Cranelift JIT (a program it cannot compile runs on the interpreter).
     Jit,
+    /// The reference interpreter.
     Interp,
 }
 

@@ -14,7 +14,7 @@ pub struct CompareArgs {
     /// Largest per-channel difference (in 1/255 steps) that counts as equal.
     #[arg(long, value_name = "N", default_value_t = 0)]
     tolerance: u8,
-    /// Share of pixels allowed over the tolerance, in percent (`0.5` or `0.5%`).
+    /// Share of pixels allowed over the tolerance, in percent (`0.5` or `0.5%`) [default: 0]
     #[arg(long, value_name = "P%")]
     max_pixels: Option<String>,
     /// Write a heat map of the differences over a dimmed copy of the first image.

@@ -11,49 +11,62 @@ use std::path::PathBuf;
 /// `--lang`: the source language.
 #[derive(Clone, Copy, ValueEnum)]
 enum LangArg {
+    /// Mesa's TGSI text format.
     Tgsi,
+    /// WGSL.
     Wgsl,
+    /// RetroArch's Vulkan GLSL (.slang files).
     SlangGlsl,
+    /// RetroArch's Cg (.cg files).
     Cg,
 }
 
 /// `--stage`: the stage to compile.
 #[derive(Clone, Copy, ValueEnum)]
 enum StageArg {
+    /// The vertex stage.
     Vertex,
+    /// The fragment stage.
     Fragment,
 }
 
 /// `--emit`: what to print.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum EmitArg {
+    /// The TGSI program in Mesa's text format.
     Tgsi,
+    /// The naga module (WGSL, .slang and Cg shaders).
     Naga,
+    /// The reflection as JSON (.slang and Cg shaders).
     Reflection,
+    /// The stage translated to WGSL by naga (WGSL, .slang and Cg shaders).
     Wgsl,
+    /// The stage translated to GLSL 4.50 by naga (WGSL, .slang and Cg shaders).
     Glsl,
+    /// The stage translated to SPIR-V by naga (WGSL, .slang and Cg shaders).
     Spirv,
 }
 
 /// The flags of `softgpu compile`.
 #[derive(clap::Args)]
 pub struct CompileArgs {
-    /// The shader (TGSI text, WGSL, a RetroArch `.slang` file or a Cg `.cg` file).
+    /// The shader: Mesa TGSI text, WGSL, a RetroArch .slang file or a Cg .cg file.
     file: PathBuf,
-    /// Source language; by default `.wgsl` files are WGSL, `.slang` files RetroArch slang, `.cg`
-    /// files Cg and everything else TGSI text.
+    /// Source language [default: from the file's extension: .wgsl wgsl, .slang slang-glsl, .cg cg,
+    /// any other tgsi]
     #[arg(long, value_enum)]
     lang: Option<LangArg>,
-    /// The stage to compile from a WGSL or slang shader (TGSI programs name their own).
+    /// The stage to compile from a WGSL, .slang or Cg shader (a TGSI program names its own).
     #[arg(long, value_enum, default_value = "fragment")]
     stage: StageArg,
-    /// What to print: the TGSI program (Mesa's text format), the naga module, the reflection as
-    /// JSON (slang, Cg), or the stage translated to WGSL, GLSL 4.50 or SPIR-V by naga's backends
-    /// (WGSL, slang, Cg sources).
+    /// What to print.
     #[arg(long, value_enum, default_value = "tgsi")]
     emit: EmitArg,
-    /// Write to this file instead of stdout (SPIR-V is written as binary here, and printed as a
-    /// disassembly on stdout).
+    /// Write to FILE instead of stdout: a translation (--emit wgsl, glsl, spirv), or any --emit
+    /// of a Cg shader.
+    ///
+    /// SPIR-V goes to FILE as binary, to stdout as a disassembly. The TGSI program, naga module
+    /// and reflection of TGSI, WGSL and .slang shaders always go to stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
 }

@@ -14,54 +14,77 @@ use std::sync::Arc;
 /// `--filter`: the texture filter.
 #[derive(Clone, Copy, ValueEnum)]
 enum FilterArg {
+    /// Bilinear.
     Linear,
+    /// The nearest texel.
     Nearest,
 }
 
 /// `--wrap`: the texture wrap mode.
 #[derive(Clone, Copy, ValueEnum)]
 enum WrapArg {
+    /// Repeat the image.
     Repeat,
+    /// Clamp to the edge texels.
     Clamp,
+    /// Repeat the image, mirrored every other time.
     Mirror,
+    /// Clamp to the border colour.
     Border,
 }
 
 /// `--convention`: the clip-space convention.
 #[derive(Clone, Copy, ValueEnum)]
 enum ConventionArg {
+    /// OpenGL: y up, z in -w..w, framebuffer rows from the bottom.
     Gl,
+    /// Vulkan: y down, z in 0..w, framebuffer rows from the top.
     Vulkan,
+    /// WebGPU: y up, z in 0..w, framebuffer rows from the top.
     Webgpu,
 }
 
 /// The flags of `softgpu draw`.
 #[derive(clap::Args)]
 pub struct DrawArgs {
-    /// Vertex shader (Mesa TGSI text, .wgsl or .slang).
+    /// Vertex shader: Mesa TGSI text, or the vertex stage of a .wgsl or .slang file.
     #[arg(long, value_name = "VS")]
     vs: PathBuf,
-    /// Fragment shader (Mesa TGSI text, .wgsl or .slang).
+    /// Fragment shader: Mesa TGSI text, or the fragment stage of a .wgsl or .slang file.
     #[arg(long, value_name = "FS")]
     fs: PathBuf,
-    /// Vertex file: one vertex per line, floats taken four at a time into IN[0], IN[1], ….
+    /// Vertex file: one vertex per line, every three lines a triangle.
+    ///
+    /// Each line's values (floats, or raw bits as 0x hex) are taken four at a time into IN[0],
+    /// IN[1], …; a last group shorter than four is completed from (0, 0, 0, 1). `#` starts a
+    /// comment.
     #[arg(long, value_name = "V.txt")]
     vertices: PathBuf,
-    /// Constant file: one `x y z w` line per CONST[0][i] (of both stages).
+    /// Constant file: one `x y z w` line per CONST[0][i], read by both stages.
+    ///
+    /// Values are floats, or raw bits as 0x hex. CONST[0] of a WGSL or .slang shader is its
+    /// uniform buffer at group (set) 0, binding 0.
     #[arg(long, value_name = "C.txt")]
     consts: Option<PathBuf>,
-    /// Set a uniform-buffer or push-constant member of a WGSL/slang shader by name
-    /// (`Tint`, `params.Tint`, `Lights[1].pos`); values are comma-separated, matrices column by
-    /// column; repeatable, applied after --consts and --push-consts.
+    /// Set a uniform-buffer or push-constant member of a WGSL or .slang shader by name;
+    /// repeatable.
+    ///
+    /// NAME is a member (`Tint`), optionally qualified by its block's instance or type name
+    /// (`params.Tint`), and reaches into structs, arrays and matrix columns (`Lights[1].pos`).
+    /// Values are comma-separated, matrices column by column. Applied after --consts and
+    /// --push-consts.
     #[arg(long, value_name = "NAME=V1,V2,...")]
     uniform: Vec<String>,
     /// Push-constant file: one `x y z w` line per 16 bytes of the push-constant block.
     #[arg(long, value_name = "P.txt")]
     push_consts: Option<PathBuf>,
-    /// Bind an image to SAMP[N]/SVIEW[N]; repeatable.
+    /// Bind an image (PNG or JPEG) to sampler unit N (0-31); repeatable.
+    ///
+    /// Unit N is SAMP[N]/SVIEW[N] of a TGSI program and the texture at binding N of a WGSL or
+    /// .slang shader. Binding a unit twice keeps the last image.
     #[arg(long, value_name = "N=IMG.png")]
     texture: Vec<String>,
-    /// Texture filter for minification and magnification.
+    /// Texture filter for minification and magnification (level 0 only, no mipmapping).
     #[arg(long, value_enum, default_value = "linear")]
     filter: FilterArg,
     /// Texture wrap mode on every axis.
@@ -70,19 +93,17 @@ pub struct DrawArgs {
     /// Output size.
     #[arg(long, value_name = "WxH", default_value = "64x64")]
     size: String,
-    /// Clip-space convention: gl (y up, z in -w..w), vulkan (y down, z in 0..w) or webgpu (y up,
-    /// z in 0..w, framebuffer rows from the top). Default: the vertex shader's language's own —
-    /// webgpu for .wgsl, vulkan for .slang, gl for TGSI.
+    /// Clip-space convention [default: the vertex shader's language's own: webgpu for .wgsl,
+    /// vulkan for .slang, gl for TGSI]
     #[arg(long, value_enum)]
     convention: Option<ConventionArg>,
     /// Output PNG (RGBA8 UNORM; row 0 is the top of the image).
     #[arg(long, value_name = "OUT.png")]
     out: PathBuf,
-    /// Shader executor: the Cranelift JIT, or the reference interpreter (bit-identical results).
+    /// Shader executor (both give bit-identical images).
     #[arg(long, value_enum, default_value = "jit")]
     exec: ExecArg,
-    /// EX2/LG2/POW/SIN/COS: glibc-exact (softpipe's bits) or Mesa llvmpipe/lavapipe's polynomial
-    /// approximations, bit for bit (to match images from that driver).
+    /// How EX2, LG2, POW, SIN and COS are computed.
     #[arg(long, value_enum, default_value = "exact")]
     math: MathArg,
     #[command(flatten)]

@@ -30,11 +30,14 @@ struct Cli {
 /// The subcommands, each run by its module's `run`.
 #[derive(Subcommand)]
 enum Command {
-    /// Draw triangles with a TGSI vertex and fragment shader into an RGBA8 PNG.
+    /// Draw triangles with a vertex and a fragment shader (TGSI, WGSL or .slang) into an RGBA8
+    /// PNG.
     Draw(draw::DrawArgs),
-    /// Parse and validate a TGSI program and print it back in Mesa's text format.
+    /// Compile a shader (TGSI, WGSL, .slang or Cg) and print its TGSI program, naga module,
+    /// reflection or a translation by naga.
     Compile(compile::CompileArgs),
-    /// Render a RetroArch preset (.slangp) on an input frame (or a directory of frames) to a PNG.
+    /// Render a RetroArch preset (.slangp or .cgp) on an input frame (or a directory of frames)
+    /// to a PNG.
     Render(render::RenderArgs),
     /// Compare two images; exit 0 = match, 1 = different, 2 = error.
     Compare(compare::CompareArgs),

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 /// The flags of `softgpu render`.
 #[derive(clap::Args)]
 pub struct RenderArgs {
-    /// The preset.
-    #[arg(long, value_name = "P.slangp")]
+    /// The RetroArch preset: .slangp or .cgp (each pass's shader a .slang or .cg file).
+    #[arg(long, value_name = "P.slangp|P.cgp")]
     preset: PathBuf,
     /// The input frame (PNG or JPEG), or a directory of PNG frames fed in name order.
     #[arg(long, value_name = "IN.png|DIR")]
@@ -17,14 +17,19 @@ pub struct RenderArgs {
     /// Where to write the last frame (RGBA8 PNG).
     #[arg(long, value_name = "OUT.png")]
     output: PathBuf,
-    /// Output (viewport) size; default: the input's size.
+    /// Output (viewport) size [default: the input frame's size]
     #[arg(long, value_name = "WxH")]
     size: Option<String>,
-    /// Frames to render (frame i is fed the i-th input of a directory, the last one held); the
-    /// last frame is written.
-    #[arg(long, value_name = "N")]
-    frames: Option<u64>,
-    /// Parameter values, `NAME=VALUE` separated by commas; repeatable.
+    /// Frames to render; the last one is written.
+    ///
+    /// Frame i is fed the i-th frame of an --input directory; after the directory's last frame,
+    /// that frame is held.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    frames: u64,
+    /// Shader parameters (`#pragma parameter` names), NAME=VALUE separated by commas;
+    /// repeatable.
+    ///
+    /// They override the shaders' defaults and the preset's values.
     #[arg(long, value_name = "NAME=VALUE,...")]
     param: Vec<String>,
     /// `FrameDirection`: 1 forwards, -1 rewinding.
@@ -38,29 +43,35 @@ pub struct RenderArgs {
     /// `OriginalFPS`: the source's frame rate, a positive finite number.
     #[arg(long, value_name = "FPS", default_value_t = 1.0, value_parser = parse_fps)]
     fps: f32,
-    /// Shader executor: the Cranelift JIT, or the reference interpreter (bit-identical results).
+    /// Shader executor (both give bit-identical images).
     #[arg(long, value_enum, default_value = "jit")]
     exec: ExecArg,
-    /// sRGB render targets convert with the exact curve, or with Mesa lavapipe's approximations
-    /// (to match images from that driver).
+    /// How sRGB render targets convert.
     #[arg(long, value_enum, default_value = "exact")]
     srgb_curve: SrgbCurveArg,
-    /// EX2/LG2/POW/SIN/COS: glibc-exact (softpipe's bits) or Mesa llvmpipe/lavapipe's polynomial
-    /// approximations, bit for bit (to match images from that driver).
+    /// How EX2, LG2, POW, SIN and COS are computed.
     #[arg(long, value_enum, default_value = "exact")]
     math: MathArg,
-    /// Run each pass's fragment program as compiled, without specializing it for the textures
-    /// the pass binds and the shader parameters it reads (the same pixels, usually slower; for
+    /// Run each pass's fragment program as compiled, not specialized (the same pixels; for
     /// checking the specialization).
+    ///
+    /// By default each pass's fragment program is specialized for the textures the pass binds
+    /// and the shader parameters it reads, which is usually faster.
     #[arg(long)]
     no_specialize: bool,
     #[command(flatten)]
     cache: ShaderCacheArgs,
     /// Never show the progress bar.
+    ///
+    /// The bar is drawn on stderr only when stderr is a terminal, more than one frame is
+    /// rendered and the render takes over half a second.
     #[arg(long)]
     quiet: bool,
-    /// After rendering, print to stderr where the time went: loading, then each pass's target
-    /// size, fragment instructions and milliseconds per frame.
+    /// After rendering, print to stderr where the time went.
+    ///
+    /// Loading, input frames and all passes in milliseconds, then a line per pass: its draw and
+    /// preparation milliseconds per frame, its share of the passes' time, its target size and
+    /// its fragment instructions.
     #[arg(long)]
     timings: bool,
 }
@@ -118,7 +129,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
     use softgpu::chain;
     use std::io::IsTerminal;
     let inputs = chain::input_frames(&args.input)?;
-    let frames = args.frames.unwrap_or(1);
+    let frames = args.frames;
     let request = chain::RenderRequest {
         preset: args.preset.clone(),
         inputs,
@@ -212,6 +223,8 @@ fn timing_report(timings: &softgpu::chain::RenderTimings) -> String {
 /// `--srgb-curve`: how sRGB render targets convert.
 #[derive(Clone, Copy, ValueEnum)]
 enum SrgbCurveArg {
+    /// The exact curve, as GPUs and Mesa's softpipe convert.
     Exact,
+    /// Mesa llvmpipe/lavapipe's approximations, to match images from that driver.
     Lavapipe,
 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 /// The flags of `softgpu test`.
 #[derive(clap::Args)]
 pub struct TestArgs {
-    /// The suite file (TOML, see the README).
+    /// The suite file (TOML; its format is in docs/golden-tests.md).
     suite: PathBuf,
     /// Write the expected images from the rendered ones instead of comparing.
     #[arg(long)]
@@ -23,7 +23,7 @@ pub struct TestArgs {
     /// Directory of the HTML report (index.html).
     #[arg(long, value_name = "DIR", default_value = cli::DEFAULT_REPORT_DIR)]
     report: PathBuf,
-    /// Worker threads (default: one per core).
+    /// Worker threads [default: one per core]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     #[command(flatten)]
