@@ -236,7 +236,7 @@ pub fn run(args: CompileArgs) -> Result<()> {
             }
             draw::Language::Tgsi => {
                 return Err(anyhow!(
-                    "--emit wgsl/glsl/spirv translates WGSL, slang and Cg shaders; TGSI programs have no naga module"
+                    "--emit wgsl/glsl/spirv translates WGSL, .slang and Cg shaders; TGSI programs have no naga module"
                 ))
             }
         };
@@ -255,7 +255,7 @@ pub fn run(args: CompileArgs) -> Result<()> {
     }
     if args.emit == EmitArg::Reflection {
         return Err(anyhow!(
-            "--emit reflection needs a .slang shader (--lang slang-glsl)"
+            "--emit reflection needs a .slang or Cg shader (--lang slang-glsl or cg)"
         ));
     }
     if language == draw::Language::SlangGlsl {
@@ -276,7 +276,7 @@ pub fn run(args: CompileArgs) -> Result<()> {
     }
     if args.emit == EmitArg::Naga {
         return Err(anyhow!(
-            "--emit naga needs a WGSL shader; TGSI programs have no naga module"
+            "--emit naga needs a WGSL, .slang or Cg shader; TGSI programs have no naga module"
         ));
     }
     let source = read(&args.file, "shader")?;
