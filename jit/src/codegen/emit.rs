@@ -28,8 +28,9 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, Module};
 
-use super::{Address, CtxOffsets, LaneOp, Shims, MAX_CALL_DEPTH};
-use super::{STATUS_BUDGET, STATUS_CALL_OVERFLOW, STATUS_ERROR};
+use super::abi::{Address, CtxOffsets, STATUS_BUDGET, STATUS_CALL_OVERFLOW, STATUS_ERROR};
+use super::shims::{LaneOp, Shims};
+use super::MAX_CALL_DEPTH;
 use crate::exec::ExecError;
 use crate::interp::decode::{Decoded, DstLoc, Inst, Loc, Modifier, Slot, Src};
 use crate::interp::libm;
@@ -49,7 +50,7 @@ pub(super) struct Compiled {
     pub num_outputs: usize,
     pub num_const_buffers: usize,
     /// The units of the inline texture sites (one descriptor per distinct pair).
-    pub fast_sites: Vec<super::FastSiteUnits>,
+    pub fast_sites: Vec<super::abi::FastSiteUnits>,
     /// Which general texture paths ([`MIP_OPS`]) the kernel's sites may call.
     pub general_ops: [bool; 5],
     /// The machine code and its alignment, kept for the on-disk cache (`super::disk`) when it
@@ -368,11 +369,11 @@ fn inline_site_candidate(d: &Decoded, inst: &Inst) -> bool {
     matches!(
         inst.op,
         Opcode::TEX | Opcode::TXB | Opcode::TXL | Opcode::TEX_LZ | Opcode::TXD
-    ) && super::tex_fast_path(d, inst)
+    ) && super::shims::tex_fast_path(d, inst)
         && d.textures.get(inst.aux as usize).is_some_and(|t| {
             // Texel offsets must be known when the site is compiled.
             t.target == crate::ir::TextureTarget::Tex2D
-                && super::constant_tex_offset(d, t).is_some()
+                && super::shims::constant_tex_offset(d, t).is_some()
         })
 }
 
@@ -417,7 +418,7 @@ fn constant_lookup(d: &Decoded, inst: &Inst) -> Option<ConstantLookup> {
     if t.view.index_reg.is_some() || t.sampler.index_reg.is_some() {
         return None;
     }
-    let src = super::constant_src(d, &inst.src[0])?;
+    let src = super::shims::constant_src(d, &inst.src[0])?;
     match inst.op {
         Opcode::TXQ | Opcode::SVIEWINFO => Some(ConstantLookup {
             op: inst.op,
@@ -434,14 +435,14 @@ fn constant_lookup(d: &Decoded, inst: &Inst) -> Option<ConstantLookup> {
         | Opcode::TEX_LZ
         | Opcode::TXF
         | Opcode::TXF_LZ
-            if super::tex_fast_path(d, inst) =>
+            if super::shims::tex_fast_path(d, inst) =>
         {
             Some(ConstantLookup {
                 op: inst.op,
                 view: t.view.index,
                 sampler: t.sampler.index,
                 target: t.target,
-                offset: super::constant_tex_offset(d, t)?,
+                offset: super::shims::constant_tex_offset(d, t)?,
                 src,
             })
         }
@@ -543,7 +544,7 @@ fn compile_in(
         }
     }
     let num_const_buffers = consts.iter().map(|c| c.0 as usize + 1).max().unwrap_or(0);
-    if io.0.max(io.1).max(io.2) > super::MAX_DIRECT_IO as usize {
+    if io.0.max(io.1).max(io.2) > super::abi::MAX_DIRECT_IO as usize {
         return Ok(Compiled {
             func_id,
             code_size: 0,
@@ -650,7 +651,7 @@ fn compile_in(
                     // One descriptor per distinct (view, sampler), shared by its sites.
                     let t = d.textures[inst.aux as usize];
                     let shape = hint(t.sampler.index);
-                    let units = super::FastSiteUnits {
+                    let units = super::abi::FastSiteUnits {
                         view: t.view.index,
                         sampler: t.sampler.index,
                         shape,
@@ -671,7 +672,7 @@ fn compile_in(
         // register allocator the largest part of compiling a small textured shader).
         let bases: Vec<Value> = (0..fast_sites.len())
             .map(|site| {
-                let offset = site * std::mem::size_of::<super::FastTex>();
+                let offset = site * std::mem::size_of::<super::abi::FastTex>();
                 b.ins().iadd_imm_s(fast_p, offset as i64)
             })
             .collect();
@@ -3081,7 +3082,7 @@ impl Emitter<'_, '_> {
                 },
                 slot,
             )) => {
-                use super::FastTex;
+                use super::abi::FastTex;
                 if op != Opcode::TXD {
                     // The general path reads the texel offset after the coordinates (where
                     // TXD's gradients would be).
@@ -3122,7 +3123,8 @@ impl Emitter<'_, '_> {
                     None => self.b.ins().icmp_imm_s(IntCC::Equal, mode, 2),
                 };
                 // Loaded per call, not assumed constant: the slot holds the sampler call until
-                // the general path is compiled, then that path (see `super::GeneralPaths`).
+                // the general path is compiled, then that path (see
+                // `super::texpaths::GeneralPaths`).
                 let slot = self.address(slot);
                 let f = self.b.ins().load(self.ptr, self.mf, slot, 0);
                 (self.b.ins().select(is_general, f, tex), base)
@@ -3190,7 +3192,7 @@ impl Emitter<'_, '_> {
 
     /// Loads an inline texture site's descriptor (see `FastTex`) and broadcasts its fields.
     fn fast_site(&mut self, base: Value) -> FastSite {
-        use super::FastTex;
+        use super::abi::FastTex;
         use std::mem::offset_of;
         // Pure loads: the descriptor is valid and unchanged for the whole call, so the optimizer
         // may merge the loads of sites sharing it and move them.
@@ -3457,7 +3459,7 @@ impl Emitter<'_, '_> {
         shape: InlineShape,
         offset: [i32; 2],
     ) -> [Value; 4] {
-        use super::FastTex;
+        use super::abi::FastTex;
         use std::mem::offset_of;
         let mf = self.mf.with_readonly().with_can_move();
         let ld32 = |b: &mut FunctionBuilder, off: usize| b.ins().load(I32, mf, base, off as i32);
@@ -3470,7 +3472,7 @@ impl Emitter<'_, '_> {
         let actual = ld32(&mut self.b, offset_of!(FastTex, shape));
         let fw = ldf(&mut self.b, offset_of!(FastTex, fwidth));
         let fh = ldf(&mut self.b, offset_of!(FastTex, fheight));
-        let (lo, hi_add) = super::coordinate_clamp(border, shape.linear);
+        let (lo, hi_add) = super::abi::coordinate_clamp(border, shape.linear);
         let (s, t) = (self.i(src[0]), self.i(src[1]));
         let axis = |e: &mut Self, coord: Value, fsize: Value, offset: i32| {
             let offset = e.offset_vector(offset);
@@ -3576,7 +3578,7 @@ impl Emitter<'_, '_> {
         ut: Value,
         shape: InlineShape,
     ) -> [Value; 4] {
-        use super::FastTex;
+        use super::abi::FastTex;
         use std::mem::offset_of;
         let mf = self.mf.with_readonly().with_can_move();
         let padded = self
@@ -3892,7 +3894,7 @@ impl Emitter<'_, '_> {
         src: [Value; 4],
         grads: &[Vec<Value>],
     ) -> [Value; 4] {
-        use super::FastTex;
+        use super::abi::FastTex;
         use std::mem::offset_of;
         let mf = self.mf;
         let ld32 = |b: &mut FunctionBuilder, off: usize| b.ins().load(I32, mf, base, off as i32);
@@ -4143,7 +4145,7 @@ impl Emitter<'_, '_> {
         modifier: Value,
         grads: &[Vec<Value>],
     ) -> (Value, Value) {
-        use super::FastTex;
+        use super::abi::FastTex;
         use std::mem::offset_of;
         let mf = self.mf;
         let log2 = self
@@ -4421,7 +4423,7 @@ impl Emitter<'_, '_> {
             return Ok(true);
         }
         if op.class() == OpcodeClass::Texture {
-            if !super::tex_fast_path(self.d, inst) {
+            if !super::shims::tex_fast_path(self.d, inst) {
                 return Ok(false);
             }
             let mut src = [self.splat(0); 4];
@@ -4441,7 +4443,7 @@ impl Emitter<'_, '_> {
                 }
             }
             let offset = self.d.textures.get(inst.aux as usize).and_then(|t| {
-                let [x, y, _] = super::constant_tex_offset(self.d, t)?;
+                let [x, y, _] = super::shims::constant_tex_offset(self.d, t)?;
                 Some([x, y])
             });
             let texels = match (self.fast_vals.get(&pc).copied(), offset) {
