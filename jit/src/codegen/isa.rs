@@ -61,3 +61,15 @@ pub(super) fn process_functions<const N: usize>(
     }));
     compiled.ok().flatten()
 }
+
+/// True when the host (whose features Cranelift's native ISA enables) has FMA3.
+pub(super) fn cpu_has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}

@@ -9,13 +9,18 @@
 
 use std::sync::OnceLock;
 
+use cranelift_codegen::ir::types::I32;
+use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, Type, UserFuncName};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
+use cranelift_module::{FuncId, Module};
 
 use super::abi::Ctx;
 use super::isa::process_functions;
 use super::texpaths::GeneralPaths;
 use super::{emit, fpenv};
-use crate::exec::{QuadIo, QuadVec4, ShaderResources};
+use crate::exec::{ExecError, QuadIo, QuadVec4, ShaderResources};
 use crate::interp::decode::{self, Decoded};
 use crate::interp::ops;
 use crate::interp::run::Machine;
@@ -67,7 +72,7 @@ impl Shims {
 }
 
 /// `tex_sample`, `lane_op` and `interp_step` behind trampolines of the `preserve_all`
-/// convention (see `emit::compile_trampolines`), compiled once per process; `None` when that
+/// convention (see [`compile_trampolines`]), compiled once per process; `None` when that
 /// failed.
 fn trampolines() -> Option<[*const u8; 3]> {
     static FNS: OnceLock<Option<[usize; 3]>> = OnceLock::new();
@@ -78,7 +83,7 @@ fn trampolines() -> Option<[*const u8; 3]> {
                 lane_op as *const u8,
                 interp_step as *const u8,
             ];
-            emit::compile_trampolines(module, targets).map(Vec::from)
+            compile_trampolines(module, targets).map(Vec::from)
         })
     });
     fns.map(|a| a.map(|f| f as *const u8))
@@ -406,4 +411,75 @@ extern "C" fn lane_op(op: u32, args: *mut [[u32; 4]; 3]) {
     for ((x, y), z) in a.iter_mut().zip(b.iter()).zip(c.iter()) {
         *x = op.apply(*x, *y, *z);
     }
+}
+
+/// The Rust functions compiled code calls (`tex_sample`, `lane_op`, `interp_step`), each behind
+/// a trampoline of Cranelift's `preserve_all` convention, in this order: `(ctx, pc, io, fast)`,
+/// `(op, args)` and `(ctx, pc, exec, status)` (the step's result is stored at `status`, as
+/// `preserve_all` returns nothing). A call of the C convention clobbers every XMM register,
+/// so every vector value live across one — a kernel calls the sampler or a per-lane function
+/// on its rare paths, inside the loop over quads — lived in a stack slot, reloaded on the hot
+/// path too; across a trampoline call nothing is clobbered, and the trampoline saves and
+/// restores what the C function may clobber only when the rare path runs.
+pub(super) fn compile_trampolines(
+    module: &mut JITModule,
+    targets: [*const u8; 3],
+) -> Result<[FuncId; 3], ExecError> {
+    let cl = |e: &dyn std::fmt::Display| emit::unsupported(0, format!("cranelift: {e}"));
+    let ptr = module.target_config().pointer_type();
+    let c_conv = module.isa().default_call_conv();
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let shapes: [(&[Type], bool); 3] = [
+        (&[ptr, I32, ptr, ptr], false),
+        (&[I32, ptr], false),
+        (&[ptr, I32, I32, ptr], true),
+    ];
+    let mut ids = [FuncId::from_u32(0); 3];
+    for ((params, returns_status), (target, id)) in
+        shapes.into_iter().zip(targets.into_iter().zip(&mut ids))
+    {
+        let mut sig = module.make_signature();
+        sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        sig.call_conv = CallConv::PreserveAll;
+        *id = module
+            .declare_anonymous_function(&sig)
+            .map_err(|e| cl(&e))?;
+        module.clear_context(&mut ctx);
+        ctx.func.signature = sig;
+        ctx.func.name = UserFuncName::user(0, id.as_u32());
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        let mut c_sig = module.make_signature();
+        let c_params = if returns_status { &params[..3] } else { params };
+        c_sig
+            .params
+            .extend(c_params.iter().map(|&t| AbiParam::new(t)));
+        if returns_status {
+            c_sig.returns.push(AbiParam::new(I32));
+        }
+        c_sig.call_conv = c_conv;
+        let c_sig = b.import_signature(c_sig);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        b.seal_block(entry);
+        let args = b.block_params(entry).to_vec();
+        let callee = b.ins().iconst(ptr, target as i64);
+        let call = b
+            .ins()
+            .call_indirect(c_sig, callee, &args[..c_params.len()]);
+        if returns_status {
+            let status = b.inst_results(call)[0];
+            b.ins()
+                .store(MemFlagsData::new().with_notrap(), status, args[3], 0);
+        }
+        b.ins().return_(&[]);
+        b.finalize(module.target_config());
+        module
+            .define_function(*id, &mut ctx)
+            .map_err(|e| cl(&format!("{e:?}")))?;
+        module.clear_context(&mut ctx);
+    }
+    module.finalize_definitions().map_err(|e| cl(&e))?;
+    Ok(ids)
 }

@@ -18,7 +18,7 @@ use super::abi::{
     address_table, CtxOffsets, FastSiteUnits, KernelFn, ADDRESS_COUNT, MAX_DIRECT_IO,
 };
 use super::cache::program_hash;
-use super::isa::isa;
+use super::isa::{cpu_has_fma, isa};
 use super::shims::Shims;
 use super::texpaths::GeneralPaths;
 use super::{disk, emit};
@@ -145,7 +145,7 @@ pub(super) fn compile_kernel(
     }
     // llvmpipe's EX2, LG2, POW, SIN and COS are emitted natively (with the CPU's FMA, which
     // their fused steps need); without FMA the kernel runs the rewritten program.
-    let lp_native = math == MathMode::Llvmpipe && emit::cpu_has_fma();
+    let lp_native = math == MathMode::Llvmpipe && cpu_has_fma();
     let (compiled_program, spec) = if lp_native {
         (
             std::borrow::Cow::Borrowed(program),
