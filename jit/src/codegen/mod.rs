@@ -1,49 +1,9 @@
 //! Cranelift JIT: compiles an [`ir::Program`](crate::ir::Program) into a native kernel that shades
 //! 2x2 quads with 128-bit SIMD (one `i32x4`/`f32x4` per register channel), with exactly the
 //! interpreter's results. One call shades a whole batch of quads
-//! ([`QuadShader::shade_quads`]): the kernel loops over them, with constants loaded once per call.
-//!
-//! **What is native and what is called.** Inline SIMD: control flow (IF/UIF/ELSE, loops with
-//! BRK/BREAKC/CONT, SWITCH/CASE/DEFAULT, CAL/CALLNZ/RET — subroutines are inlined per call site,
-//! up to [`MAX_CALL_DEPTH`] deep, the next level returning [`ExecError::CallStackOverflow`] exactly
-//! where the interpreter does; blocks no lane runs are branched over; IFs and loops whose
-//! conditions are the same in every lane — shader parameters, loop counters — are plain
-//! branches with unmasked writes under them, see `uniform`), KILL/KILL_IF, helper lanes
-//! (OUT stores are masked with the live lanes), derivatives (lane shuffles), direct and indirect
-//! operands (per-lane bounds checks: out-of-range reads give 0, out-of-range writes are dropped),
-//! MOV/ADD/SUB/MUL/DIV/MAD/LRP/DPn/MIN/MAX/CLAMP, all comparisons, CMP/UCMP/CND, rounding,
-//! RCP/RSQ/SQRT, conversions (F2I/F2U with `cvttps2dq` semantics, ARL/ARR) and the integer and
-//! logic ops — with the interpreter's denormal flushing (inputs by the hardware: kernels run with
-//! MXCSR.DAZ, see `fpenv`; results in software, since hardware FTZ detects tininess after rounding
-//! to 24 bits where `ops::flush` looks at the denormal result — except results only float
-//! arithmetic reads, which DAZ flushes on the way in, see `lazy`), its MIN/MAX NaN rules and its NaN
-//! choice for ADD/SUB/MUL/DIV (`ops::pick_nan`: operand order is chosen so that x86 picks the same
-//! NaN).
-//! Per-lane calls of the very [`crate::interp::ops`] functions through `lane_op`: EX2, LG2, SIN,
-//! COS and POW with special arguments (ordinary quads run inline vector ports of
-//! `interp::libm`), FMA without the CPU's FMA, LDEXP, integer division and remainder,
-//! IMUL_HI/UMUL_HI, bitfields and bit counts. In `llvmpipe` math ([`JitShader::compile_math`])
-//! EX2, LG2, POW, SIN and COS are vector code of `ir::lpmath`'s sequences instead, equal to the
-//! interpreter running that rewrite. TEX/TXP/TXB/TXL/TEX_LZ/TXD call the sampler directly (`tex_sample`, request built as
-//! the interpreter builds it, texel offsets included when they are immediates), and so do
-//! TXF/TXF_LZ (`texelFetch`) and TG4 (`textureGather`, of a constant component) since session
-//! 19 (before through the interpreter); texture
-//! instructions whose operands are all immediates — size queries (TXQ/SVIEWINFO), lookups and
-//! fetches at fixed coordinates — ask it once per kernel call, before the quads
-//! (`emit::constant_lookup`; a size query through the interpreter cost the store and reload of
-//! every register variable around it, and Mega Bezel's bezel passes ask 20 per pixel); in
-//! optimized kernels, 2D ones (not TXP, no offset) are sampled inline when the
-//! unit offers a [`TexelView`](crate::exec::TexelView): level 0 with one filter and wrap in the
-//! kernel itself, anything else (mip levels with their per-lane level of detail, a min/mag
-//! switch, per-axis or other wraps) by the general path, compiled once per process as one
-//! function per opcode on a thread of its own (`GeneralPaths`), which the site's sampler call
-//! reaches instead (the sampler itself until the path is compiled). Everything else — other texture instructions, legacy and packing
-//! opcodes (LIT, EXP, LOG, XPD, NRM, PK*/UP*, …) — runs the interpreter's own executor for that
-//! one instruction (`interp_step`) on the same register memory, so its result is the
-//! interpreter's by construction. Registers live in SSA variables (CPU registers where Cranelift
-//! can), except those an indirect operand addresses, which stay in a memory block laid out as the
-//! interpreter's (`TEMP` then `ADDR`, `[channel][lane]`); before an interpreted instruction the
-//! variables are stored to that block, and its destination is reloaded after.
+//! ([`QuadShader::shade_quads`](crate::exec::QuadShader::shade_quads)): the kernel loops over
+//! them, with constants loaded once per call. [`JitShader`] is the public face: compile (through
+//! the kernel caches), run, and fall back to the interpreter where the kernel cannot.
 //!
 //! **Instruction budget.** The kernel counts, per loop iteration, the instructions that sit
 //! directly in the loop body (not inside a nested IF, loop or SWITCH), a lower bound of what the
@@ -52,23 +12,32 @@
 //! quad the interpreter finishes; a program that finishes just under or over the budget may
 //! finish under the JIT where the interpreter stops.
 //!
-//! **Compilation.** Programs up to `OPTIMIZE_MAX_INSTRUCTIONS` are compiled with Cranelift's
-//! optimizer and backtracking register allocator. Larger ones are first compiled without the
-//! optimizer and with the single-pass allocator (about 4x faster to compile, 2x slower to run,
-//! no inline texture sites), then recompiled for speed on a background thread, which the
-//! kernel switches to when done (both compute the same bits) — tiered compilation. Optimized
-//! kernels whose texture sites are all inline reach Rust through `preserve_all` trampolines
-//! (see `Build`); the others call Rust in the C convention. Setting
-//! `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine code to stderr,
-//! `SOFTGPU_JIT_STATS` how many Cranelift instructions each opcode emitted;
+//! **Diagnostics.** Setting `SOFTGPU_JIT_DUMP` prints each kernel's Cranelift IR and machine
+//! code to stderr, `SOFTGPU_JIT_STATS` how many Cranelift instructions each opcode emitted;
 //! `SOFTGPU_PERF_MAP` writes `/tmp/perf-PID.map` so that `perf report` names the kernels,
 //! `SOFTGPU_NO_UNIFORM` compiles every IF and loop with masks (see `uniform`), and
 //! `SOFTGPU_NO_SAMPLER_HINTS` every inline texture site for any sampler state (ignoring
 //! `Program::sampler_hints`), for comparisons.
 //!
-//! **Caching.** [`JitShader::compile`] hashes the program and returns the already compiled
-//! kernel (shared through an `Arc`) when an equal program was compiled before and is still alive
-//! — in use, or among the `RECENT_KERNELS` last compiled or looked up.
+//! **Where things are**, from the public API down to the binary contract:
+//! - `cache`: the in-memory kernel cache (equal programs share one compiled kernel); [`disk`]:
+//!   final kernels kept on disk for later processes of the same build.
+//! - `tiers`: a [`JitShader`]'s `Kernel` and its tiers — compiled for speed, or for compile time
+//!   first and recompiled for speed in the background.
+//! - `emit`: lowering of a decoded program to Cranelift IR, split the way Mesa's gallivm is
+//!   (instruction driver, float rules, math library, masks and control flow, operands, texture
+//!   sampling, texel format, register analyses); `lazy` and `uniform` are the analyses that
+//!   decide which results skip their flush and which constructs all lanes take together.
+//! - `isa`: Cranelift's target for this host (the two tiers' flags, FMA) and the modules that
+//!   live as long as the process.
+//! - `abi`: the binary contract between kernels and Rust — the per-call context, the inline
+//!   texture descriptors, the address table through which kernels reach everything outside
+//!   themselves, the status codes.
+//! - `shims`: the Rust functions kernels call (`interp_step`, `lane_op`, `tex_sample`) and
+//!   their `preserve_all` trampolines; `texpaths`: the general texture paths, compiled once per
+//!   process on a thread of their own.
+//! - `runtime`: running a kernel over the caller's register files; `fpenv`: the kernels'
+//!   floating-point environment (DAZ).
 
 mod abi;
 mod cache;
@@ -88,9 +57,7 @@ pub use texpaths::wait_for_texture_paths;
 
 use std::sync::Arc;
 
-use abi::{FastSiteUnits, MAX_DIRECT_IO};
 use cache::{cache, keep_recent, program_hash};
-use isa::isa;
 use tiers::{compile_kernel, optimize_in_background, recompiled_for_speed, Build, Kernel};
 
 use crate::exec::{ExecError, DEFAULT_INSTRUCTION_BUDGET};
@@ -99,7 +66,12 @@ pub use crate::interp::MAX_CALL_DEPTH;
 use crate::ir::lpmath::MathMode;
 use crate::ir::Program;
 
-/// A program compiled to native code; a drop-in [`QuadShader`] with the interpreter's results.
+// What `disk` reaches as `super::…`.
+use abi::{FastSiteUnits, MAX_DIRECT_IO};
+use isa::isa;
+
+/// A program compiled to native code; a drop-in [`QuadShader`](crate::exec::QuadShader) with the
+/// interpreter's results.
 #[derive(Clone)]
 pub struct JitShader {
     kernel: Arc<Kernel>,

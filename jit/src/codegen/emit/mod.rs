@@ -1,4 +1,10 @@
-//! Lowering of a decoded program to Cranelift IR.
+//! Lowering of a decoded program to Cranelift IR: the instruction driver (gallivm's
+//! `lp_bld_tgsi_soa`). [`compile`] builds a kernel's frame — its signature, what is loaded once
+//! per call (file pointers, constants broadcast to every lane, the inline texture sites'
+//! descriptors, texture lookups answered once per call), the loop over quads with fresh masks
+//! and zeroed registers — and [`Emitter::walk`] emits the instructions: flow instructions
+//! through `flow`, the others through `alu`, or, where that has no native form, through the
+//! interpreter's own executor.
 //!
 //! Register channels are SSA variables (one vector per channel, lanes TL TR BL BR; `f32x4` for
 //! channels mostly written by float arithmetic, else `i32x4`, cast where the other is needed),
@@ -9,6 +15,58 @@
 //! `SOFTGPU_JIT_STATS`). The execution masks (`cond`, `loop`, `cont`, `switch`,
 //! `func`, as the interpreter's) are SSA variables; the interpreter's mask stacks become
 //! compile-time nesting, and every construct is skipped with a branch when no lane runs it.
+//!
+//! **What is native and what is called.** Inline SIMD: control flow (IF/UIF/ELSE, loops with
+//! BRK/BREAKC/CONT, SWITCH/CASE/DEFAULT, CAL/CALLNZ/RET — subroutines are inlined per call site,
+//! up to [`MAX_CALL_DEPTH`](crate::codegen::MAX_CALL_DEPTH) deep, the next level returning
+//! [`ExecError::CallStackOverflow`] exactly where the interpreter does; blocks no lane runs are
+//! branched over; IFs and loops whose conditions are the same in every lane — shader
+//! parameters, loop counters — are plain branches with unmasked writes under them, see
+//! `uniform`), KILL/KILL_IF, helper lanes
+//! (OUT stores are masked with the live lanes), derivatives (lane shuffles), direct and indirect
+//! operands (per-lane bounds checks: out-of-range reads give 0, out-of-range writes are dropped),
+//! MOV/ADD/SUB/MUL/DIV/MAD/LRP/DPn/MIN/MAX/CLAMP, all comparisons, CMP/UCMP/CND, rounding,
+//! RCP/RSQ/SQRT, conversions (F2I/F2U with `cvttps2dq` semantics, ARL/ARR) and the integer and
+//! logic ops — with the interpreter's denormal flushing (inputs by the hardware: kernels run with
+//! MXCSR.DAZ, see `fpenv`; results in software, since hardware FTZ detects tininess after
+//! rounding to 24 bits where `ops::flush` looks at the denormal result — except results only
+//! float arithmetic reads, which DAZ flushes on the way in, see `lazy`), its MIN/MAX NaN rules
+//! and its NaN choice for ADD/SUB/MUL/DIV (`ops::pick_nan`: operand order is chosen so that x86
+//! picks the same NaN).
+//! Per-lane calls of the very [`crate::interp::ops`] functions through `lane_op`: EX2, LG2, SIN,
+//! COS and POW with special arguments (ordinary quads run inline vector ports of
+//! `interp::libm`), FMA without the CPU's FMA, LDEXP, integer division and remainder,
+//! IMUL_HI/UMUL_HI, bitfields and bit counts. In `llvmpipe` math
+//! ([`JitShader::compile_math`](crate::codegen::JitShader::compile_math)) EX2, LG2, POW, SIN and
+//! COS are vector code of `ir::lpmath`'s sequences instead, equal to the interpreter running
+//! that rewrite. TEX/TXP/TXB/TXL/TEX_LZ/TXD, TXF/TXF_LZ (`texelFetch`) and TG4
+//! (`textureGather`, of a constant component) call the sampler directly (`tex_sample`, request
+//! built as the interpreter builds it, texel offsets included when they are immediates); texture
+//! instructions whose operands are all immediates — size queries (TXQ/SVIEWINFO), lookups and
+//! fetches at fixed coordinates — ask it once per kernel call, before the quads
+//! ([`sample::constant_lookup`]: through the interpreter, a size query cost the store and reload
+//! of every register variable around it, and Mega Bezel's bezel passes ask 20 per pixel); in
+//! optimized kernels, 2D ones (not TXP, no offset) are sampled inline when the unit offers a
+//! [`TexelView`](crate::exec::TexelView): level 0 with one filter and wrap in the kernel itself,
+//! anything else (mip levels with their per-lane level of detail, a min/mag switch, per-axis or
+//! other wraps) by the general path, compiled once per process as one function per opcode on a
+//! thread of its own (`texpaths`), which the site's sampler call reaches instead (the sampler
+//! itself until the path is compiled). Everything else — other texture instructions, legacy and
+//! packing opcodes (LIT, EXP, LOG, XPD, NRM, PK*/UP*, …) — runs the interpreter's own executor
+//! for that one instruction (`interp_step`) on the same register memory, so its result is the
+//! interpreter's by construction. Registers live in SSA variables (CPU registers where Cranelift
+//! can), except those an indirect operand addresses, which stay in a memory block laid out as
+//! the interpreter's (`TEMP` then `ADDR`, `[channel][lane]`); before an interpreted instruction
+//! the variables are stored to that block, and its destination is reloaded after.
+//!
+//! **Where things are.** `arith`: the float rules (gallivm's `lp_bld_arit`); `mathlib`: the
+//! transcendentals (libm ports and llvmpipe's sequences); `flow`: masks and control flow
+//! (`lp_bld_flow`); `operands`: register reads and writes; `alu`: the per-instruction lowering
+//! (`lp_bld_tgsi_action`), interpreter steps and per-lane calls; `sample`, `sample_shaped` and
+//! `sample_mip`: texture sampling (`lp_bld_sample_soa`); `format`: texel loads and the
+//! transpose to channels (`lp_bld_format_soa`); `analysis`: the register analyses. This file
+//! keeps the kernel frame, the [`Emitter`] state, its SSA value helpers (constants and casts
+//! shared where SSA allows) and the instruction walk.
 
 mod alu;
 mod analysis;
