@@ -138,28 +138,27 @@ impl JitShader {
         };
         let env = fpenv::Env::kernel();
         // SAFETY: the kernel (either tier) was compiled from `k.decoded` for exactly this context
-        // layout. For
-        // each quad q < count it reads and writes `regs` within `num_locals` registers, reads
-        // `inputs + q * in_stride` within `num_inputs` registers and `sysvals + q * sv_stride`
-        // within `num_sysvals`, writes `outputs + q * out_stride` within `num_outputs`, reads
-        // `live[q]` and writes `killed[q]` — the callers (`shade_quad`, `shade_quads`) check
-        // that every such range lies in the slices they were given (or in padded copies);
-        // constants are read only at addresses bounds-checked against each `ConstBuf::len`, the
-        // table being padded to `num_const_buffers`; inline texture sites read `fast[site]`
-        // (one entry per site) and, when its `ok` is set, texels at `y * width + x` for
-        // `x < width`, `y < height`, which `FastTex::of` checked lie in the view's slice,
+        // layout. For each quad q < count it reads and writes `regs` within `num_locals` registers,
+        // reads `inputs + q * in_stride` within `num_inputs` registers and
+        // `sysvals + q * sv_stride` within `num_sysvals`, writes `outputs + q * out_stride` within
+        // `num_outputs`, reads `live[q]` and writes `killed[q]` — the callers (`shade_quad`,
+        // `shade_quads`) check that every such range lies in the slices they were given (or in
+        // padded copies); constants are read only at addresses bounds-checked against each
+        // `ConstBuf::len`, the table being padded to `num_const_buffers`; inline texture sites read
+        // `fast[site]` (one entry per site) and, when its `ok` is set, texels at `y * width + x`
+        // for `x < width`, `y < height`, which `FastTex::of` checked lie in the view's slice,
         // borrowed from `resources` for the call; with `mode` 2 their sampler call goes to the
         // general path (`GeneralPaths`, code that lives as long as the process), which reads the
-        // `last + 1` entries of the level table (level indices clamped to `0..=last`) and
-        // texels at `offset + y * width + x` of a level with `x`, `y` clamped to its size,
-        // which `FastTex::of` checked lie in the slice too, and otherwise calls `tex_sample`; indirect accesses check each lane's index
-        // against the file's bounds (or the per-quad lengths in `ctx`) and otherwise read a
-        // static zero block or write a stack slot of the kernel. All pointers stay valid for
-        // the call and nothing else accesses that memory meanwhile. Everything else the code
-        // reaches by address comes from `addresses`: the tier's table, made for this code's
-        // calling convention from process-lifetime functions, slots and tables and from
-        // `k.decoded`'s immediates, which live as long as the kernel. The kernel expects DAZ, set
-        // just above and restored just below.
+        // `last + 1` entries of the level table (level indices clamped to `0..=last`) and texels at
+        // `offset + y * width + x` of a level with `x`, `y` clamped to its size, which
+        // `FastTex::of` checked lie in the slice too, and otherwise calls `tex_sample`; indirect
+        // accesses check each lane's index against the file's bounds (or the per-quad lengths in
+        // `ctx`) and otherwise read a static zero block or write a stack slot of the kernel. All
+        // pointers stay valid for the call and nothing else accesses that memory meanwhile.
+        // Everything else the code reaches by address comes from `addresses`: the tier's table,
+        // made for this code's calling convention from process-lifetime functions, slots and tables
+        // and from `k.decoded`'s immediates, which live as long as the kernel. The kernel expects
+        // DAZ, set just above and restored just below.
         let status = unsafe { (tier.func)(&mut ctx) };
         drop(env);
         let quad = ctx.quad as usize;

@@ -15,9 +15,9 @@ use super::shims::Shims;
 
 /// The general inline texture paths (`emit::MIP_OPS`) of one calling convention. Each is
 /// compiled on a thread of its own once a kernel with a site that may call it has been
-/// compiled (~4 ms each with the optimizing register allocator; all five used to be compiled
-/// before the first kernel that could call one, 20 ms at the start of every process that
-/// samples a texture). Kernels load the entry from the path's slot at each call: until the path
+/// compiled (~4 ms each with the optimizing register allocator; compiling all five before the
+/// first kernel that could call one would add 20 ms to the start of every process that samples
+/// a texture). Kernels load the entry from the path's slot at each call: until the path
 /// is compiled (or when its compilation failed) the slot holds the sampler call, which takes
 /// the same arguments and gives the same bits, only slower.
 pub(crate) struct GeneralPaths {

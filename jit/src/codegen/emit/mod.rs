@@ -643,9 +643,8 @@ struct Emitter<'a, 'f> {
     /// Per local register: its channels as SSA variables, or None when it lives in memory
     /// (see [`memory_locals`]).
     reg_vars: Vec<Option<[Variable; 4]>>,
-    /// Inline texture sites by program counter: the address of the site's `FastTex`.
-    /// Inline texture sites: the descriptor address of each, and the shape it is compiled for
-    /// (from the program's sampler hints), if any.
+    /// Inline texture sites by program counter: the address of the site's `FastTex`, and the
+    /// shape it is compiled for (from the program's sampler hints), if any.
     fast_vals: HashMap<usize, (Value, Option<InlineShape>)>,
     /// Bitcast results and their operands.
     cast_of: HashMap<Value, Value>,

@@ -50,9 +50,6 @@ pub(super) struct FastSite {
     pub hi_h: Value,
 }
 
-/// Whether `inst` gets an inline texture site in an optimized kernel (while fewer than
-/// [`MAX_INLINE_TEX`] sites exist): a TEX-family 2D lookup with its operands in src0 (not TXP),
-/// or a TXD.
 /// How a texture site's fallback calls the general path (see `tex_call`): the site's
 /// descriptor, its opcode, the shape the site was compiled for (if any) and its texel offset.
 #[derive(Clone, Copy)]
@@ -81,6 +78,9 @@ impl GeneralPath {
     }
 }
 
+/// Whether `inst` gets an inline texture site in an optimized kernel (while fewer than
+/// [`MAX_INLINE_TEX`] sites exist): a TEX-family 2D lookup with its operands in src0 (not TXP),
+/// or a TXD.
 pub(super) fn inline_site_candidate(d: &Decoded, inst: &Inst) -> bool {
     matches!(
         inst.op,
@@ -484,10 +484,10 @@ impl Emitter<'_, '_> {
         [i0, i1, w, in0, in1]
     }
 
-    /// Inline sampling of decoded texels (see [`TextureAccess::texel_view`]) with the sampler's exact
-    /// arithmetic; falls back to [`Self::tex_call`] when the unit has no view, a coordinate is
-    /// denormal (the kernel's DAZ would read it as zero where the sampler does not) or a scaled
-    /// coordinate is NaN or beyond 2^22 (softpipe's wide `ifloor`).
+    /// Inline sampling of decoded texels (see [`TextureAccess::texel_view`]) with the sampler's
+    /// exact arithmetic; falls back to [`Self::tex_call`] when the unit has no view, a coordinate
+    /// is denormal (the kernel's DAZ would read it as zero where the sampler does not) or a
+    /// scaled coordinate is NaN or beyond 2^22 (softpipe's wide `ifloor`).
     ///
     /// [`TextureAccess::texel_view`]: crate::exec::TextureAccess::texel_view
     pub(super) fn tex_inline(
