@@ -13,13 +13,16 @@ use super::JitShader;
 use crate::ir::lpmath::MathMode;
 use crate::ir::Program;
 
-pub(super) type Cache = Mutex<HashMap<u64, Vec<Weak<Kernel>>>>;
+/// Weak references to the live kernels by key hash ([`program_hash`]; kernels of equal hashes
+/// are told apart by comparing programs).
+type Cache = Mutex<HashMap<u64, Vec<Weak<Kernel>>>>;
 
 /// How many of the most recently compiled or looked-up kernels stay alive after their last
 /// shader is dropped, so that drawing the same program again (a golden suite, a frame loop
 /// through `draw::run_with`) finds it compiled, as a driver's shader cache would.
 const RECENT_KERNELS: usize = 16;
 
+/// Makes `kernel` the most recently used of the [`RECENT_KERNELS`] kept alive.
 pub(super) fn keep_recent(kernel: &Arc<Kernel>) {
     static RECENT: Mutex<std::collections::VecDeque<Arc<Kernel>>> =
         Mutex::new(std::collections::VecDeque::new());
@@ -31,9 +34,25 @@ pub(super) fn keep_recent(kernel: &Arc<Kernel>) {
     recent.truncate(RECENT_KERNELS);
 }
 
-pub(super) fn cache() -> &'static Cache {
+/// The process's kernel cache.
+fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Enters `kernel` under its key hash `hash`, dropping entries whose kernels are gone from its
+/// list (and, past 256 hashes, from every list).
+pub(super) fn insert(hash: u64, kernel: &Arc<Kernel>) {
+    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    let list = cache.entry(hash).or_default();
+    list.retain(|w| w.strong_count() > 0);
+    list.push(Arc::downgrade(kernel));
+    if cache.len() > 256 {
+        cache.retain(|_, l| {
+            l.retain(|w| w.strong_count() > 0);
+            !l.is_empty()
+        });
+    }
 }
 
 /// The kernel cache's key hash. Fx rather than SipHash: a cache hit hashes the whole program
@@ -54,6 +73,7 @@ impl JitShader {
         Some(Self::of(kernel))
     }
 
+    /// The live kernel of `program` in `math`, if the cache holds one under `hash`.
     fn lookup(hash: u64, program: &Program, math: MathMode) -> Option<Arc<Kernel>> {
         let cache = cache().lock().unwrap_or_else(|e| e.into_inner());
         cache

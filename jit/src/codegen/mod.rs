@@ -57,7 +57,7 @@ pub use texpaths::wait_for_texture_paths;
 
 use std::sync::Arc;
 
-use cache::{cache, keep_recent, program_hash};
+use cache::{keep_recent, program_hash};
 use tiers::{compile_kernel, optimize_in_background, recompiled_for_speed, Build, Kernel};
 
 use crate::exec::{ExecError, DEFAULT_INSTRUCTION_BUDGET};
@@ -106,18 +106,7 @@ impl JitShader {
             return Ok(shader);
         }
         let kernel = Arc::new(compile_kernel(program, math, None)?);
-        {
-            let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-            let list = cache.entry(hash).or_default();
-            list.retain(|w| w.strong_count() > 0);
-            list.push(Arc::downgrade(&kernel));
-            if cache.len() > 256 {
-                cache.retain(|_, l| {
-                    l.retain(|w| w.strong_count() > 0);
-                    !l.is_empty()
-                });
-            }
-        }
+        cache::insert(hash, &kernel);
         if !kernel.first_optimized && recompiled_for_speed(&kernel.decoded) {
             optimize_in_background(Arc::downgrade(&kernel));
         }
