@@ -12,6 +12,7 @@ use super::abi::CtxOffsets;
 use super::emit;
 use super::isa::process_functions;
 use super::shims::Shims;
+use super::tiers::perf_map_line;
 
 /// The general inline texture paths (`emit::MIP_OPS`) of one calling convention. Each is
 /// compiled on a thread of its own once a kernel with a site that may call it has been
@@ -87,21 +88,13 @@ impl GeneralPaths {
             return;
         };
         if std::env::var_os("SOFTGPU_PERF_MAP").is_some() {
-            use std::io::Write;
-            let path = format!("/tmp/perf-{}.map", std::process::id());
-            if let Ok(mut f) = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-            {
-                // The size is not known here; 16 KB covers the function.
-                let conv = if self.preserve_all {
-                    "_preserve_all"
-                } else {
-                    ""
-                };
-                let _ = writeln!(f, "{addr:x} 4000 softgpu_tex_general_{op:?}{conv}");
-            }
+            // The size is not known here; 16 KB covers the function.
+            let conv = if self.preserve_all {
+                "_preserve_all"
+            } else {
+                ""
+            };
+            perf_map_line(&format!("{addr:x} 4000 softgpu_tex_general_{op:?}{conv}"));
         }
         // Release: the code is finalized (written and made executable) before a kernel on
         // another thread can load its address, as with a background-recompiled kernel.

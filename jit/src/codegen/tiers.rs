@@ -396,9 +396,9 @@ fn load_tier(
     Some((tier, module, io))
 }
 
-/// Appends the kernel's address range to `/tmp/perf-PID.map`, where `perf report` finds names
-/// for JIT code (a failure to write only loses the names).
-fn perf_map(ptr: *const u8, size: usize, program: &Program, insts: usize) {
+/// Appends `line` (address, size, name) to `/tmp/perf-PID.map`, where `perf report` finds names
+/// for JIT code, one writer at a time (a failure to write only loses the names).
+pub(super) fn perf_map_line(line: &str) {
     use std::io::Write;
     static LOCK: Mutex<()> = Mutex::new(());
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -408,14 +408,19 @@ fn perf_map(ptr: *const u8, size: usize, program: &Program, insts: usize) {
         .append(true)
         .open(path)
     {
-        let _ = writeln!(
-            f,
-            "{:x} {:x} softgpu_kernel_{:016x}_{insts}insts",
-            ptr as usize,
-            size,
-            program_hash(program, MathMode::Exact)
-        );
+        let _ = writeln!(f, "{line}");
     }
+}
+
+/// Appends the kernel's address range to the perf map ([`perf_map_line`]) and its machine code
+/// to `/tmp/softgpu-kernel-ADDR.bin`.
+fn perf_map(ptr: *const u8, size: usize, program: &Program, insts: usize) {
+    perf_map_line(&format!(
+        "{:x} {:x} softgpu_kernel_{:016x}_{insts}insts",
+        ptr as usize,
+        size,
+        program_hash(program, MathMode::Exact)
+    ));
     // The machine code too, for `objdump -D -b binary -m i386:x86-64 --adjust-vma=ADDR`.
     // SAFETY: `ptr` is the start of the finalized function of `size` bytes, readable
     // executable memory owned by its module, which outlives this call.
