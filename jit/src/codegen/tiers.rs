@@ -31,13 +31,13 @@ use crate::ir::Program;
 /// One compiled version of a kernel: its entry point and the inline texture sites it reads.
 pub(super) struct Tier {
     pub func: KernelFn,
-    /// What the code reaches by address ([`Address`]).
+    /// What the code reaches by address ([`Address`](super::abi::Address)).
     pub addresses: Box<[usize; ADDRESS_COUNT]>,
     /// The units of the inline texture sites, one descriptor each.
     pub fast_sites: Vec<FastSiteUnits>,
 }
 
-/// A compiled program, shared between all [`JitShader`]s of equal programs.
+/// A compiled program, shared between all [`JitShader`](super::JitShader)s of equal programs.
 pub(super) struct Kernel {
     /// The program as given (the cache key, with `math`).
     pub program: Program,
@@ -60,7 +60,8 @@ pub(super) struct Kernel {
     /// Whether `first` was read from the on-disk cache ([`disk`]).
     pub from_disk: bool,
     /// The optimized recompilation of a large program, set by a background thread when done
-    /// (see [`JitShader::compile`]); used instead of `first` from then on.
+    /// (see [`JitShader::compile`](super::JitShader::compile)); used instead of `first` from
+    /// then on.
     pub optimized: OnceLock<Tier>,
     /// Registers of IN, SV and OUT the kernel addresses directly (the files are padded to these).
     pub num_inputs: usize,

@@ -196,8 +196,9 @@ impl Emitter<'_, '_> {
     /// Samples through the `tex_sample` shim: `src` is src0 (swizzled, modifiers applied),
     /// `grads` a TXD's gradient channels (src1 then src2; empty for other opcodes). With
     /// `general` (an inline site's `FastTex` address and opcode), a site whose descriptor
-    /// selects the general path calls that compiled path (see [`compile_mip_fns`]) instead,
-    /// which has the same signature. The texels come back as `ty` vectors.
+    /// selects the general path calls that compiled path (see
+    /// [`compile_mip_fns`](super::compile_mip_fns)) instead, which has the same signature. The
+    /// texels come back as `ty` vectors.
     pub(super) fn tex_call(
         &mut self,
         pc: usize,
