@@ -77,8 +77,9 @@ impl JitShader {
             return Ok(());
         }
         // The kernel zeroes, at the start of every quad, the channels of the registers it keeps
-        // in memory that an instruction may read before writing them (`emit::zeroed_channels`);
-        // the others are spilled here before an interpreted instruction reads them.
+        // in memory that an instruction may read before writing them
+        // (`emit::analysis::zeroed_channels`); the others are spilled here before an interpreted
+        // instruction reads them.
         if scratch.regs.len() < k.decoded.num_locals {
             scratch.regs.resize(k.decoded.num_locals, ZERO4);
         }

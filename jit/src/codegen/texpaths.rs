@@ -21,7 +21,7 @@ use super::tiers::perf_map_line;
 /// a texture). Kernels load the entry from the path's slot at each call: until the path
 /// is compiled (or when its compilation failed) the slot holds the sampler call, which takes
 /// the same arguments and gives the same bits, only slower.
-pub(crate) struct GeneralPaths {
+pub(super) struct GeneralPaths {
     /// The [`Shims::rust`] argument the paths are compiled with (their calling convention).
     preserve_all: bool,
     /// Entry addresses by `emit::MIP_OPS`.
@@ -48,7 +48,7 @@ impl GeneralPaths {
     }
 
     /// The address of path `k`'s slot, which compiled code loads its entry from.
-    pub(crate) fn slot(&self, k: usize) -> usize {
+    pub(super) fn slot(&self, k: usize) -> usize {
         &self.slots[k] as *const AtomicUsize as usize
     }
 

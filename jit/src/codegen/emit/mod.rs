@@ -79,8 +79,9 @@ mod sample;
 mod sample_mip;
 mod sample_shaped;
 
-pub(crate) use sample::{every_texture_site_inline, MAX_INLINE_TEX};
-pub(crate) use sample_mip::{compile_mip_fns, MIP_OPS};
+pub(super) use sample::every_texture_site_inline;
+pub(crate) use sample::MAX_INLINE_TEX;
+pub(super) use sample_mip::{compile_mip_fns, MIP_OPS};
 
 /// The emitter's maps, keyed by small integers (Cranelift values, register numbers): FxHash,
 /// one multiply per word instead of SipHash, which was a tenth of a large kernel's compile time.
