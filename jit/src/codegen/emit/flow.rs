@@ -2,8 +2,12 @@
 //! `lp_bld_tgsi_soa`): the interpreter's CondMask, LoopMask, ContMask, Switch.mask and FuncMask
 //! as SSA variables whose AND is the execution mask, the open IF/loop/SWITCH constructs of the
 //! instruction sequence being emitted ([`Open`]: the interpreter's mask stacks become
-//! compile-time nesting), and the block helpers every construct uses. Constructs `uniform`
-//! proves taken by all lanes together branch without touching the masks.
+//! compile-time nesting), the block helpers every construct uses, and the lowering of every flow
+//! instruction ([`Emitter::flow_instruction`]): IF/UIF/ELSE/ENDIF, loops with BRK/BREAKC/CONT
+//! and the instruction budget counted at ENDLOOP, SWITCH/CASE/DEFAULT, CAL/CALLNZ (the
+//! subroutine is inlined through [`Emitter::walk`], up to `MAX_CALL_DEPTH` deep), RET, KILL and
+//! END. Every construct is branched over when no lane runs it; constructs `uniform` proves taken
+//! by all lanes together branch without touching the masks.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
