@@ -1,16 +1,13 @@
-//! `softgpu draw`: one draw call from TGSI programs and plain-text vertex and constant files.
+//! `softgpu draw`: one draw call from shaders in any language, vertex and constant data files
+//! ([`data_files`] has their formats), textures and uniforms set by name.
 //!
-//! Input formats (as the command line documents them):
-//! - vertices: one vertex per line, whitespace-separated floats taken four at a time into
-//!   `IN[0]`, `IN[1]`, …; a last group shorter than four is completed from (0, 0, 0, 1). Every
-//!   three vertices make a triangle. Blank lines and `#` comments are ignored.
-//! - constants: one `x y z w` line per `CONST[0][i]` (or per 16 bytes of the push-constant
-//!   block, for `--push-consts`). Values are floats, or raw bits written as `0x…` hexadecimal.
-//! - `--uniform NAME=v1,v2,…`: a uniform-buffer or push-constant member of a WGSL or slang
+//! - `--uniform NAME=v1,v2,…`: a uniform-buffer or push-constant member of a WGSL or Vulkan GLSL
 //!   shader by its name (see [`stage_constants`]).
 //!
 //! The stages are built by [`crate::shader`] (re-exported here where the draw API hands them
 //! out); uniforms are found by name in their reflection ([`crate::frontend::reflect`]).
+
+pub mod data_files;
 
 use crate::exec::{ShaderResources, ShaderSignature};
 use crate::frontend::reflect::{BlockReflection, Member, ScalarKind, StageReflection, TypeLayout};
@@ -22,9 +19,10 @@ pub use crate::shader::{
 };
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use anyhow::{anyhow, bail, Result};
+pub use data_files::{parse_constants, parse_vertices};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Largest number of vertices a vertex file may hold (bounded before allocating).
@@ -61,144 +59,6 @@ pub struct VertexData {
     pub registers: Vec<[u32; 4]>,
     /// Registers per vertex (`IN[0..attributes]`).
     pub attributes: usize,
-}
-
-fn parse_number_bits(token: &str) -> Option<u32> {
-    if let Some(hex) = token
-        .strip_prefix("0x")
-        .or_else(|| token.strip_prefix("0X"))
-    {
-        return u32::from_str_radix(hex, 16).ok();
-    }
-    token.parse::<f32>().ok().map(f32::to_bits)
-}
-
-/// Lines of a text file that carry data: (1-based line number, tokens), comments removed.
-fn data_lines(source: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
-    source.lines().enumerate().filter_map(|(i, line)| {
-        let line = line.split('#').next().unwrap_or("");
-        let tokens: Vec<&str> = line.split_whitespace().collect();
-        (!tokens.is_empty()).then_some((i + 1, tokens))
-    })
-}
-
-fn parse_bits(path: &Path, line: usize, token: &str) -> Result<u32> {
-    parse_number_bits(token).ok_or_else(|| {
-        anyhow!(
-            "{}:{line}: expected a number (float or 0x hex bits), found `{token}`",
-            path.display()
-        )
-    })
-}
-
-/// Parses a vertex file (see the module docs).
-pub fn parse_vertices(path: &Path, source: &str) -> Result<VertexData> {
-    let mut registers = Vec::new();
-    let mut count = 0usize;
-    let mut width = None;
-    for (line, tokens) in data_lines(source) {
-        if count >= MAX_VERTICES {
-            bail!(
-                "{}:{line}: more than {MAX_VERTICES} vertices",
-                path.display()
-            );
-        }
-        if *width.get_or_insert(tokens.len()) != tokens.len() {
-            bail!(
-                "{}:{line}: expected {} values like the first vertex, found {}",
-                path.display(),
-                width.unwrap_or(0),
-                tokens.len()
-            );
-        }
-        for chunk in tokens.chunks(4) {
-            let mut reg = [0, 0, 0, 1.0f32.to_bits()];
-            for (slot, token) in reg.iter_mut().zip(chunk) {
-                *slot = parse_bits(path, line, token)?;
-            }
-            registers.push(reg);
-        }
-        count += 1;
-    }
-    if count == 0 {
-        bail!(
-            "{}: expected at least one triangle (3 vertex lines), found none",
-            path.display()
-        );
-    }
-    if !count.is_multiple_of(3) {
-        bail!(
-            "{}: expected a multiple of 3 vertices (every 3 lines are one triangle), found {count}",
-            path.display()
-        );
-    }
-    Ok(VertexData {
-        attributes: registers.len() / count,
-        registers,
-    })
-}
-
-/// Parses a constant file (see the module docs).
-pub fn parse_constants(path: &Path, source: &str) -> Result<Vec<[u32; 4]>> {
-    let mut constants = Vec::new();
-    for (line, tokens) in data_lines(source) {
-        if constants.len() >= MAX_CONSTANTS {
-            bail!(
-                "{}:{line}: more than {MAX_CONSTANTS} constants",
-                path.display()
-            );
-        }
-        if tokens.len() != 4 {
-            bail!(
-                "{}:{line}: expected 4 values `x y z w`, found {}",
-                path.display(),
-                tokens.len()
-            );
-        }
-        let mut reg = [0u32; 4];
-        for (slot, token) in reg.iter_mut().zip(&tokens) {
-            *slot = parse_bits(path, line, token)?;
-        }
-        constants.push(reg);
-    }
-    Ok(constants)
-}
-
-/// Parses `WxH`.
-pub fn parse_size(text: &str) -> Result<(u32, u32)> {
-    let (w, h) = text
-        .split_once(['x', 'X'])
-        .ok_or_else(|| anyhow!("--size: expected WxH (e.g. 640x480), found `{text}`"))?;
-    let parse = |s: &str| -> Result<u32> {
-        let v: u32 = s
-            .trim()
-            .parse()
-            .map_err(|_| anyhow!("--size: expected WxH with positive integers, found `{text}`"))?;
-        if v == 0 || v > Texture::MAX_DIMENSION {
-            bail!(
-                "--size: each dimension must be 1..={}, found `{text}`",
-                Texture::MAX_DIMENSION
-            );
-        }
-        Ok(v)
-    };
-    Ok((parse(w)?, parse(h)?))
-}
-
-/// Parses a `--texture N=PATH` binding.
-pub fn parse_texture_binding(text: &str) -> Result<(u32, PathBuf)> {
-    let (unit, path) = text
-        .split_once('=')
-        .ok_or_else(|| anyhow!("--texture: expected N=IMAGE.png, found `{text}`"))?;
-    let unit: u32 = unit
-        .trim()
-        .parse()
-        .ok()
-        .filter(|u| *u < 32)
-        .ok_or_else(|| {
-            anyhow!("--texture: expected a unit number 0..31 before `=`, found `{unit}`")
-        })?;
-    Ok((unit, PathBuf::from(path)))
 }
 
 /// The sampler state `draw` uses: one filter for min and mag, no mipmapping (level 0 only, as a
