@@ -16,12 +16,12 @@ fn data(name: &str) -> PathBuf {
 }
 
 fn members(r: &softgpu::frontend::vulkan_glsl::StageReflection) -> Vec<(String, String)> {
-    r.ubo
-        .as_ref()
+    r.uniform_buffers
+        .first()
         .map(|b| {
             b.members
                 .iter()
-                .map(|m| (m.name.clone(), m.ty.clone()))
+                .map(|m| (m.name.clone(), m.ty.glsl_name()))
                 .collect()
         })
         .unwrap_or_default()
@@ -70,10 +70,10 @@ fn stock_shader_maps_retroarch_conventions_to_slang_semantics() {
         assert!(fm.contains(&(n.into(), t.into())), "{n}: {fm:?}");
     }
     assert_eq!(
-        s.vertex.reflection.ubo, s.fragment.reflection.ubo,
+        s.vertex.reflection.uniform_buffers, s.fragment.reflection.uniform_buffers,
         "both stages share one uniform block layout"
     );
-    let block = s.fragment.reflection.ubo.as_ref().expect("ubo");
+    let block = s.fragment.reflection.uniform_buffers.first().expect("ubo");
     assert_eq!((block.set, block.binding), (Some(0), Some(0)));
     for w in block.members.windows(2) {
         assert!(

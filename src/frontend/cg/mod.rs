@@ -46,7 +46,8 @@ pub mod types;
 use std::path::Path;
 
 use super::lower::{self, LoweredShader};
-use super::vulkan_glsl::{self as slang, LineMap, Parameter, SplitSampler, StageReflection};
+use super::reflect::{SamplerPair, StageReflection};
+use super::retroarch::{LineMap, Parameter};
 use super::FrontendError;
 use build::{Cx, StageKind};
 
@@ -214,16 +215,16 @@ fn compile_stage(
             None => FrontendError::new(file, 0, 0, message),
         }
     })?;
-    let split: Vec<SplitSampler> = textures
+    let pairs: Vec<SamplerPair> = textures
         .iter()
-        .map(|(name, image, sampler)| SplitSampler {
-            name: Some(name.clone()),
+        .map(|(_, texture, sampler)| SamplerPair {
             set: 0,
-            image_binding: *image,
+            texture_binding: *texture,
             sampler_binding: *sampler,
         })
         .collect();
-    let reflection = slang::reflect::reflect_stage(&module, 0, &[], &split)
+    let reflection = super::reflect::reflect_stage(&module, &info, 0, &pairs)
+        .and_then(|r| super::retroarch::check_one_uniform_buffer(&r).map(|()| r))
         .map_err(|m| FrontendError::new(file, 0, 0, format!("{stage_name} stage: {m}")))?;
     Ok((
         CgStage {

@@ -36,7 +36,7 @@ use naga::{
 
 use super::parse::{BinOp, Expr, ExprKind, FuncDecl, Item, Pos, Stmt, TypeRef, UnOp, VarDecl};
 use super::types::{builtin_type, common_type, conversion_cost, Dim, Sk, StructInfo, Ty};
-use crate::frontend::vulkan_glsl::SAMPLER_BINDING_OFFSET;
+use crate::frontend::retroarch::SAMPLER_BINDING_OFFSET;
 
 mod access;
 mod builtins;
