@@ -1,7 +1,8 @@
 //! softgpu: a software GPU that runs real GPU shaders on the CPU with the pixels a real driver
 //! produces. `docs/architecture.md` draws the design.
 //!
-//! The rooms, each importing only from those below it: [`texture`] and [`raster`] (storage,
+//! The rooms, each importing only from those below it: [`input`] (bounded reading of the files a
+//! user names); [`texture`] and [`raster`] (storage,
 //! sampling, rasterization); [`frontend`] (WGSL, RetroArch Vulkan GLSL and Cg through naga to the
 //! IR, with one reflection model); [`shader`] (building a stage or a pass's stages from a file,
 //! through the on-disk cache, and the executor that runs them); [`draw`] (one draw call) and
@@ -16,6 +17,7 @@ pub mod chain;
 pub mod draw;
 pub mod frontend;
 pub mod golden;
+pub mod input;
 pub mod raster;
 pub mod shader;
 pub mod texture;
