@@ -1,8 +1,10 @@
-//! Sets `SOFTGPU_BUILD_ID`: a hash of every source file of both crates and of `Cargo.lock`.
+//! Sets `SOFTGPU_BUILD_ID`: a hash of every source file of the workspace's crates and of
+//! `Cargo.lock`.
 //!
-//! The on-disk shader cache (`chain::shader_cache`) keys its entries with it, so a build whose
-//! frontends, lowering or optimizer differ in any way — including pinned dependency versions
-//! such as glslang and naga — never reads what another build wrote.
+//! The on-disk caches (the shader cache in `src/shader/cache.rs`, the kernel cache in
+//! `jit/src/codegen/disk.rs`) key their entries with it, so a build whose frontends, lowering,
+//! optimizer or code generator differ in any way — including pinned dependency versions such as
+//! glslang and naga — never reads what another build wrote.
 
 use std::hash::Hasher;
 use std::path::{Path, PathBuf};
@@ -45,11 +47,16 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
 fn main() {
     let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     let mut files = Vec::new();
-    for dir in ["src", "jit/src"] {
+    for dir in ["src", "cache/src", "jit/src"] {
         collect(&root.join(dir), &mut files);
         println!("cargo:rerun-if-changed={dir}");
     }
-    for file in ["Cargo.lock", "Cargo.toml", "jit/Cargo.toml"] {
+    for file in [
+        "Cargo.lock",
+        "Cargo.toml",
+        "cache/Cargo.toml",
+        "jit/Cargo.toml",
+    ] {
         files.push(root.join(file));
         println!("cargo:rerun-if-changed={file}");
     }

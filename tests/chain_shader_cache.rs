@@ -1,4 +1,4 @@
-//! The on-disk shader cache (`chain::shader_cache`): a chain built from cached shaders renders
+//! The on-disk shader cache (`shader::ShaderCache`): a chain built from cached shaders renders
 //! the same bytes as one compiled from source, for every preset of `tests/chain/` and the Cg
 //! test preset; a changed include, a corrupt or foreign entry and an unwritable directory each
 //! fall back to compiling, and `softgpu render` uses the cache (shaders and kernels, read back

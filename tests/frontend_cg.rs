@@ -16,12 +16,12 @@ fn data(name: &str) -> PathBuf {
 }
 
 fn members(r: &softgpu::frontend::vulkan_glsl::StageReflection) -> Vec<(String, String)> {
-    r.ubo
-        .as_ref()
+    r.uniform_buffers
+        .first()
         .map(|b| {
             b.members
                 .iter()
-                .map(|m| (m.name.clone(), m.ty.clone()))
+                .map(|m| (m.name.clone(), m.ty.glsl_name()))
                 .collect()
         })
         .unwrap_or_default()
@@ -70,10 +70,10 @@ fn stock_shader_maps_retroarch_conventions_to_slang_semantics() {
         assert!(fm.contains(&(n.into(), t.into())), "{n}: {fm:?}");
     }
     assert_eq!(
-        s.vertex.reflection.ubo, s.fragment.reflection.ubo,
+        s.vertex.reflection.uniform_buffers, s.fragment.reflection.uniform_buffers,
         "both stages share one uniform block layout"
     );
-    let block = s.fragment.reflection.ubo.as_ref().expect("ubo");
+    let block = s.fragment.reflection.uniform_buffers.first().expect("ubo");
     assert_eq!((block.set, block.binding), (Some(0), Some(0)));
     for w in block.members.windows(2) {
         assert!(
@@ -426,4 +426,87 @@ fn constant_locals_size_arrays_and_rule_out_branches() {
     );
     let e = compile_err("float4 main_fragment(float4 v : TEXCOORD0) : COLOR\n{\n    bool on = v.x > 0;\n    if (on) { return undefined_name; }\n    return v;\n}\n");
     assert!(e.contains("unknown name `undefined_name`"), "{e}");
+}
+
+#[test]
+fn retroarch_structs_bind_by_name_with_or_without_uniform() {
+    // motionblur/feedback.cg's style: `input IN` and `input FEEDBACK` without `uniform`, the
+    // vertex stage reading IN.mvp_matrix, IN.vertex_coord and the tex_coords, the fragment stage
+    // passing both structs (they hold samplers) to a function.
+    let s = compile_cg(&data("runtime/feedback.cg")).unwrap_or_else(|e| panic!("{e}"));
+    let mut vin: Vec<u32> = s
+        .vertex
+        .reflection
+        .inputs
+        .iter()
+        .map(|l| l.location)
+        .collect();
+    vin.sort();
+    assert_eq!(
+        vin,
+        [0, 1],
+        "IN.vertex_coord -> POSITION, tex_coord -> TEXCOORD0"
+    );
+    let vm = members(&s.vertex.reflection);
+    assert!(vm.contains(&("MVP".into(), "mat4".into())), "{vm:?}");
+    let mut textures: Vec<String> = s
+        .fragment
+        .reflection
+        .textures
+        .iter()
+        .filter_map(|t| t.name.clone())
+        .collect();
+    textures.sort();
+    assert_eq!(
+        textures,
+        ["Original", "Source"],
+        "FEEDBACK is the frame input when the preset names no feedback pass"
+    );
+
+    // A struct holding a sampler is bound by its name (a pass alias here), `uniform` or not.
+    let src = format!(
+        "{MINIMAL_VERTEX}struct pass_t {{ float2 video_size; sampler2D texture; }};\n\
+         float4 main_fragment(float2 uv : TEXCOORD0, pass_t BLURRED) : COLOR\n\
+         {{ return tex2D(BLURRED.texture, uv / BLURRED.video_size); }}\n"
+    );
+    let s = compile_cg_str(&src, Path::new("alias.cg")).unwrap_or_else(|e| panic!("{e}"));
+    let textures: Vec<Option<String>> = (s.fragment.reflection.textures.iter())
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(textures, [Some("BLURRED".to_string())]);
+    let fm = members(&s.fragment.reflection);
+    assert!(
+        fm.contains(&("BLURREDSize".into(), "vec2".into())),
+        "{fm:?}"
+    );
+
+    // IN.color is RetroArch's opaque white; IN.mvp_matrix is bound in the vertex program only,
+    // so the fragment program reads zero.
+    check(
+        "struct input { float4 color; float4x4 mvp_matrix; };\ninput IN;",
+        "return IN.color * v + mul(IN.mvp_matrix, v);",
+        |v| v,
+    );
+}
+
+#[test]
+fn texel_fetches_fail_as_cgc_fails_in_its_glsl_profiles() {
+    // handheld/shaders/lcd_cgwg/lcd-grid-v2-nvidia.cg: GLSL's array constructors are Cg too,
+    // `texelFetchOffset` is not (cgc's gp4/gp5 profiles for NVIDIA GPUs have it).
+    check(
+        "const float weights[] = float[](0.25, 0.5, 0.25);",
+        "return float4(weights[0], weights[1], weights[2], v.x);",
+        |v| [0.25, 0.5, 0.25, v[0]],
+    );
+    let e = compile_err(
+        "float4 main_fragment(float2 uv : TEXCOORD0, uniform sampler2D s : TEXUNIT0) : COLOR\n\
+         { return texelFetchOffset(s, int2(uv), 0, int2(1, 0)); }\n",
+    );
+    assert!(
+        e.starts_with(
+            "err.cg:3:10: unable to find compatible overloaded function \
+             `texelFetchOffset(sampler2D, int2, int, int2)`"
+        ),
+        "{e}"
+    );
 }

@@ -39,7 +39,11 @@ fn render(shader: &Path, dir: &Path, strict: bool) -> Result<Vec<u8>, String> {
         }
     };
     // Both stages share one layout; a stage that reads no uniform has no block.
-    let ubo = (shader.fragment.reflection.ubo.clone()).or(shader.vertex.reflection.ubo.clone());
+    let ubo = (shader.fragment.reflection.uniform_buffers.first()).or(shader
+        .vertex
+        .reflection
+        .uniform_buffers
+        .first());
     for m in ubo.iter().flat_map(|b| b.members.iter()) {
         match m.name.as_str() {
             // Column-major, as RetroArch uploads it (the frontend transposes for Cg's rows).

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use softgpu::frontend::reflect::{Scalar, ScalarKind, StageReflection, TypeLayout};
 use softgpu::frontend::vulkan_glsl::{
-    self as slang, compile_slang, preprocess_file, reflect::StageReflection, Stage,
-    SAMPLER_BINDING_OFFSET,
+    self as slang, compile_slang, preprocess_file, Stage, SAMPLER_BINDING_OFFSET,
 };
 use softgpu::frontend::FrontendError;
 
@@ -422,7 +422,7 @@ fn members(r: &Option<slang::BlockReflection>) -> Vec<(String, u32, String, u32)
         .unwrap()
         .members
         .iter()
-        .map(|m| (m.name.clone(), m.offset, m.ty.clone(), m.size))
+        .map(|m| (m.name.clone(), m.offset, m.ty.glsl_name(), m.size))
         .collect()
 }
 
@@ -455,7 +455,7 @@ fn reflection_of_the_basic_pass() {
         // std140: the float packs into the vec3's last slot; vec2[3] has a 16-byte stride; mat3
         // is three 16-byte columns.
         assert_eq!(
-            members(&r.ubo),
+            members(&r.uniform_buffers.first().cloned()),
             [
                 m("MVP", 0, "mat4", 64),
                 m("TINT", 64, "vec3", 12),
@@ -464,7 +464,7 @@ fn reflection_of_the_basic_pass() {
                 m("COLOR_MATRIX", 128, "mat3", 48),
             ]
         );
-        let ubo = r.ubo.as_ref().unwrap();
+        let ubo = r.uniform_buffers.first().unwrap();
         assert_eq!(
             (ubo.name.as_deref(), ubo.set, ubo.binding, ubo.size),
             (Some("global"), Some(0), Some(0), 176)
@@ -547,7 +547,7 @@ fn std140_ubo_and_std430_push_constants_lay_out_differently() {
     assert_eq!(r.push_constants.as_ref().unwrap().size, 48);
     // std140: array elements are rounded up to 16 bytes.
     assert_eq!(
-        members(&r.ubo),
+        members(&r.uniform_buffers.first().cloned()),
         [
             m("WEIGHTS", 0, "float[3]", 48),
             m("OFFSET", 48, "vec2", 8),
@@ -557,8 +557,8 @@ fn std140_ubo_and_std430_push_constants_lay_out_differently() {
             m("TAIL", 96, "vec4[2]", 32),
         ]
     );
-    assert_eq!(r.ubo.as_ref().unwrap().binding, Some(1));
-    assert_eq!(r.ubo.as_ref().unwrap().size, 128);
+    assert_eq!(r.uniform_buffers.first().unwrap().binding, Some(1));
+    assert_eq!(r.uniform_buffers.first().unwrap().size, 128);
 }
 
 #[test]
@@ -569,13 +569,34 @@ fn std140_mat2_members_are_read_with_padded_columns() {
     let (_dir, path) = write_files(&[("mat2.slang", src)]);
     let s = compile_slang(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
-        members(&s.fragment.reflection.ubo),
+        members(&s.fragment.reflection.uniform_buffers.first().cloned()),
         [
             m("MVP", 0, "mat4", 64),
             m("ROT", 64, "mat2", 32),
             m("SKEW", 96, "mat3x2[2]", 96),
             m("K", 192, "float", 4),
         ]
+    );
+    // The typed layout keeps the padded column stride the program reads with.
+    let ubo = &s.fragment.reflection.uniform_buffers[0];
+    let float = Scalar {
+        kind: ScalarKind::Float,
+        width: 4,
+    };
+    let padded = |columns| TypeLayout::Matrix {
+        scalar: float,
+        columns,
+        rows: 2,
+        column_stride: 16,
+    };
+    assert_eq!(ubo.members[1].ty, padded(2));
+    assert_eq!(
+        ubo.members[2].ty,
+        TypeLayout::Array {
+            element: Box::new(padded(3)),
+            count: 2,
+            stride: 48,
+        }
     );
     let (_, fs) = s.lower().unwrap_or_else(|e| panic!("{e}"));
     let text = fs.program.to_string();
@@ -594,9 +615,18 @@ fn reflection_serializes_to_json() {
     assert_eq!(json["name"], "BasicPass");
     assert_eq!(json["format"], "R16G16B16A16_SFLOAT");
     assert_eq!(json["parameters"][1]["id"], "SCANLINE_STRENGTH");
-    assert_eq!(json["vertex"]["ubo"]["members"][3]["name"], "JITTER");
-    assert_eq!(json["vertex"]["ubo"]["members"][3]["offset"], 80);
-    assert_eq!(json["vertex"]["ubo"]["members"][3]["type"], "vec2[3]");
+    assert_eq!(
+        json["vertex"]["uniform_buffers"][0]["members"][3]["name"],
+        "JITTER"
+    );
+    assert_eq!(
+        json["vertex"]["uniform_buffers"][0]["members"][3]["offset"],
+        80
+    );
+    assert_eq!(
+        json["vertex"]["uniform_buffers"][0]["members"][3]["type"],
+        "vec2[3]"
+    );
     assert_eq!(json["fragment"]["textures"][0]["name"], "Source");
     assert_eq!(json["fragment"]["outputs"][0]["location"], 0);
 }
@@ -628,11 +658,12 @@ fn slang_shader_lowers_to_tgsi() {
 #[test]
 fn aggregate_varyings_are_flattened_to_consecutive_locations() {
     let s = compile_slang(&data("varyings.slang")).unwrap_or_else(|e| panic!("{e}"));
-    let names = |v: &[slang::reflect::LocationReflection]| -> Vec<(String, u32, String)> {
-        v.iter()
-            .map(|l| (l.name.clone().unwrap_or_default(), l.location, l.ty.clone()))
-            .collect()
-    };
+    let names =
+        |v: &[softgpu::frontend::reflect::LocationReflection]| -> Vec<(String, u32, String)> {
+            v.iter()
+                .map(|l| (l.name.clone().unwrap_or_default(), l.location, l.ty.clone()))
+                .collect()
+        };
     let expect: Vec<(String, u32, String)> = [
         ("vTexCoord", 0, "vec2"),
         ("offset[0]", 1, "vec4"),

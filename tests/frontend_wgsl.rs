@@ -886,6 +886,20 @@ var<immediate> im_frag: F;
             softgpu::frontend::lower::ResourceKind::PushConstants { buffer: 0, size }
         );
     }
+    // Each entry point's reflection describes its own block, named as declared.
+    let parsed = softgpu::frontend::wgsl::parse(src, "imm.wgsl").unwrap();
+    for (stage, name, members) in [
+        (Stage::Vertex, "im_vert", ["clip_w", "m"]),
+        (Stage::Fragment, "im_frag", ["multiplier", "tint"]),
+    ] {
+        let index =
+            softgpu::frontend::wgsl::select_entry_point(&parsed.module, stage, None, "").unwrap();
+        let reflection = softgpu::frontend::wgsl::reflect(&parsed, index, "imm.wgsl").unwrap();
+        let push = reflection.push_constants.expect("push-constant block");
+        assert_eq!(push.name.as_deref(), Some(name));
+        let names: Vec<&str> = push.members.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, members);
+    }
     // The fragment program computes c * tint * multiplier from CONST[0].
     let p = lower(src, Stage::Fragment);
     let f = |x: f32| x.to_bits();

@@ -1,12 +1,13 @@
-//! RetroArch filter chains: `.slangp` presets rendered frame after frame (`softgpu render`).
+//! RetroArch filter chains: `.slangp` and `.cgp` presets rendered frame after frame
+//! (`softgpu render`).
 //!
 //! [`preset`] parses presets, [`semantics`] resolves what each uniform and texture of a pass
-//! means, [`runtime`] compiles the passes and renders frames with history and feedback.
+//! means, [`runtime`] builds the passes (their shaders through [`crate::shader`]) and renders
+//! frames with history and feedback.
 
 pub mod preset;
 pub mod runtime;
 pub mod semantics;
-pub mod shader_cache;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,8 +15,10 @@ use std::time::{Duration, Instant};
 
 use crate::texture::Texture;
 
+pub use crate::shader::{
+    default_cache_dir as default_shader_cache_dir, ShaderCacheStats, BUILD_ID,
+};
 pub use runtime::{ChainOptions, FilterChain, FrameOptions, PassTiming, SrgbCurve};
-pub use shader_cache::{default_shader_cache_dir, ShaderCacheStats, BUILD_ID};
 
 /// Why a chain could not be built or rendered; the message names the file (and line, where
 /// one is known) and what was expected.

@@ -7,12 +7,13 @@
 //! texture names (`OriginalHistoryN`, `PassOutputN`, `PassFeedbackN`, `UserN` and their `…SizeN`
 //! uniforms). A member or texture the program reads that none of these name is an error, as the
 //! slang spec says; members nothing reads are ignored (librashader reflects only the active
-//! ranges of a buffer).
+//! ranges of a buffer). A Cg pass's uniform that none of these name is bound by nothing and
+//! reads zero instead ([`UnnamedUniforms`]), as in RetroArch's Cg runtime.
 
 use std::collections::{BTreeSet, HashMap};
 
 use crate::frontend::lower::{LoweredShader, ResourceKind};
-use crate::frontend::vulkan_glsl::{BlockReflection, StageReflection};
+use crate::frontend::reflect::{self, BlockReflection, StageReflection, TypeLayout};
 use crate::ir::{Program, RegisterFile};
 
 use super::ChainError;
@@ -68,6 +69,18 @@ pub enum UniformSemantic {
     Parameter(String),
     /// The size vec4 of a texture (`SourceSize`, `PassOutputSize1`, `LUTSize`, …).
     TextureSize(TextureSemantic),
+}
+
+/// What binding makes of a uniform member the program reads that no name resolves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnnamedUniforms {
+    /// An error, as RetroArch's slang runtime and librashader make it.
+    #[default]
+    Reject,
+    /// Left unbound, so it keeps the zero its buffer starts with: RetroArch's Cg runtime
+    /// (`shader_gl_cg.c`) sets uniforms by name with `cgGetNamedParameter` and leaves every
+    /// other uniform at its default.
+    ReadZero,
 }
 
 /// The names a preset defines on top of the built-in ones.
@@ -228,35 +241,37 @@ pub struct MemberType {
 }
 
 impl MemberType {
-    /// Parses the GLSL type names the reflection reports (`float`, `uvec2`, `mat4`, …).
-    pub fn parse(ty: &str) -> Option<MemberType> {
-        let scalar = |kind| {
-            Some(MemberType {
-                kind,
-                components: 1,
-            })
+    /// What the runtime writes into a member of type `ty`: scalars and vectors of 32-bit
+    /// numbers (booleans as 0/1 `uint`s) and `mat4`; `None` for any other type.
+    pub fn of(ty: &TypeLayout) -> Option<MemberType> {
+        let kind = |scalar: reflect::Scalar| match (scalar.kind, scalar.width) {
+            (reflect::ScalarKind::Float, 4) => Some(ScalarKind::Float),
+            (reflect::ScalarKind::Sint, 4) => Some(ScalarKind::Int),
+            (reflect::ScalarKind::Uint, 4) | (reflect::ScalarKind::Bool, _) => {
+                Some(ScalarKind::Uint)
+            }
+            _ => None,
         };
         match ty {
-            "float" => return scalar(ScalarKind::Float),
-            "int" => return scalar(ScalarKind::Int),
-            "uint" | "bool" => return scalar(ScalarKind::Uint),
-            "mat4" | "mat4x4" => {
-                return Some(MemberType {
-                    kind: ScalarKind::Float,
-                    components: 16,
-                })
-            }
-            _ => {}
+            TypeLayout::Scalar(scalar) => Some(MemberType {
+                kind: kind(*scalar)?,
+                components: 1,
+            }),
+            TypeLayout::Vector { scalar, size } => Some(MemberType {
+                kind: kind(*scalar)?,
+                components: *size,
+            }),
+            TypeLayout::Matrix {
+                scalar,
+                columns: 4,
+                rows: 4,
+                ..
+            } if kind(*scalar) == Some(ScalarKind::Float) => Some(MemberType {
+                kind: ScalarKind::Float,
+                components: 16,
+            }),
+            _ => None,
         }
-        let (kind, rest) = if let Some(r) = ty.strip_prefix("ivec") {
-            (ScalarKind::Int, r)
-        } else if let Some(r) = ty.strip_prefix("uvec").or_else(|| ty.strip_prefix("bvec")) {
-            (ScalarKind::Uint, r)
-        } else {
-            (ScalarKind::Float, ty.strip_prefix("vec")?)
-        };
-        let components = rest.parse::<u32>().ok().filter(|n| (2..=4).contains(n))?;
-        Some(MemberType { kind, components })
     }
 }
 
@@ -319,51 +334,6 @@ impl StageBindings {
                 }
             });
         self.textures.iter().map(|t| t.semantic).chain(sizes)
-    }
-}
-
-/// The uniform-block members a stage accesses, by name (what spirv-cross calls the active
-/// buffer ranges, which librashader reflects): members nobody accesses need no meaning.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ActiveMembers {
-    /// Members of the uniform buffer.
-    pub ubo: BTreeSet<String>,
-    /// Members of the push-constant block.
-    pub push_constants: BTreeSet<String>,
-}
-
-impl ActiveMembers {
-    /// Collects the members a naga module accesses (`global.MEMBER` / `params.MEMBER`) in any
-    /// function or entry point.
-    pub fn of_module(module: &naga::Module) -> ActiveMembers {
-        let mut active = ActiveMembers::default();
-        let functions = module
-            .functions
-            .iter()
-            .map(|(_, f)| f)
-            .chain(module.entry_points.iter().map(|e| &e.function));
-        for function in functions {
-            for (_, expr) in function.expressions.iter() {
-                let naga::Expression::AccessIndex { base, index } = *expr else {
-                    continue;
-                };
-                let naga::Expression::GlobalVariable(g) = function.expressions[base] else {
-                    continue;
-                };
-                let var = &module.global_variables[g];
-                let set = match var.space {
-                    naga::AddressSpace::Uniform => &mut active.ubo,
-                    naga::AddressSpace::Immediate => &mut active.push_constants,
-                    _ => continue,
-                };
-                if let naga::TypeInner::Struct { members, .. } = &module.types[var.ty].inner {
-                    if let Some(name) = members.get(index as usize).and_then(|m| m.name.clone()) {
-                        set.insert(name);
-                    }
-                }
-            }
-        }
-        active
     }
 }
 
@@ -436,8 +406,8 @@ pub fn bind_stage(
     pass_index: usize,
     lowered: &LoweredShader,
     reflection: &StageReflection,
-    active: &ActiveMembers,
     names: &SemanticNames,
+    unnamed: UnnamedUniforms,
 ) -> Result<StageBindings, ChainError> {
     let reads = const_reads(&lowered.program);
     let units = sampled_units(&lowered.program);
@@ -446,9 +416,9 @@ pub fn bind_stage(
         match &slot.kind {
             ResourceKind::UniformBuffer { buffer, size } => {
                 let block = reflection
-                    .ubo
-                    .as_ref()
-                    .filter(|b| b.binding.is_none_or(|b| b == slot.binding));
+                    .uniform_buffers
+                    .iter()
+                    .find(|b| b.binding.is_none_or(|b| b == slot.binding));
                 let Some(block) = block else {
                     return Err(ChainError::new(format!(
                         "{context}: uniform buffer at binding {} has no reflection",
@@ -461,8 +431,9 @@ pub fn bind_stage(
                     (*buffer, *size),
                     block,
                     reads.get(buffer),
-                    &active.ubo,
+                    &reflection.active.uniform_buffers,
                     names,
+                    unnamed,
                 )?);
             }
             ResourceKind::PushConstants { buffer, size } => {
@@ -477,8 +448,9 @@ pub fn bind_stage(
                     (*buffer, *size),
                     block,
                     reads.get(buffer),
-                    &active.push_constants,
+                    &reflection.active.push_constants,
                     names,
+                    unnamed,
                 )?);
             }
             ResourceKind::Texture { unit, .. } => {
@@ -526,6 +498,7 @@ fn check_causal(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)] // the block, what the program reads of it, how names resolve
 fn bind_block(
     context: &str,
     pass_index: usize,
@@ -534,6 +507,7 @@ fn bind_block(
     reads: Option<&Option<BTreeSet<u32>>>,
     active: &BTreeSet<String>,
     names: &SemanticNames,
+    unnamed: UnnamedUniforms,
 ) -> Result<BufferBinding, ChainError> {
     let mut members = Vec::new();
     for member in &block.members {
@@ -544,6 +518,9 @@ fn bind_block(
         let relative = relative_pass(&member.name, "PassPrevSize", pass_index)
             .map(UniformSemantic::TextureSize);
         let Some(semantic) = relative.or_else(|| names.uniform(&member.name)) else {
+            if unnamed == UnnamedUniforms::ReadZero {
+                continue;
+            }
             return Err(ChainError::new(format!(
                 "{context}: uniform `{}` means nothing: it is not a built-in semantic (MVP, \
                  OutputSize, SourceSize, FrameCount, …), a #pragma parameter, or a size of a pass \
@@ -555,12 +532,13 @@ fn bind_block(
             check_causal(context, pass_index, &member.name, t)?;
         }
         let (components, expected) = expected_components(&semantic);
-        let ty = MemberType::parse(&member.ty)
+        let ty = MemberType::of(&member.ty)
             .filter(|ty| components.contains(&ty.components))
             .ok_or_else(|| {
                 ChainError::new(format!(
                     "{context}: uniform `{}` has type {}, which cannot hold {expected}",
-                    member.name, member.ty
+                    member.name,
+                    member.ty.glsl_name()
                 ))
             })?;
         members.push(MemberBinding {
@@ -749,21 +727,42 @@ mod tests {
         );
     }
 
+    fn scalar(kind: reflect::ScalarKind) -> reflect::Scalar {
+        reflect::Scalar { kind, width: 4 }
+    }
+
     #[test]
-    fn member_types_parse_and_values_convert() {
+    fn member_types_follow_the_layout_and_values_convert() {
+        let float = scalar(reflect::ScalarKind::Float);
+        let vec2 = TypeLayout::Vector {
+            scalar: float,
+            size: 2,
+        };
         assert_eq!(
-            MemberType::parse("vec2"),
+            MemberType::of(&vec2),
             Some(MemberType {
                 kind: ScalarKind::Float,
                 components: 2
             })
         );
-        assert_eq!(MemberType::parse("vec5"), None);
-        assert_eq!(MemberType::parse("mat3"), None);
+        let matrix = |n| TypeLayout::Matrix {
+            scalar: float,
+            columns: n,
+            rows: n,
+            column_stride: 16,
+        };
+        assert_eq!(MemberType::of(&matrix(4)).map(|t| t.components), Some(16));
+        assert_eq!(MemberType::of(&matrix(3)), None);
+        let array = TypeLayout::Array {
+            element: Box::new(TypeLayout::Scalar(float)),
+            count: 2,
+            stride: 16,
+        };
+        assert_eq!(MemberType::of(&array), None);
         let member = MemberBinding {
             name: "FrameCount".into(),
             offset: 4,
-            ty: MemberType::parse("float").unwrap(),
+            ty: MemberType::of(&TypeLayout::Scalar(float)).unwrap(),
             semantic: UniformSemantic::FrameCount,
         };
         let mut data = vec![0u8; 8];
@@ -772,7 +771,7 @@ mod tests {
         let size = MemberBinding {
             name: "SourceSize".into(),
             offset: 0,
-            ty: MemberType::parse("vec2").unwrap(),
+            ty: MemberType::of(&vec2).unwrap(),
             semantic: UniformSemantic::TextureSize(TextureSemantic::Source),
         };
         let mut data = vec![0u8; 16];

@@ -1,78 +1,34 @@
-//! `softgpu draw`: one draw call from TGSI programs and plain-text vertex and constant files.
+//! `softgpu draw`: one draw call from shaders in any language, vertex and constant data files
+//! ([`data_files`] has their formats), textures and uniforms set by name.
 //!
-//! Input formats (as the command line documents them):
-//! - vertices: one vertex per line, whitespace-separated floats taken four at a time into
-//!   `IN[0]`, `IN[1]`, …; a last group shorter than four is completed from (0, 0, 0, 1). Every
-//!   three vertices make a triangle. Blank lines and `#` comments are ignored.
-//! - constants: one `x y z w` line per `CONST[0][i]` (or per 16 bytes of the push-constant
-//!   block, for `--push-consts`). Values are floats, or raw bits written as `0x…` hexadecimal.
-//! - `--uniform NAME=v1,v2,…`: a uniform-buffer or push-constant member of a WGSL or slang
+//! - `--uniform NAME=v1,v2,…`: a uniform-buffer or push-constant member of a WGSL or Vulkan GLSL
 //!   shader by its name (see [`stage_constants`]).
+//!
+//! The stages are built by [`crate::shader`] (re-exported here where the draw API hands them
+//! out); uniforms are found by name in their reflection ([`crate::frontend::reflect`]).
 
-mod stage_cache;
+pub mod data_files;
 
-use crate::exec::{QuadShader, ShaderResources, ShaderSignature};
-use crate::interp::Interpreter;
+use crate::exec::{ShaderResources, ShaderSignature};
+use crate::frontend::reflect::{BlockReflection, Member, ScalarKind, StageReflection, TypeLayout};
 use crate::ir::MathMode;
-use crate::ir::{text, validate, Processor, Program};
-use crate::jit::codegen::JitShader;
+use crate::ir::{Processor, Program};
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, RenderTarget, Vertices};
+pub use crate::shader::{
+    build_shader, compile_shader, jit_compiling, load_program, Executor, Language, StageCacheUse,
+};
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
+pub use data_files::{parse_constants, parse_vertices};
 use serde::{Deserialize, Serialize};
-pub use stage_cache::StageCacheUse;
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Largest number of vertices a vertex file may hold (bounded before allocating).
 pub const MAX_VERTICES: usize = 3 << 20;
 /// Largest number of constant vectors a constant file may hold.
 pub const MAX_CONSTANTS: usize = 1 << 16;
-
-/// Which executor runs the shaders. Both give bit-identical results (the JIT is tested against
-/// the interpreter); the JIT is the fast one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Executor {
-    /// Cranelift-compiled quad kernels; a program the JIT refuses runs on the interpreter.
-    #[default]
-    Jit,
-    /// The reference interpreter.
-    Interp,
-}
-
-thread_local! {
-    /// Set while this thread runs the JIT compiler (see [`jit_compiling`]).
-    static JIT_COMPILING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether the current thread is inside the JIT compiler: a panic there is caught and the program
-/// runs on the interpreter instead, so a panic hook may stay quiet about it.
-pub fn jit_compiling() -> bool {
-    JIT_COMPILING.with(|c| c.get())
-}
-
-/// Builds the quad shader for `program` with the chosen executor, computing EX2, LG2, POW, SIN
-/// and COS as `math` says (what the interpreter computes for `math.apply(program)`). A program
-/// the JIT refuses — or one that trips a bug in the code generator (Cranelift asserts; caught
-/// here) — runs on the interpreter, which is the specification the JIT must match anyway.
-pub fn build_shader(
-    program: &Program,
-    executor: Executor,
-    math: MathMode,
-) -> Result<Box<dyn QuadShader>> {
-    if executor == Executor::Jit {
-        JIT_COMPILING.with(|c| c.set(true));
-        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            JitShader::compile_math(program, math)
-        }));
-        JIT_COMPILING.with(|c| c.set(false));
-        if let Ok(Ok(shader)) = compiled {
-            return Ok(Box::new(shader));
-        }
-    }
-    Ok(Box::new(Interpreter::new(&math.applied(program))?))
-}
 
 /// Everything one `draw` invocation needs, already read from disk.
 pub struct DrawJob {
@@ -103,213 +59,6 @@ pub struct VertexData {
     pub registers: Vec<[u32; 4]>,
     /// Registers per vertex (`IN[0..attributes]`).
     pub attributes: usize,
-}
-
-/// The language of a shader file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Language {
-    /// Mesa's TGSI text format.
-    Tgsi,
-    /// WGSL (through naga).
-    Wgsl,
-    /// RetroArch slang: Vulkan GLSL with `#pragma stage` (through glslang, SPIR-V and naga).
-    SlangGlsl,
-}
-
-impl Language {
-    /// The language a file name implies: `.wgsl` is WGSL, `.slang` RetroArch slang, anything
-    /// else TGSI text.
-    pub fn from_path(path: &Path) -> Language {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some(ext) if ext.eq_ignore_ascii_case("wgsl") => Language::Wgsl,
-            Some(ext) if ext.eq_ignore_ascii_case("slang") => Language::SlangGlsl,
-            _ => Language::Tgsi,
-        }
-    }
-}
-
-/// Reads a shader file in `language` (or the one its extension implies) and compiles the
-/// `expected` stage to a validated program; errors name the file and line. Both stages of a
-/// slang file are compiled, so an error in either is reported (what `softgpu compile` checks).
-pub fn compile_shader(
-    path: &Path,
-    expected: Processor,
-    language: Option<Language>,
-) -> Result<Program> {
-    if language.unwrap_or_else(|| Language::from_path(path)) == Language::SlangGlsl {
-        use crate::frontend::vulkan_glsl as slang;
-        let vertex = slang_stage(path, expected)? == slang::Stage::Vertex;
-        let shader = slang::compile_slang(path)?;
-        let stage = if vertex {
-            &shader.vertex
-        } else {
-            &shader.fragment
-        };
-        return Ok(slang::lower_stage(stage)?.program);
-    }
-    Ok(compile_stage(path, expected, language)?.program)
-}
-
-/// Reads and validates a TGSI program file; errors name the file and line.
-pub fn load_program(path: &Path, expected: Processor) -> Result<Program> {
-    let source = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read shader", path.display()))?;
-    let program = text::parse_program(&source).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    validate::validate(&program).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-        anyhow!(
-            "{}: invalid program:\n  {}",
-            path.display(),
-            lines.join("\n  ")
-        )
-    })?;
-    if program.processor != expected {
-        bail!(
-            "{}: expected a {} program, found {}",
-            path.display(),
-            expected.name(),
-            program.processor.name()
-        );
-    }
-    Ok(program)
-}
-
-fn parse_number_bits(token: &str) -> Option<u32> {
-    if let Some(hex) = token
-        .strip_prefix("0x")
-        .or_else(|| token.strip_prefix("0X"))
-    {
-        return u32::from_str_radix(hex, 16).ok();
-    }
-    token.parse::<f32>().ok().map(f32::to_bits)
-}
-
-/// Lines of a text file that carry data: (1-based line number, tokens), comments removed.
-fn data_lines(source: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
-    source.lines().enumerate().filter_map(|(i, line)| {
-        let line = line.split('#').next().unwrap_or("");
-        let tokens: Vec<&str> = line.split_whitespace().collect();
-        (!tokens.is_empty()).then_some((i + 1, tokens))
-    })
-}
-
-fn parse_bits(path: &Path, line: usize, token: &str) -> Result<u32> {
-    parse_number_bits(token).ok_or_else(|| {
-        anyhow!(
-            "{}:{line}: expected a number (float or 0x hex bits), found `{token}`",
-            path.display()
-        )
-    })
-}
-
-/// Parses a vertex file (see the module docs).
-pub fn parse_vertices(path: &Path, source: &str) -> Result<VertexData> {
-    let mut registers = Vec::new();
-    let mut count = 0usize;
-    let mut width = None;
-    for (line, tokens) in data_lines(source) {
-        if count >= MAX_VERTICES {
-            bail!(
-                "{}:{line}: more than {MAX_VERTICES} vertices",
-                path.display()
-            );
-        }
-        if *width.get_or_insert(tokens.len()) != tokens.len() {
-            bail!(
-                "{}:{line}: expected {} values like the first vertex, found {}",
-                path.display(),
-                width.unwrap_or(0),
-                tokens.len()
-            );
-        }
-        for chunk in tokens.chunks(4) {
-            let mut reg = [0, 0, 0, 1.0f32.to_bits()];
-            for (slot, token) in reg.iter_mut().zip(chunk) {
-                *slot = parse_bits(path, line, token)?;
-            }
-            registers.push(reg);
-        }
-        count += 1;
-    }
-    if count == 0 {
-        bail!(
-            "{}: expected at least one triangle (3 vertex lines), found none",
-            path.display()
-        );
-    }
-    if !count.is_multiple_of(3) {
-        bail!(
-            "{}: expected a multiple of 3 vertices (every 3 lines are one triangle), found {count}",
-            path.display()
-        );
-    }
-    Ok(VertexData {
-        attributes: registers.len() / count,
-        registers,
-    })
-}
-
-/// Parses a constant file (see the module docs).
-pub fn parse_constants(path: &Path, source: &str) -> Result<Vec<[u32; 4]>> {
-    let mut constants = Vec::new();
-    for (line, tokens) in data_lines(source) {
-        if constants.len() >= MAX_CONSTANTS {
-            bail!(
-                "{}:{line}: more than {MAX_CONSTANTS} constants",
-                path.display()
-            );
-        }
-        if tokens.len() != 4 {
-            bail!(
-                "{}:{line}: expected 4 values `x y z w`, found {}",
-                path.display(),
-                tokens.len()
-            );
-        }
-        let mut reg = [0u32; 4];
-        for (slot, token) in reg.iter_mut().zip(&tokens) {
-            *slot = parse_bits(path, line, token)?;
-        }
-        constants.push(reg);
-    }
-    Ok(constants)
-}
-
-/// Parses `WxH`.
-pub fn parse_size(text: &str) -> Result<(u32, u32)> {
-    let (w, h) = text
-        .split_once(['x', 'X'])
-        .ok_or_else(|| anyhow!("--size: expected WxH (e.g. 640x480), found `{text}`"))?;
-    let parse = |s: &str| -> Result<u32> {
-        let v: u32 = s
-            .trim()
-            .parse()
-            .map_err(|_| anyhow!("--size: expected WxH with positive integers, found `{text}`"))?;
-        if v == 0 || v > Texture::MAX_DIMENSION {
-            bail!(
-                "--size: each dimension must be 1..={}, found `{text}`",
-                Texture::MAX_DIMENSION
-            );
-        }
-        Ok(v)
-    };
-    Ok((parse(w)?, parse(h)?))
-}
-
-/// Parses a `--texture N=PATH` binding.
-pub fn parse_texture_binding(text: &str) -> Result<(u32, PathBuf)> {
-    let (unit, path) = text
-        .split_once('=')
-        .ok_or_else(|| anyhow!("--texture: expected N=IMAGE.png, found `{text}`"))?;
-    let unit: u32 = unit
-        .trim()
-        .parse()
-        .ok()
-        .filter(|u| *u < 32)
-        .ok_or_else(|| {
-            anyhow!("--texture: expected a unit number 0..31 before `=`, found `{unit}`")
-        })?;
-    Ok((unit, PathBuf::from(path)))
 }
 
 /// The sampler state `draw` uses: one filter for min and mag, no mipmapping (level 0 only, as a
@@ -472,247 +221,15 @@ pub struct CompiledStage {
     pub blocks: Vec<UniformBlock>,
 }
 
-/// One uniform buffer or push-constant block of a stage and the CONST buffer it is read from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct UniformBlock {
-    /// A push-constant (immediate) block rather than a uniform buffer.
-    pub push_constants: bool,
-    /// Descriptor set / `@group` (0 for push constants).
-    pub group: u32,
-    /// `@binding` (0 for push constants).
-    pub binding: u32,
-    /// The variable's name (`global`, `params`), if any.
-    pub instance_name: Option<String>,
-    /// The block type's name (`UBO`, `Push`), if any.
-    pub type_name: Option<String>,
-    /// The `CONST[buffer]` the stage reads it from.
-    pub buffer: u32,
-    /// Size in bytes.
-    pub size: u32,
-    /// The members in declaration order.
-    pub members: Vec<UniformField>,
-}
-
-/// A named member of a block (or of a struct inside one).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct UniformField {
-    /// Member name.
-    pub name: String,
-    /// Byte offset from the start of the enclosing block or struct.
-    pub offset: u32,
-    /// Its layout.
-    pub layout: FieldLayout,
-}
-
-/// The layout of a uniform value, as naga laid it out (offsets and strides from the shader).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum FieldLayout {
-    /// `size` (1–4) consecutive 4-byte components of one kind (scalars and vectors).
-    Vector {
-        /// Number of components.
-        size: u32,
-        /// How values are written.
-        kind: ComponentKind,
-        /// Type name for messages.
-        type_name: String,
-    },
-    /// A float matrix, column-major.
-    Matrix {
-        /// Columns.
-        columns: u32,
-        /// Rows (components per column).
-        rows: u32,
-        /// Bytes between columns.
-        column_stride: u32,
-        /// Type name for messages.
-        type_name: String,
-    },
-    /// A fixed-size array.
-    Array {
-        /// The element layout.
-        element: Box<FieldLayout>,
-        /// Element count.
-        count: u32,
-        /// Bytes between elements.
-        stride: u32,
-    },
-    /// A struct.
-    Struct {
-        /// Its members.
-        members: Vec<UniformField>,
-        /// Type name for messages.
-        type_name: String,
-    },
-}
-
-/// How a uniform component's text is turned into bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ComponentKind {
-    /// f32 (or `0x` bits).
-    Float,
-    /// i32.
-    Sint,
-    /// u32.
-    Uint,
-}
-
-impl FieldLayout {
-    fn from_naga(module: &naga::Module, ty: naga::Handle<naga::Type>) -> Option<FieldLayout> {
-        use naga::TypeInner as T;
-        let name = || crate::frontend::vulkan_glsl::reflect::type_name(module, ty);
-        let kind = |s: naga::Scalar| match (s.kind, s.width) {
-            (naga::ScalarKind::Float, 4) => Some(ComponentKind::Float),
-            (naga::ScalarKind::Sint, 4) => Some(ComponentKind::Sint),
-            (naga::ScalarKind::Uint, 4) => Some(ComponentKind::Uint),
-            _ => None,
-        };
-        Some(match &module.types[ty].inner {
-            T::Scalar(s) => FieldLayout::Vector {
-                size: 1,
-                kind: kind(*s)?,
-                type_name: name(),
-            },
-            T::Vector { size, scalar } => FieldLayout::Vector {
-                size: *size as u32,
-                kind: kind(*scalar)?,
-                type_name: name(),
-            },
-            T::Matrix { columns, rows, .. } => FieldLayout::Matrix {
-                columns: *columns as u32,
-                rows: *rows as u32,
-                column_stride: crate::frontend::lower::column_stride(*rows),
-                type_name: name(),
-            },
-            T::Array {
-                base,
-                size: naga::ArraySize::Constant(n),
-                stride,
-            } => FieldLayout::Array {
-                element: Box::new(FieldLayout::from_naga(module, *base)?),
-                count: n.get(),
-                stride: *stride,
-            },
-            T::Struct { members, .. } => FieldLayout::Struct {
-                members: fields_of(module, members),
-                type_name: name(),
-            },
-            _ => return None,
-        })
-    }
-
-    /// The type as the shader spells it (`vec4`, `mat2`, `float[3]`, `Light`).
-    pub fn type_name(&self) -> String {
-        match self {
-            FieldLayout::Vector { type_name, .. }
-            | FieldLayout::Matrix { type_name, .. }
-            | FieldLayout::Struct { type_name, .. } => type_name.clone(),
-            FieldLayout::Array { element, count, .. } => {
-                format!("{}[{count}]", element.type_name())
-            }
+impl CompiledStage {
+    /// The program of a built stage and the blocks its reflection names behind its CONST
+    /// buffers.
+    pub fn of(stage: crate::shader::Stage) -> CompiledStage {
+        CompiledStage {
+            blocks: uniform_blocks(&stage.reflection, &stage.lowered),
+            program: stage.lowered.program,
         }
     }
-
-    /// Every 4-byte component in value order (arrays element by element, matrices column by
-    /// column, structs member by member) with its byte offset from `base`.
-    pub fn components(&self, base: u32, out: &mut Vec<(u32, ComponentKind)>) {
-        match self {
-            FieldLayout::Vector { size, kind, .. } => {
-                out.extend((0..*size).map(|i| (base + 4 * i, *kind)));
-            }
-            FieldLayout::Matrix {
-                columns,
-                rows,
-                column_stride,
-                ..
-            } => {
-                for c in 0..*columns {
-                    for r in 0..*rows {
-                        out.push((base + c * column_stride + 4 * r, ComponentKind::Float));
-                    }
-                }
-            }
-            FieldLayout::Array {
-                element,
-                count,
-                stride,
-            } => {
-                for i in 0..*count {
-                    element.components(base + i * stride, out);
-                }
-            }
-            FieldLayout::Struct { members, .. } => {
-                for m in members {
-                    m.layout.components(base + m.offset, out);
-                }
-            }
-        }
-    }
-}
-
-fn fields_of(module: &naga::Module, members: &[naga::StructMember]) -> Vec<UniformField> {
-    members
-        .iter()
-        .filter_map(|m| {
-            Some(UniformField {
-                name: m.name.clone()?,
-                offset: m.offset,
-                layout: FieldLayout::from_naga(module, m.ty)?,
-            })
-        })
-        .collect()
-}
-
-/// The uniform and push-constant blocks of a lowered entry point, with their CONST buffers.
-pub fn uniform_blocks(
-    module: &naga::Module,
-    lowered: &crate::frontend::lower::LoweredShader,
-) -> Vec<UniformBlock> {
-    use crate::frontend::lower::ResourceKind;
-    let mut blocks = Vec::new();
-    for slot in &lowered.resources {
-        let (push, buffer, size) = match slot.kind {
-            ResourceKind::UniformBuffer { buffer, size } => (false, buffer, size),
-            ResourceKind::PushConstants { buffer, size } => (true, buffer, size),
-            _ => continue,
-        };
-        let space = if push {
-            naga::AddressSpace::Immediate
-        } else {
-            naga::AddressSpace::Uniform
-        };
-        let Some((_, var)) = module.global_variables.iter().find(|(_, g)| {
-            g.space == space
-                && (push
-                    || g.binding.as_ref().map(|b| (b.group, b.binding))
-                        == Some((slot.group, slot.binding)))
-        }) else {
-            continue;
-        };
-        let ty = &module.types[var.ty];
-        let members = match &ty.inner {
-            naga::TypeInner::Struct { members, .. } => fields_of(module, members),
-            // A bare `var<uniform> x: vec4f` is one field named after the variable.
-            _ => match (&var.name, FieldLayout::from_naga(module, var.ty)) {
-                (Some(name), Some(layout)) => vec![UniformField {
-                    name: name.clone(),
-                    offset: 0,
-                    layout,
-                }],
-                _ => Vec::new(),
-            },
-        };
-        blocks.push(UniformBlock {
-            push_constants: push,
-            group: slot.group,
-            binding: slot.binding,
-            instance_name: var.name.clone(),
-            type_name: ty.name.clone(),
-            buffer,
-            size,
-            members,
-        });
-    }
-    blocks
 }
 
 /// Like [`compile_shader`], also returning the uniform blocks of WGSL and slang stages.
@@ -724,135 +241,65 @@ pub fn compile_stage(
     Ok(compile_stage_cached(path, expected, language, None)?.0)
 }
 
-/// [`compile_stage`] through the on-disk shader cache in `cache` (see `draw::stage_cache`): a
-/// WGSL or slang stage whose source an entry holds skips its frontend; one compiled is stored.
-/// Also says what the cache did.
+/// [`compile_stage`] through the on-disk shader cache in `cache` (see
+/// [`crate::shader::build_stage`]); also says what the cache did.
 pub fn compile_stage_cached(
     path: &Path,
     expected: Processor,
     language: Option<Language>,
     cache: Option<&Path>,
 ) -> Result<(CompiledStage, StageCacheUse)> {
-    let language = language.unwrap_or_else(|| Language::from_path(path));
-    if language == Language::Tgsi {
-        let program = load_program(path, expected)?;
-        let stage = CompiledStage {
-            program,
-            blocks: Vec::new(),
+    let (stage, used) = crate::shader::build_stage(path, expected, language, cache)?;
+    Ok((CompiledStage::of(stage), used))
+}
+
+/// One uniform buffer or push-constant block of a stage and the CONST buffer it is read from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UniformBlock {
+    /// The `CONST[buffer]` the stage reads it from.
+    pub buffer: u32,
+    /// Size in bytes of that CONST buffer.
+    pub size: u32,
+    /// The block as the stage's reflection describes it.
+    pub block: BlockReflection,
+}
+
+impl UniformBlock {
+    /// A push-constant (immediate) block rather than a uniform buffer.
+    pub fn is_push_constants(&self) -> bool {
+        self.block.set.is_none()
+    }
+}
+
+/// The uniform and push-constant blocks a lowered stage reads, with their CONST buffers: its
+/// resource slots joined with its reflection.
+pub fn uniform_blocks(
+    reflection: &StageReflection,
+    lowered: &crate::frontend::lower::LoweredShader,
+) -> Vec<UniformBlock> {
+    use crate::frontend::lower::ResourceKind;
+    let mut blocks = Vec::new();
+    for slot in &lowered.resources {
+        let (block, buffer, size) = match slot.kind {
+            ResourceKind::UniformBuffer { buffer, size } => (
+                reflection.uniform_buffer(slot.group, slot.binding),
+                buffer,
+                size,
+            ),
+            ResourceKind::PushConstants { buffer, size } => {
+                (reflection.push_constants.as_ref(), buffer, size)
+            }
+            _ => continue,
         };
-        return Ok((stage, StageCacheUse::Uncached));
-    }
-    let frontend = StageFrontend::read(path, expected, language)?;
-    let (language_key, source) = (frontend.language_key(), frontend.source_text().to_string());
-    let mut used = StageCacheUse::Uncached;
-    if let Some(dir) = cache {
-        let (found, outcome) = stage_cache::load(dir, language_key, expected, &source);
-        if let Some(stage) = found {
-            return Ok((stage, outcome));
-        }
-        used = outcome;
-    }
-    let stage = frontend.compile(path)?;
-    if let Some(dir) = cache {
-        stage_cache::store(dir, language_key, expected, &source, &stage);
-    }
-    Ok((stage, used))
-}
-
-/// The slang stage that compiles to `expected`; other processors are an error naming `path`.
-fn slang_stage(path: &Path, expected: Processor) -> Result<crate::frontend::vulkan_glsl::Stage> {
-    use crate::frontend::vulkan_glsl::Stage;
-    match expected {
-        Processor::Vertex => Ok(Stage::Vertex),
-        Processor::Fragment => Ok(Stage::Fragment),
-        other => bail!(
-            "{}: no {} stage in a slang shader",
-            path.display(),
-            other.name()
-        ),
-    }
-}
-
-/// One stage of a WGSL or slang file, read (and for slang preprocessed) but not yet compiled:
-/// its text is what the shader cache keys on.
-enum StageFrontend {
-    Wgsl {
-        source: String,
-        stage: crate::frontend::wgsl::Stage,
-    },
-    Slang {
-        source: crate::frontend::vulkan_glsl::StageSource,
-        stage: crate::frontend::vulkan_glsl::Stage,
-    },
-}
-
-impl StageFrontend {
-    fn read(path: &Path, expected: Processor, language: Language) -> Result<StageFrontend> {
-        use crate::frontend::{vulkan_glsl as slang, wgsl};
-        match language {
-            Language::Wgsl => {
-                let stage = match expected {
-                    Processor::Vertex => wgsl::Stage::Vertex,
-                    Processor::Fragment => wgsl::Stage::Fragment,
-                    other => bail!("{}: no {} stage in WGSL", path.display(), other.name()),
-                };
-                let source = std::fs::read_to_string(path)
-                    .with_context(|| format!("{}: cannot read shader", path.display()))?;
-                Ok(StageFrontend::Wgsl { source, stage })
-            }
-            Language::SlangGlsl => {
-                let pre = slang::preprocess_file(path)?;
-                // Only the stage drawn with goes through glslang: `--vs` and `--fs` naming the
-                // same file would otherwise compile both of its stages twice.
-                let stage = slang_stage(path, expected)?;
-                let source = match stage {
-                    slang::Stage::Vertex => pre.vertex,
-                    slang::Stage::Fragment => pre.fragment,
-                };
-                Ok(StageFrontend::Slang { source, stage })
-            }
-            Language::Tgsi => bail!("{}: TGSI has no frontend", path.display()),
+        if let Some(block) = block {
+            blocks.push(UniformBlock {
+                buffer,
+                size,
+                block: block.clone(),
+            });
         }
     }
-
-    fn language_key(&self) -> &'static str {
-        match self {
-            StageFrontend::Wgsl { .. } => "wgsl",
-            StageFrontend::Slang { .. } => "slang",
-        }
-    }
-
-    fn source_text(&self) -> &str {
-        match self {
-            StageFrontend::Wgsl { source, .. } => source,
-            StageFrontend::Slang { source, .. } => &source.text,
-        }
-    }
-
-    fn compile(self, path: &Path) -> Result<CompiledStage> {
-        use crate::frontend::{lower, vulkan_glsl as slang, wgsl};
-        match self {
-            StageFrontend::Wgsl { source, stage } => {
-                let file = path.display().to_string();
-                let parsed = wgsl::parse(&source, &file)?;
-                let index = wgsl::select_entry_point(&parsed.module, stage, None, &file)?;
-                let lowered =
-                    lower::lower(&parsed.module, &parsed.info, index, Some(&source), &file)?;
-                Ok(CompiledStage {
-                    blocks: uniform_blocks(&parsed.module, &lowered),
-                    program: lowered.program,
-                })
-            }
-            StageFrontend::Slang { source, stage } => {
-                let compiled = slang::compile_stage(source, stage)?;
-                let lowered = slang::lower_stage(&compiled)?;
-                Ok(CompiledStage {
-                    blocks: uniform_blocks(&compiled.module, &lowered),
-                    program: lowered.program,
-                })
-            }
-        }
-    }
+    blocks
 }
 
 /// CONST buffers per stage, indexed by buffer number (what [`run_with_constants`] binds).
@@ -868,7 +315,7 @@ pub struct StageConstants {
 struct Target<'a> {
     block: &'a UniformBlock,
     offset: u32,
-    layout: FieldLayout,
+    layout: TypeLayout,
 }
 
 /// One step of a uniform path: a member name or an array index.
@@ -897,18 +344,23 @@ fn parse_path(name: &str) -> Option<Vec<Step<'_>>> {
     Some(steps)
 }
 
-fn resolve_in(members: &[UniformField], steps: &[Step]) -> Option<(u32, FieldLayout)> {
+/// Whether `--uniform` can set a member: it has a name and holds only 32-bit numbers.
+fn settable(member: &Member) -> bool {
+    !member.name.is_empty() && member.ty.components(0).is_some()
+}
+
+fn resolve_in(members: &[Member], steps: &[Step]) -> Option<(u32, TypeLayout)> {
     let Some(Step::Member(first)) = steps.first() else {
         return None;
     };
-    let field = members.iter().find(|m| m.name == *first)?;
-    let (mut offset, mut layout) = (field.offset, field.layout.clone());
+    let field = members.iter().find(|m| m.name == *first && settable(m))?;
+    let (mut offset, mut layout) = (field.offset, field.ty.clone());
     let mut i = 1;
     while i < steps.len() {
         match (&steps[i], layout) {
             (
                 Step::Index(n),
-                FieldLayout::Array {
+                TypeLayout::Array {
                     element,
                     count,
                     stride,
@@ -919,24 +371,20 @@ fn resolve_in(members: &[UniformField], steps: &[Step]) -> Option<(u32, FieldLay
             }
             (
                 Step::Index(n),
-                FieldLayout::Matrix {
+                TypeLayout::Matrix {
+                    scalar,
                     columns,
                     rows,
                     column_stride,
-                    ..
                 },
             ) if *n < columns => {
                 offset += n * column_stride;
-                layout = FieldLayout::Vector {
-                    size: rows,
-                    kind: ComponentKind::Float,
-                    type_name: format!("vec{rows}"),
-                };
+                layout = TypeLayout::Vector { scalar, size: rows };
             }
-            (Step::Member(m), FieldLayout::Struct { members, .. }) => {
-                let f = members.iter().find(|f| f.name == *m)?;
+            (Step::Member(m), TypeLayout::Struct { members, .. }) => {
+                let f = members.iter().find(|f| f.name == *m && settable(f))?;
                 offset += f.offset;
-                layout = f.layout.clone();
+                layout = f.ty.clone();
             }
             _ => return None,
         }
@@ -951,14 +399,16 @@ fn resolve<'a>(blocks: &'a [UniformBlock], steps: &[Step]) -> Vec<Target<'a>> {
         let qualified = match steps.first() {
             Some(Step::Member(q))
                 if steps.len() > 1
-                    && (block.instance_name.as_deref() == Some(*q)
-                        || block.type_name.as_deref() == Some(*q)) =>
+                    && (block.block.name.as_deref() == Some(*q)
+                        || block.block.type_name.as_deref() == Some(*q)) =>
             {
-                resolve_in(&block.members, &steps[1..])
+                resolve_in(&block.block.members, &steps[1..])
             }
             _ => None,
         };
-        if let Some((offset, layout)) = qualified.or_else(|| resolve_in(&block.members, steps)) {
+        if let Some((offset, layout)) =
+            qualified.or_else(|| resolve_in(&block.block.members, steps))
+        {
             found.push(Target {
                 block,
                 offset,
@@ -971,29 +421,31 @@ fn resolve<'a>(blocks: &'a [UniformBlock], steps: &[Step]) -> Vec<Target<'a>> {
 
 fn block_label(b: &UniformBlock) -> String {
     let name = b
-        .instance_name
+        .block
+        .name
         .clone()
-        .or_else(|| b.type_name.clone())
+        .or_else(|| b.block.type_name.clone())
         .unwrap_or_else(|| "(unnamed)".into());
-    if b.push_constants {
+    if b.is_push_constants() {
         format!("push-constant block `{name}`")
     } else {
         format!(
             "uniform buffer `{name}` (set {} binding {})",
-            b.group, b.binding
+            b.block.set.unwrap_or(0),
+            b.block.binding.unwrap_or(0)
         )
     }
 }
 
-fn parse_component(text: &str, kind: ComponentKind) -> Option<u32> {
+fn parse_component(text: &str, kind: ScalarKind) -> Option<u32> {
     let t = text.trim();
     if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         return u32::from_str_radix(hex, 16).ok();
     }
     match kind {
-        ComponentKind::Float => t.parse::<f32>().ok().map(f32::to_bits),
-        ComponentKind::Sint => t.parse::<i32>().ok().map(|v| v as u32),
-        ComponentKind::Uint => t.parse::<u32>().ok(),
+        ScalarKind::Float => t.parse::<f32>().ok().map(f32::to_bits),
+        ScalarKind::Sint => t.parse::<i32>().ok().map(|v| v as u32),
+        ScalarKind::Uint | ScalarKind::Bool => t.parse::<u32>().ok(),
     }
 }
 
@@ -1039,7 +491,7 @@ pub fn stage_constants(
             if buffers[i].len() < rows {
                 buffers[i].resize(rows, [0; 4]);
             }
-            if let (true, Some((_, rows))) = (b.push_constants, push) {
+            if let (true, Some((_, rows))) = (b.is_push_constants(), push) {
                 for (r, row) in rows.iter().enumerate() {
                     if buffers[i].len() <= r {
                         buffers[i].push([0; 4]);
@@ -1050,7 +502,11 @@ pub fn stage_constants(
         }
     }
     if let Some((path, _)) = push {
-        if !vertex.iter().chain(fragment).any(|b| b.push_constants) {
+        if !vertex
+            .iter()
+            .chain(fragment)
+            .any(UniformBlock::is_push_constants)
+        {
             bail!(
                 "--push-consts {}: neither shader has a push-constant block",
                 path.display()
@@ -1077,14 +533,18 @@ pub fn stage_constants(
                 .iter()
                 .chain(fragment)
                 .flat_map(|b| {
-                    b.members.iter().map(move |m| {
-                        let q = b.instance_name.as_ref().or(b.type_name.as_ref());
-                        let full = match q {
-                            Some(q) => format!("{q}.{}", m.name),
-                            None => m.name.clone(),
-                        };
-                        format!("{full} ({})", m.layout.type_name())
-                    })
+                    b.block
+                        .members
+                        .iter()
+                        .filter(|m| settable(m))
+                        .map(move |m| {
+                            let q = b.block.name.as_ref().or(b.block.type_name.as_ref());
+                            let full = match q {
+                                Some(q) => format!("{q}.{}", m.name),
+                                None => m.name.clone(),
+                            };
+                            format!("{full} ({})", m.ty.glsl_name())
+                        })
                 })
                 .collect();
             known.sort();
@@ -1099,7 +559,7 @@ pub fn stage_constants(
                 known.join(", ")
             );
         };
-        let key = |b: &UniformBlock| (b.push_constants, b.group, b.binding);
+        let key = |b: &UniformBlock| (b.block.set, b.block.binding);
         if let Some((_, other)) = targets
             .iter()
             .find(|(_, t)| key(t.block) != key(first.block))
@@ -1110,13 +570,12 @@ pub fn stage_constants(
                 block_label(other.block)
             );
         }
-        let mut components = Vec::new();
-        first.layout.components(0, &mut components);
+        let components = first.layout.components(0).unwrap_or_default();
         let texts: Vec<&str> = values.split(',').map(str::trim).collect();
         if texts.len() != components.len() {
             bail!(
                 "--uniform {name}: a {} takes {} value(s), found {}",
-                first.layout.type_name(),
+                first.layout.glsl_name(),
                 components.len(),
                 texts.len()
             );
@@ -1124,9 +583,9 @@ pub fn stage_constants(
         let mut bits = Vec::with_capacity(texts.len());
         for (text, (_, kind)) in texts.iter().zip(&components) {
             let what = match kind {
-                ComponentKind::Float => "a float",
-                ComponentKind::Sint => "a signed integer",
-                ComponentKind::Uint => "an unsigned integer",
+                ScalarKind::Float => "a float",
+                ScalarKind::Sint => "a signed integer",
+                ScalarKind::Uint | ScalarKind::Bool => "an unsigned integer",
             };
             bits.push(parse_component(text, *kind).ok_or_else(|| {
                 anyhow!("--uniform {name}: expected {what} (or 0x bits), found `{text}`")
@@ -1138,8 +597,7 @@ pub fn stage_constants(
             } else {
                 &mut out.fragment
             };
-            let mut comps = Vec::new();
-            t.layout.components(t.offset, &mut comps);
+            let comps = t.layout.components(t.offset).unwrap_or_default();
             for ((offset, _), b) in comps.iter().zip(&bits) {
                 store(buffers, t.block.buffer, *offset, *b);
             }

@@ -1,11 +1,15 @@
 //! Shader frontends: source languages compiled through a `naga::Module` into the TGSI IR.
 //!
-//! [`wgsl`] parses and validates WGSL with naga; [`lower`] turns any validated naga module's entry
-//! point into an [`ir::Program`](crate::ir::Program), so every later language only has to produce
-//! a naga module.
+//! One module per language — [`wgsl`] (naga's own parser), [`vulkan_glsl`] (RetroArch `.slang`
+//! files through glslang and SPIR-V), [`cg`] (an in-house parser building naga modules) — each
+//! producing a validated naga module; [`lower`] turns any such module's entry point into an
+//! [`ir::Program`](crate::ir::Program), and [`reflect`] describes its interface in the one
+//! reflection model. [`retroarch`] holds the RetroArch conventions Vulkan GLSL and Cg share.
 
 pub mod cg;
 pub mod lower;
+pub mod reflect;
+pub mod retroarch;
 pub mod vulkan_glsl;
 pub mod wgsl;
 

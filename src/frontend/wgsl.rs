@@ -1,6 +1,7 @@
-//! WGSL: parse and validate with naga, then lower one vertex or fragment entry point.
+//! WGSL: parse and validate with naga, then reflect and lower one vertex or fragment entry point.
 
 use super::lower::{self, LoweredShader};
+use super::reflect::{self, StageReflection};
 use super::FrontendError;
 
 /// The pipeline stage to pick an entry point from.
@@ -112,6 +113,17 @@ pub fn select_entry_point(
             ),
         )),
     }
+}
+
+/// The reflection of entry point `entry` of `parsed` (WGSL pairs no sampler with a texture);
+/// errors name `file`.
+pub fn reflect(
+    parsed: &Parsed,
+    entry: usize,
+    file: &str,
+) -> Result<StageReflection, FrontendError> {
+    reflect::reflect_stage(&parsed.module, &parsed.info, entry, &[])
+        .map_err(|m| FrontendError::new(file, 0, 0, m))
 }
 
 /// Parses, validates and lowers the `stage` entry point (named `entry`, or the only one).

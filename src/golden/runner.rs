@@ -78,7 +78,7 @@ fn render_draw(case: &DrawCase, shader_cache: Option<&Path>) -> anyhow::Result<R
     }
     softgpu_jit::codegen::disk::set_kernel_cache(
         shader_cache.map(Path::to_path_buf),
-        chain::BUILD_ID,
+        crate::shader::BUILD_ID,
     );
     let stage = |path: &Path, processor| {
         draw::compile_stage_cached(path, processor, None, shader_cache).map(|(s, _)| s.program)

@@ -137,7 +137,7 @@ impl SamplerState {
 
     /// Whether sampling `texture` with this sampler gives each lane of a quad a texel that
     /// depends on that lane's coordinates only: the level of detail (computed from the quad)
-    /// then picks neither the filter nor the level. What `ir::opt::specialize` needs to know.
+    /// then picks neither the filter nor the level. What `opt::specialize` needs to know.
     pub fn is_level_independent(&self, texture: &Texture) -> bool {
         self.min_filter == self.mag_filter
             && (self.mip_filter.is_none() || texture.level_count() == 1)

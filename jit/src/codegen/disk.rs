@@ -11,13 +11,12 @@
 //! calling convention into Rust, register-file extents, inline texture sites, general texture
 //! paths). It is used only when its identity equals the program's byte for byte; anything else
 //! (truncated, corrupt, another build or CPU) is ignored and overwritten by the next compile.
-//! Entries are written through a temporary file renamed into place.
+//! The directory, entry names, atomic writes and pruning are `softgpu-cache`'s.
 
-use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::PathBuf;
 use std::sync::RwLock;
-use std::time::SystemTime;
+
+use softgpu_cache::{hash128, Cache, Kind};
 
 use super::FastSiteUnits;
 use crate::ir::text::print_program;
@@ -26,17 +25,11 @@ use crate::ir::{InlineShape, InlineWrap, Program};
 
 /// Where kernels are kept and the build they belong to.
 struct Config {
-    dir: PathBuf,
+    cache: Cache,
     build: String,
 }
 
 static CONFIG: RwLock<Option<Config>> = RwLock::new(None);
-
-/// The directory's size bound used by `store`'s pruning.
-pub const MAX_CACHE_BYTES: u64 = 256 << 20;
-
-/// Entries larger than this are not read (a real one is well under a megabyte).
-pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
 
 const MAGIC: &[u8; 8] = b"SGKERNL1";
 
@@ -46,7 +39,7 @@ const MAGIC: &[u8; 8] = b"SGKERNL1";
 pub fn set_kernel_cache(dir: Option<PathBuf>, build: &str) {
     let mut config = CONFIG.write().unwrap_or_else(|e| e.into_inner());
     *config = dir.map(|dir| Config {
-        dir,
+        cache: Cache::new(dir),
         build: build.to_string(),
     });
 }
@@ -96,52 +89,6 @@ fn identity(
     )
 }
 
-fn entry_path(dir: &Path, identity: &str) -> PathBuf {
-    dir.join(format!("{:032x}.kernel", hash128(identity)))
-}
-
-/// A 128-bit hash of `value`, stable within a build: names cache entries and checks them for
-/// accidental damage (not tampering: whoever can write the cache can write the binary).
-pub fn hash128<T: Hash + ?Sized>(value: &T) -> u128 {
-    let half = |salt: u8| {
-        let mut h = std::hash::DefaultHasher::new();
-        salt.hash(&mut h);
-        value.hash(&mut h);
-        h.finish()
-    };
-    (u128::from(half(1)) << 64) | u128::from(half(2))
-}
-
-/// What reading a cache entry found.
-pub enum EntryFile {
-    /// No entry.
-    Missing,
-    /// Something that cannot be an entry: not a file, over [`MAX_ENTRY_BYTES`], unreadable.
-    Unusable,
-    /// The entry's bytes.
-    Bytes(Vec<u8>),
-}
-
-/// Reads the cache entry at `path`, bounded by [`MAX_ENTRY_BYTES`].
-pub fn read_entry_file(path: &Path) -> EntryFile {
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => EntryFile::Missing,
-        Ok(meta) if meta.is_file() && meta.len() <= MAX_ENTRY_BYTES => {
-            std::fs::read(path).map_or(EntryFile::Unusable, EntryFile::Bytes)
-        }
-        _ => EntryFile::Unusable,
-    }
-}
-
-/// Marks the entry at `path` as just used: its modification time orders entries for
-/// [`prune`]. A cache that cannot be written to still serves hits, so failures are ignored.
-pub fn mark_used(path: &Path) {
-    let _ = std::fs::File::options()
-        .write(true)
-        .open(path)
-        .and_then(|f| f.set_modified(SystemTime::now()));
-}
-
 /// The stored kernel of `program` (compiled for speed, or the fast tier's), if the cache
 /// holds one for this build and CPU.
 pub(super) fn load(
@@ -150,19 +97,17 @@ pub(super) fn load(
     lp_native: bool,
     optimized: bool,
 ) -> Option<StoredKernel> {
-    let (dir, identity) = {
+    let (cache, identity) = {
         let config = CONFIG.read().ok()?;
         let config = config.as_ref()?;
         let identity = identity(&config.build, program, math, lp_native, optimized);
-        (config.dir.clone(), identity)
+        (config.cache.clone(), identity)
     };
-    let path = entry_path(&dir, &identity);
-    let EntryFile::Bytes(bytes) = read_entry_file(&path) else {
-        return None;
-    };
-    let kernel = decode(&bytes, &identity)?;
-    mark_used(&path);
-    Some(kernel)
+    cache
+        .load(Kind::Kernel, identity.as_str(), |bytes| {
+            decode(&bytes, &identity)
+        })
+        .hit()
 }
 
 /// Stores `kernel` as `program`'s (`optimized`: compiled for speed); a failure to write only
@@ -174,7 +119,7 @@ pub(super) fn store(
     optimized: bool,
     kernel: &StoredKernel,
 ) {
-    let (dir, identity) = {
+    let (cache, identity) = {
         let Ok(config) = CONFIG.read() else {
             return;
         };
@@ -182,14 +127,11 @@ pub(super) fn store(
             return;
         };
         (
-            config.dir.clone(),
+            config.cache.clone(),
             identity(&config.build, program, math, lp_native, optimized),
         )
     };
-    let path = entry_path(&dir, &identity);
-    if write_atomically(&dir, &path, &encode(kernel, &identity)).is_ok() {
-        prune(&dir, MAX_CACHE_BYTES);
-    }
+    cache.store(Kind::Kernel, identity.as_str(), &encode(kernel, &identity));
 }
 
 fn shape_name(shape: Option<InlineShape>) -> String {
@@ -356,62 +298,6 @@ fn decode(bytes: &[u8], identity: &str) -> Option<StoredKernel> {
     (seen == 15 && sane).then_some(kernel)
 }
 
-/// Writes `bytes` to `path` through a temporary file in `dir` renamed over it (concurrent
-/// readers see the old entry or the new one, never half of one).
-pub fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    static SEQUENCE: AtomicUsize = AtomicUsize::new(0);
-    std::fs::create_dir_all(dir)?;
-    let temporary = dir.join(format!(
-        ".tmp-{}-{}",
-        std::process::id(),
-        SEQUENCE.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written =
-        std::fs::write(&temporary, bytes).and_then(|()| std::fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
-}
-
-/// Extension of the filter chain's entries of specialized pass programs (JSON, kept apart from
-/// the `.json` shader entries).
-pub const SPECIALIZATION_EXTENSION: &str = "specialized";
-
-/// When a cache directory's entries (`.json` shaders, `.kernel` kernels, `.specialized`
-/// specializations of pass programs) total more than
-/// `limit` bytes, removes the least recently used until they total at most three quarters of it.
-pub fn prune(dir: &Path, limit: u64) {
-    let Ok(listing) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<(SystemTime, u64, PathBuf)> = listing
-        .flatten()
-        .filter(|e| {
-            e.path()
-                .extension()
-                .is_some_and(|x| x == "json" || x == "kernel" || x == SPECIALIZATION_EXTENSION)
-        })
-        .filter_map(|e| {
-            let meta = e.metadata().ok()?;
-            Some((meta.modified().ok()?, meta.len(), e.path()))
-        })
-        .collect();
-    let mut total: u64 = entries.iter().map(|e| e.1).sum();
-    if total <= limit {
-        return;
-    }
-    entries.sort();
-    for (_, len, path) in entries {
-        if total <= limit / 4 * 3 {
-            break;
-        }
-        if std::fs::remove_file(&path).is_ok() {
-            total -= len;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -489,41 +375,5 @@ mod tests {
             })
         );
         assert_eq!(replace("io 2 1 1 3", "io 2 1 1 x"), None);
-    }
-
-    #[test]
-    fn prune_removes_the_least_recently_used_entries_first() {
-        let dir = std::env::temp_dir().join(format!("softgpu-prune-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("directory");
-        let now = SystemTime::now();
-        for (name, age) in [
-            ("0.json", 30u64),
-            ("1.kernel", 10),
-            ("2.json", 20),
-            ("3.kernel", 40),
-        ] {
-            let path = dir.join(name);
-            std::fs::write(&path, vec![b' '; 100]).expect("write");
-            let file = std::fs::File::options()
-                .write(true)
-                .open(&path)
-                .expect("open");
-            file.set_modified(now - std::time::Duration::from_secs(age))
-                .expect("set time");
-        }
-        std::fs::write(dir.join("other.txt"), vec![b' '; 1000]).expect("write");
-        prune(&dir, 400);
-        assert_eq!(std::fs::read_dir(&dir).expect("list").count(), 5);
-        // 400 bytes of entries over a 399-byte limit: the two oldest go (down to 200 <= 299).
-        prune(&dir, 399);
-        let mut left: Vec<String> = std::fs::read_dir(&dir)
-            .expect("list")
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        left.sort();
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(left, ["1.kernel", "2.json", "other.txt"]);
     }
 }

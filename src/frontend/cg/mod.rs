@@ -12,8 +12,16 @@
 //! `IN.video_size`/`IN.texture_size` → `SourceSize`, `IN.output_size` → `OutputSize`,
 //! `IN.frame_count` → `FrameCount` (float), `IN.frame_direction` → `FrameDirection`,
 //! `ORIG.*_size` → `OriginalSize`, `PREV.*` → `OriginalHistorySize1`, `PREVn.*` →
-//! `OriginalHistorySize(n+1)`, `PASSn.*` → `PassOutputSize(n-1)`, `#pragma parameter`
-//! uniforms by their own name. Samplers become a texture (binding 1, 2, … in order of first
+//! `OriginalHistorySize(n+1)`, `PASSn.*` → `PassOutputSize(n-1)`, `FEEDBACK.*` → `Original`
+//! and `OriginalSize` (RetroArch's GL drivers bind the frame input there when the preset names
+//! no `feedback_pass`, which softgpu does not read), `IN.mvp_matrix` → `MVP` in the vertex stage
+//! (zero in the fragment stage, where RetroArch binds nothing), `#pragma parameter` uniforms by
+//! their own name. RetroArch binds its structs by name (`IN.video_size`, `FEEDBACK.texture`):
+//! an entry parameter of one of their names, or of a struct holding a sampler, is one of them,
+//! with or without `uniform`. A uniform of any other name keeps that name: the chain binds it to
+//! a `#pragma parameter` of any pass, as RetroArch does, and leaves it at zero otherwise; one
+//! with an initializer that is no parameter of its own file is a private global keeping the
+//! initializer. Samplers become a texture (binding 1, 2, … in order of first
 //! use) plus a sampler at `binding + SAMPLER_BINDING_OFFSET`, named `Source` (the fragment
 //! program's `TEXUNIT0` / first sampler), `Original`, `OriginalHistoryN`, `PassOutputN`, or the
 //! sampler's own name (LUTs). `PASSPREVk` has no slang name (it means PassOutput(current − k),
@@ -22,7 +30,8 @@
 //!
 //! **Interface.** Vertex inputs: `POSITION` → location 0, `TEXCOORD0` (and every other
 //! `TEXCOORDn`, RetroArch's `lut_tex_coord` included) → location 1, both read as vec4;
-//! `COLOR` is opaque white as in RetroArch; `*.tex_coord` is the texcoord input. Varyings:
+//! `COLOR` and `IN.color` are opaque white as in RetroArch; `*.tex_coord` is the texcoord input,
+//! `IN.vertex_coord` the position input (only `main_vertex` itself reads them). Varyings:
 //! `TEXCOORDn` → location n, `COLOR0`/`COLOR1` → 16/17, `POSITION` → the position built-in.
 //! Fragment `COLOR` → location 0, `DEPTH` → depth.
 //!
@@ -37,7 +46,8 @@ pub mod types;
 use std::path::Path;
 
 use super::lower::{self, LoweredShader};
-use super::vulkan_glsl::{self as slang, LineMap, Parameter, SplitSampler, StageReflection};
+use super::reflect::{SamplerPair, StageReflection};
+use super::retroarch::{LineMap, Parameter};
 use super::FrontendError;
 use build::{Cx, StageKind};
 
@@ -205,16 +215,16 @@ fn compile_stage(
             None => FrontendError::new(file, 0, 0, message),
         }
     })?;
-    let split: Vec<SplitSampler> = textures
+    let pairs: Vec<SamplerPair> = textures
         .iter()
-        .map(|(name, image, sampler)| SplitSampler {
-            name: Some(name.clone()),
+        .map(|(_, texture, sampler)| SamplerPair {
             set: 0,
-            image_binding: *image,
+            texture_binding: *texture,
             sampler_binding: *sampler,
         })
         .collect();
-    let reflection = slang::reflect::reflect_stage(&module, 0, &[], &split)
+    let reflection = super::reflect::reflect_stage(&module, &info, 0, &pairs)
+        .and_then(|r| super::retroarch::check_one_uniform_buffer(&r).map(|()| r))
         .map_err(|m| FrontendError::new(file, 0, 0, format!("{stage_name} stage: {m}")))?;
     Ok((
         CgStage {

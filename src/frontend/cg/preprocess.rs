@@ -11,9 +11,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::super::vulkan_glsl::preprocess::Origin;
-use super::super::vulkan_glsl::{LineMap, Parameter};
 use super::super::FrontendError;
+use crate::frontend::retroarch::{LineMap, Origin, Parameter};
 
 /// Deepest include nesting accepted.
 pub const MAX_INCLUDE_DEPTH: usize = 32;

@@ -1,12 +1,10 @@
-//! Cg types, their naga counterparts and the implicit-conversion costs used for overload
-//! resolution.
+//! Cg types, how they map to naga (the naga types are made in `build::naga_types`), and the
+//! implicit-conversion costs used for overload resolution.
 //!
 //! A Cg `floatRxC` (R rows, C columns, indexed by row) is a naga matrix with R columns of
 //! C-component vectors: naga's column `i` is Cg's row `i`, so `m[i]` means the same thing in
 //! both and `mul(M, v)` is naga's `v * M` (what HLSL compilers do too). `half` and `fixed`
 //! are `float` (RetroArch's profiles run them at full precision); `float1` is a scalar.
-
-use super::parse::TypeRef;
 
 /// Scalar kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -98,7 +96,7 @@ impl Ty {
         }
     }
 
-    /// Whether a struct or array contains samplers somewhere.
+    /// The type as Cg spells it, for messages (`float4`, `int2x2`, a struct's name, `float[3]`).
     pub fn name(&self, structs: &[StructInfo]) -> String {
         let k = |k: &Sk| match k {
             Sk::F => "float",
@@ -253,13 +251,4 @@ pub fn common_type(a: &Ty, b: &Ty) -> Option<Ty> {
         _ => return None,
     };
     Some(shape.with_kind(k))
-}
-
-/// A type name for messages.
-pub fn type_ref_name(t: &TypeRef) -> String {
-    let mut s = t.name.clone();
-    for _ in &t.dims {
-        s.push_str("[]");
-    }
-    s
 }

@@ -23,8 +23,9 @@ use std::path::Path;
 
 use super::lower::{self, LoweredShader};
 use super::FrontendError;
+pub use crate::frontend::reflect::{BlockReflection, Member, StageReflection};
 pub use preprocess::{preprocess_file, LineMap, Parameter, Preprocessed, StageSource};
-pub use reflect::{BlockReflection, Member, ShaderReflection, StageReflection};
+pub use reflect::ShaderReflection;
 pub use split_samplers::{SplitSampler, SAMPLER_BINDING_OFFSET};
 
 /// A slang pipeline stage.
@@ -171,30 +172,15 @@ pub fn compile_stage_from_spirv(
             FrontendError::new(&root, 0, 0, format!("no {} entry point", stage.name()))
         })?;
     let entry_point = module.entry_points[entry_index].name.clone();
-    let mut reflection =
-        reflect::reflect_stage(&module, entry_index, &split.words, &split.samplers)
-            .map_err(|m| FrontendError::new(&root, 0, 0, format!("{} stage: {m}", stage.name())))?;
-    // Report re-typed std140 matrices as declared, not as the arrays naga read.
-    for block in [&mut reflection.ubo, &mut reflection.push_constants]
-        .into_iter()
-        .flatten()
-    {
-        for p in &split.padded_matrices {
-            if p.struct_name.is_some() && p.struct_name == block.type_name {
-                if let Some(m) = block.members.get_mut(p.member as usize) {
-                    let as_array = format!("vec{}[{}]", p.rows, p.columns);
-                    let matrix = if p.columns == p.rows {
-                        format!("mat{}", p.columns)
-                    } else {
-                        format!("mat{}x{}", p.columns, p.rows)
-                    };
-                    if let Some(rest) = m.ty.strip_prefix(&as_array) {
-                        m.ty = format!("{matrix}{rest}");
-                    }
-                }
-            }
-        }
-    }
+    let reflection = reflect::reflect_stage(
+        &module,
+        &info,
+        entry_index,
+        &split.words,
+        &split.samplers,
+        &split.padded_matrices,
+    )
+    .map_err(|m| FrontendError::new(&root, 0, 0, format!("{} stage: {m}", stage.name())))?;
     Ok(SlangStage {
         stage,
         source,

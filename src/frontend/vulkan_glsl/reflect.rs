@@ -1,17 +1,20 @@
-//! Reflection of a compiled slang stage: the uniform buffer and push-constant members with byte
-//! offsets, the textures with their bindings, and the vertex inputs / varyings by location. The
-//! chain runtime binds RetroArch's semantics (`MVP`, `SourceSize`, parameters, `Source`, …) by
-//! these names.
+//! Reflection of a RetroArch `.slang` shader: each stage's [`StageReflection`] with what the
+//! SPIR-V path changed put back — names naga's reader drops (output struct members), and
+//! std140 matrices re-typed as arrays of padded columns ([`super::padded_matrices`]) reported
+//! as the matrices they were declared — and the whole shader's pragmas and stages, as
+//! `softgpu compile --emit reflection` prints them.
 
 use std::collections::HashMap;
 
-use naga::{AddressSpace, Binding, Handle, Module, Scalar, ScalarKind, Type, TypeInner};
 use rspirv::dr::Operand;
 use rspirv::spirv::{Decoration, Op, StorageClass};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+use super::padded_matrices::PaddedMatrix;
 use super::preprocess::Parameter;
 use super::split_samplers::SplitSampler;
+use crate::frontend::reflect::{self, SamplerPair, StageReflection, TypeLayout};
+use crate::frontend::retroarch;
 
 /// The whole shader's reflection, as printed by `--emit reflection`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -38,164 +41,26 @@ impl ShaderReflection {
     }
 }
 
-/// One stage's interface.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct StageReflection {
-    /// The uniform buffer (`layout(set = 0, binding = N) uniform UBO { … }`), if the stage uses one.
-    pub ubo: Option<BlockReflection>,
-    /// The `layout(push_constant)` block, if the stage uses one.
-    pub push_constants: Option<BlockReflection>,
-    /// The textures (`sampler2D`s), by binding.
-    pub textures: Vec<TextureReflection>,
-    /// Stage inputs by location (vertex attributes, or varyings for the fragment stage).
-    pub inputs: Vec<LocationReflection>,
-    /// Stage outputs by location (varyings, or render targets for the fragment stage).
-    pub outputs: Vec<LocationReflection>,
-}
-
-/// A uniform or push-constant block.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BlockReflection {
-    /// The instance name (`global`, `params`), if any.
-    pub name: Option<String>,
-    /// The block type name (`UBO`, `Push`), if any.
-    pub type_name: Option<String>,
-    /// Descriptor set (`None` for push constants).
-    pub set: Option<u32>,
-    /// Binding (`None` for push constants).
-    pub binding: Option<u32>,
-    /// Declared size in bytes: the end of the last member (not rounded up to the alignment).
-    pub size: u32,
-    /// The members in offset order.
-    pub members: Vec<Member>,
-}
-
-/// One member of a block.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Member {
-    /// The member name.
-    pub name: String,
-    /// Byte offset within the block.
-    pub offset: u32,
-    /// GLSL type name (`vec4`, `mat4`, `float[4]`, …).
-    #[serde(rename = "type")]
-    pub ty: String,
-    /// Size in bytes (arrays: count × stride; matrices: columns × column stride).
-    pub size: u32,
-}
-
-/// A texture binding (the image half of a split `sampler2D`, or a separate texture).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TextureReflection {
-    /// The GLSL name (`Source`, `Original`, `PassFeedback0`, …).
-    pub name: Option<String>,
-    /// Descriptor set.
-    pub set: u32,
-    /// Binding.
-    pub binding: u32,
-    /// GLSL type (`texture2D`, `texture2D[4]`, …).
-    #[serde(rename = "type")]
-    pub ty: String,
-    /// The binding of its split-off sampler, when it was a combined `sampler2D`.
-    pub sampler_binding: Option<u32>,
-}
-
-/// A stage input or output at a location.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LocationReflection {
-    /// The GLSL name, if any.
-    pub name: Option<String>,
-    /// `layout(location = N)`.
-    pub location: u32,
-    /// GLSL type name.
-    #[serde(rename = "type")]
-    pub ty: String,
-}
-
-/// Reflects entry point `entry` of `module`, read from `spirv` (used for the names naga drops).
+/// Reflects entry point `entry` of a `.slang` stage's `module` (validated as `info`), read from
+/// `spirv`, whose combined samplers were `split` and over-strided matrices `padded`.
 pub fn reflect_stage(
-    module: &Module,
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
     entry: usize,
     spirv: &[u32],
     split: &[SplitSampler],
+    padded: &[PaddedMatrix],
 ) -> Result<StageReflection, String> {
-    let mut layouter = naga::proc::Layouter::default();
-    layouter
-        .update(module.to_ctx())
-        .map_err(|e| format!("layout: {e}"))?;
-    let mut out = StageReflection::default();
-    for (_, var) in module.global_variables.iter() {
-        match var.space {
-            AddressSpace::Uniform | AddressSpace::Immediate => {
-                let is_push = var.space == AddressSpace::Immediate;
-                let block = block(module, &layouter, var, is_push);
-                let slot = if is_push {
-                    &mut out.push_constants
-                } else {
-                    &mut out.ubo
-                };
-                if slot.is_some() {
-                    return Err(format!(
-                        "more than one {} (RetroArch allows one)",
-                        if is_push {
-                            "push-constant block"
-                        } else {
-                            "uniform buffer"
-                        }
-                    ));
-                }
-                *slot = Some(block);
-            }
-            AddressSpace::Handle => {
-                let base = match module.types[var.ty].inner {
-                    TypeInner::Array { base, .. } | TypeInner::BindingArray { base, .. } => base,
-                    _ => var.ty,
-                };
-                if !matches!(module.types[base].inner, TypeInner::Image { .. }) {
-                    continue;
-                }
-                let (set, binding) = var
-                    .binding
-                    .as_ref()
-                    .map_or((0, 0), |b| (b.group, b.binding));
-                let sampler_binding = split
-                    .iter()
-                    .find(|s| s.set == set && s.image_binding == binding)
-                    .map(|s| s.sampler_binding);
-                out.textures.push(TextureReflection {
-                    name: var.name.clone(),
-                    set,
-                    binding,
-                    ty: type_name(module, var.ty),
-                    sampler_binding,
-                });
-            }
-            _ => {}
-        }
-    }
-    out.textures.sort_by_key(|t| (t.set, t.binding));
-    let ep = module
-        .entry_points
-        .get(entry)
-        .ok_or_else(|| format!("no entry point number {entry}"))?;
-    for arg in &ep.function.arguments {
-        locations(
-            module,
-            arg.name.as_ref(),
-            arg.ty,
-            arg.binding.as_ref(),
-            &mut out.inputs,
-        );
-    }
-    if let Some(result) = &ep.function.result {
-        locations(
-            module,
-            None,
-            result.ty,
-            result.binding.as_ref(),
-            &mut out.outputs,
-        );
-    }
+    let pairs: Vec<SamplerPair> = split
+        .iter()
+        .map(|s| SamplerPair {
+            set: s.set,
+            texture_binding: s.image_binding,
+            sampler_binding: s.sampler_binding,
+        })
+        .collect();
+    let mut out = reflect::reflect_stage(module, info, entry, &pairs)?;
+    retroarch::check_one_uniform_buffer(&out)?;
     // naga's SPIR-V reader leaves the members of the output struct unnamed; take the names
     // from the SPIR-V variables at the same locations.
     let (in_names, out_names) = io_names(spirv);
@@ -204,9 +69,64 @@ pub fn reflect_stage(
             l.name = names.get(&l.location).cloned();
         }
     }
-    out.inputs.sort_by_key(|l| l.location);
-    out.outputs.sort_by_key(|l| l.location);
+    // Report re-typed std140 matrices as declared, not as the arrays naga read.
+    for block in out
+        .uniform_buffers
+        .iter_mut()
+        .chain(out.push_constants.as_mut())
+    {
+        restore_matrices(block.type_name.as_deref(), &mut block.members, padded);
+    }
     Ok(out)
+}
+
+/// Gives the members [`super::padded_matrices`] re-typed (member `member` of the struct named
+/// `struct_name`, at any depth below a block named `owner`) the matrix type they were declared
+/// with.
+fn restore_matrices(owner: Option<&str>, members: &mut [reflect::Member], padded: &[PaddedMatrix]) {
+    for (index, member) in members.iter_mut().enumerate() {
+        let declared = padded.iter().find(|p| {
+            p.struct_name.is_some()
+                && p.struct_name.as_deref() == owner
+                && p.member as usize == index
+        });
+        if let Some(p) = declared {
+            restore_columns(&mut member.ty, p.columns, p.rows);
+        }
+        restore_nested(&mut member.ty, padded);
+    }
+}
+
+fn restore_nested(ty: &mut TypeLayout, padded: &[PaddedMatrix]) {
+    match ty {
+        TypeLayout::Struct { name, members } => restore_matrices(name.as_deref(), members, padded),
+        TypeLayout::Array { element, .. } => restore_nested(element, padded),
+        _ => {}
+    }
+}
+
+/// Replaces the array of `columns` vectors of `rows` in `ty` (its element type, for arrays of
+/// matrices) by the matrix whose columns are that far apart.
+fn restore_columns(ty: &mut TypeLayout, columns: u32, rows: u32) {
+    let TypeLayout::Array {
+        element,
+        count,
+        stride,
+    } = ty
+    else {
+        return;
+    };
+    match **element {
+        TypeLayout::Vector { scalar, size } if *count == columns && size == rows => {
+            *ty = TypeLayout::Matrix {
+                scalar,
+                columns,
+                rows,
+                column_stride: *stride,
+            };
+        }
+        _ => restore_columns(element, columns, rows),
+    }
 }
 
 /// Location → name of the `Input` and `Output` variables of a SPIR-V module.
@@ -257,135 +177,4 @@ fn io_names(spirv: &[u32]) -> (HashMap<u32, String>, HashMap<u32, String>) {
         }
     }
     (inputs, outputs)
-}
-
-fn block(
-    module: &Module,
-    layouter: &naga::proc::Layouter,
-    var: &naga::GlobalVariable,
-    is_push: bool,
-) -> BlockReflection {
-    let ty = &module.types[var.ty];
-    let members: Vec<Member> = match &ty.inner {
-        TypeInner::Struct { members, .. } => members
-            .iter()
-            .map(|m| Member {
-                name: m.name.clone().unwrap_or_default(),
-                offset: m.offset,
-                ty: type_name(module, m.ty),
-                size: layouter[m.ty].size,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    BlockReflection {
-        name: var.name.clone(),
-        type_name: ty.name.clone(),
-        set: (!is_push).then(|| var.binding.as_ref().map_or(0, |b| b.group)),
-        binding: (!is_push).then(|| var.binding.as_ref().map_or(0, |b| b.binding)),
-        // The declared size (end of the last member), as SPIRV-Cross reports it to RetroArch;
-        // naga's layout would round it up to the block's alignment.
-        size: members
-            .iter()
-            .map(|m| m.offset + m.size)
-            .max()
-            .unwrap_or(layouter[var.ty].size),
-        members,
-    }
-}
-
-/// Collects `@location` bindings of an argument or result, looking into I/O structs.
-fn locations(
-    module: &Module,
-    name: Option<&String>,
-    ty: Handle<Type>,
-    binding: Option<&Binding>,
-    out: &mut Vec<LocationReflection>,
-) {
-    match binding {
-        Some(Binding::Location { location, .. }) => out.push(LocationReflection {
-            name: name.cloned(),
-            location: *location,
-            ty: type_name(module, ty),
-        }),
-        Some(Binding::BuiltIn(_)) => {}
-        None => {
-            if let TypeInner::Struct { members, .. } = &module.types[ty].inner {
-                for m in members {
-                    locations(module, m.name.as_ref(), m.ty, m.binding.as_ref(), out);
-                }
-            }
-        }
-    }
-}
-
-fn scalar_prefix(s: Scalar) -> &'static str {
-    match (s.kind, s.width) {
-        (ScalarKind::Float, 8) => "d",
-        (ScalarKind::Float, _) => "",
-        (ScalarKind::Sint, _) => "i",
-        (ScalarKind::Uint, _) => "u",
-        (ScalarKind::Bool, _) => "b",
-        _ => "?",
-    }
-}
-
-fn scalar_name(s: Scalar) -> &'static str {
-    match (s.kind, s.width) {
-        (ScalarKind::Float, 8) => "double",
-        (ScalarKind::Float, 2) => "float16_t",
-        (ScalarKind::Float, _) => "float",
-        (ScalarKind::Sint, _) => "int",
-        (ScalarKind::Uint, _) => "uint",
-        (ScalarKind::Bool, _) => "bool",
-        _ => "abstract",
-    }
-}
-
-/// The GLSL spelling of a naga type.
-pub fn type_name(module: &Module, ty: Handle<Type>) -> String {
-    let t = &module.types[ty];
-    match &t.inner {
-        TypeInner::Scalar(s) => scalar_name(*s).to_string(),
-        TypeInner::Vector { size, scalar } => {
-            format!("{}vec{}", scalar_prefix(*scalar), *size as u8)
-        }
-        TypeInner::Matrix {
-            columns,
-            rows,
-            scalar,
-        } => {
-            let (c, r) = (*columns as u8, *rows as u8);
-            if c == r {
-                format!("{}mat{c}", scalar_prefix(*scalar))
-            } else {
-                format!("{}mat{c}x{r}", scalar_prefix(*scalar))
-            }
-        }
-        TypeInner::Array { base, size, .. } | TypeInner::BindingArray { base, size } => {
-            let n = match size {
-                naga::ArraySize::Constant(n) => n.to_string(),
-                _ => String::new(),
-            };
-            format!("{}[{n}]", type_name(module, *base))
-        }
-        TypeInner::Struct { .. } => t.name.clone().unwrap_or_else(|| "struct".into()),
-        TypeInner::Image { dim, arrayed, .. } => {
-            let d = match dim {
-                naga::ImageDimension::D1 => "1D",
-                naga::ImageDimension::D2 => "2D",
-                naga::ImageDimension::D3 => "3D",
-                naga::ImageDimension::Cube => "Cube",
-            };
-            format!("texture{d}{}", if *arrayed { "Array" } else { "" })
-        }
-        TypeInner::Sampler { comparison } => {
-            if *comparison {
-                "samplerShadow".into()
-            } else {
-                "sampler".into()
-            }
-        }
-        other => format!("{other:?}"),
-    }
 }

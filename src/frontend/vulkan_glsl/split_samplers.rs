@@ -15,8 +15,7 @@ use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 use serde::Serialize;
 
-/// Added to an image's binding to give its split-off sampler a binding of its own.
-pub const SAMPLER_BINDING_OFFSET: u32 = 1 << 16;
+pub use crate::frontend::retroarch::SAMPLER_BINDING_OFFSET;
 
 /// One combined image-sampler variable that was split.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -13,7 +13,7 @@ impl Cx<'_> {
         args: &[Expr],
         pos: Pos,
     ) -> R<Option<V>> {
-        if let Some(v) = self.texture_fn(name, &vals, args, pos)? {
+        if let Some(v) = self.texture_fn(name, &vals, pos)? {
             return Ok(Some(v));
         }
         match name {
@@ -625,7 +625,7 @@ impl Cx<'_> {
     }
 
     /// `tex2D` and friends.
-    fn texture_fn(&mut self, name: &str, vals: &[V], args: &[Expr], pos: Pos) -> R<Option<V>> {
+    fn texture_fn(&mut self, name: &str, vals: &[V], pos: Pos) -> R<Option<V>> {
         let Some(rest) = name.strip_prefix("tex") else {
             return Ok(None);
         };
@@ -674,7 +674,6 @@ impl Cx<'_> {
         for v in &vals[1..] {
             a.push(self.load(v.clone(), pos)?);
         }
-        let coord_ty = Ty::vector(Sk::F, n);
         let take = |cx: &mut Self, (h, t): (Handle<E>, Ty), want: u8, what: &str| -> R<Handle<E>> {
             let (h, t) = cx.as_float(h, &t, pos)?;
             let have = t.comps().unwrap_or(0) as u8;
@@ -847,7 +846,6 @@ impl Cx<'_> {
                     },
                     pos,
                 );
-                let _ = it.clone();
                 return Ok(Some(V::Val(q, it)));
             }
             _ => return Ok(None),
@@ -881,8 +879,6 @@ impl Cx<'_> {
         } else {
             coordinate
         };
-        let _ = coord_ty;
-        let _ = args;
         let r = self.add(
             E::ImageSample {
                 image,

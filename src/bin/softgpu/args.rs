@@ -1,0 +1,95 @@
+//! Flags and argument parsers shared by several subcommands.
+
+use anyhow::{anyhow, bail, Result};
+use clap::ValueEnum;
+use softgpu::draw::Executor;
+use softgpu::texture::Texture;
+use std::path::PathBuf;
+
+/// Where compiled shaders are cached between runs.
+#[derive(clap::Args)]
+pub struct ShaderCacheArgs {
+    /// Directory of the on-disk shader cache [default: $SOFTGPU_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/softgpu, else ~/.cache/softgpu]
+    ///
+    /// It keeps what compiling the shaders produced (frontend output and JIT kernels), so the
+    /// next run of the same shaders skips glslang, naga, the lowering and the JIT's optimizing
+    /// compile.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_shader_cache")]
+    shader_cache: Option<PathBuf>,
+    /// Compile every shader, neither reading nor writing the shader cache.
+    #[arg(long)]
+    no_shader_cache: bool,
+}
+
+impl ShaderCacheArgs {
+    /// The cache directory to use, if any.
+    pub fn dir(&self) -> Option<PathBuf> {
+        if self.no_shader_cache {
+            return None;
+        }
+        self.shader_cache
+            .clone()
+            .or_else(softgpu::chain::default_shader_cache_dir)
+    }
+}
+
+/// `--math`: how EX2, LG2, POW, SIN and COS are computed.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum MathArg {
+    /// glibc-exact, as Mesa's softpipe computes.
+    Exact,
+    /// Mesa llvmpipe/lavapipe's polynomial approximations, bit for bit (to match images from
+    /// that driver).
+    Llvmpipe,
+}
+
+impl MathArg {
+    /// The math mode this flag selects.
+    pub fn mode(self) -> softgpu::ir::MathMode {
+        match self {
+            MathArg::Exact => softgpu::ir::MathMode::Exact,
+            MathArg::Llvmpipe => softgpu::ir::MathMode::Llvmpipe,
+        }
+    }
+}
+
+/// `--exec`: which executor runs the shaders.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ExecArg {
+    /// The Cranelift JIT (a program it cannot compile runs on the interpreter).
+    Jit,
+    /// The reference interpreter.
+    Interp,
+}
+
+impl ExecArg {
+    /// The executor this flag selects.
+    pub fn executor(self) -> Executor {
+        match self {
+            ExecArg::Jit => Executor::Jit,
+            ExecArg::Interp => Executor::Interp,
+        }
+    }
+}
+
+/// Parses the `WxH` of `--size`.
+pub fn parse_size(text: &str) -> Result<(u32, u32)> {
+    let (w, h) = text
+        .split_once(['x', 'X'])
+        .ok_or_else(|| anyhow!("--size: expected WxH (e.g. 640x480), found `{text}`"))?;
+    let parse = |s: &str| -> Result<u32> {
+        let v: u32 = s
+            .trim()
+            .parse()
+            .map_err(|_| anyhow!("--size: expected WxH with positive integers, found `{text}`"))?;
+        if v == 0 || v > Texture::MAX_DIMENSION {
+            bail!(
+                "--size: each dimension must be 1..={}, found `{text}`",
+                Texture::MAX_DIMENSION
+            );
+        }
+        Ok(v)
+    };
+    Ok((parse(w)?, parse(h)?))
+}

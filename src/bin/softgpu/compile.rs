@@ -1,0 +1,295 @@
+//! `softgpu compile`: a shader in any supported language to TGSI text, its naga module, its
+//! reflection, or a translation by naga's backends.
+
+use crate::read;
+use anyhow::{anyhow, Context, Result};
+use clap::ValueEnum;
+use softgpu::draw;
+use softgpu::ir::{text, validate, Processor};
+use std::path::PathBuf;
+
+/// `--lang`: the source language.
+#[derive(Clone, Copy, ValueEnum)]
+enum LangArg {
+    /// Mesa's TGSI text format.
+    Tgsi,
+    /// WGSL.
+    Wgsl,
+    /// RetroArch's Vulkan GLSL (.slang files).
+    SlangGlsl,
+    /// RetroArch's Cg (.cg files).
+    Cg,
+}
+
+/// `--stage`: the stage to compile.
+#[derive(Clone, Copy, ValueEnum)]
+enum StageArg {
+    /// The vertex stage.
+    Vertex,
+    /// The fragment stage.
+    Fragment,
+}
+
+/// `--emit`: what to print.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EmitArg {
+    /// The TGSI program in Mesa's text format.
+    Tgsi,
+    /// The naga module (WGSL, .slang and Cg shaders).
+    Naga,
+    /// The reflection as JSON (.slang and Cg shaders).
+    Reflection,
+    /// The stage translated to WGSL by naga (WGSL, .slang and Cg shaders).
+    Wgsl,
+    /// The stage translated to GLSL 4.50 by naga (WGSL, .slang and Cg shaders).
+    Glsl,
+    /// The stage translated to SPIR-V by naga (WGSL, .slang and Cg shaders).
+    Spirv,
+}
+
+/// The flags of `softgpu compile`.
+#[derive(clap::Args)]
+pub struct CompileArgs {
+    /// The shader: Mesa TGSI text, WGSL, a RetroArch .slang file or a Cg .cg file.
+    file: PathBuf,
+    /// Source language [default: from the file's extension: .wgsl wgsl, .slang slang-glsl, .cg cg,
+    /// any other tgsi]
+    #[arg(long, value_enum)]
+    lang: Option<LangArg>,
+    /// The stage to compile from a WGSL, .slang or Cg shader (a TGSI program names its own).
+    #[arg(long, value_enum, default_value = "fragment")]
+    stage: StageArg,
+    /// What to print.
+    #[arg(long, value_enum, default_value = "tgsi")]
+    emit: EmitArg,
+    /// Write to FILE instead of stdout: a translation (--emit wgsl, glsl, spirv), or any --emit
+    /// of a Cg shader.
+    ///
+    /// SPIR-V goes to FILE as binary, to stdout as a disassembly. The TGSI program, naga module
+    /// and reflection of TGSI, WGSL and .slang shaders always go to stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Translates one entry point of a validated module with naga's backends.
+fn translate(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry_index: usize,
+    emit: EmitArg,
+) -> Result<(String, Option<Vec<u8>>)> {
+    let ep = module
+        .entry_points
+        .get(entry_index)
+        .ok_or_else(|| anyhow!("no entry point number {entry_index}"))?;
+    match emit {
+        EmitArg::Wgsl => {
+            let text = naga::back::wgsl::write_string(
+                module,
+                info,
+                naga::back::wgsl::WriterFlags::EXPLICIT_TYPES,
+            )
+            .map_err(|e| anyhow!("WGSL backend: {e}"))?;
+            Ok((text, None))
+        }
+        EmitArg::Glsl => {
+            let options = naga::back::glsl::Options {
+                version: naga::back::glsl::Version::Desktop(450),
+                ..Default::default()
+            };
+            let pipeline = naga::back::glsl::PipelineOptions {
+                shader_stage: ep.stage,
+                entry_point: ep.name.clone(),
+                multiview: None,
+            };
+            let mut text = String::new();
+            let mut writer = naga::back::glsl::Writer::new(
+                &mut text,
+                module,
+                info,
+                &options,
+                &pipeline,
+                naga::proc::BoundsCheckPolicies::default(),
+            )
+            .map_err(|e| anyhow!("GLSL backend: {e}"))?;
+            writer.write().map_err(|e| anyhow!("GLSL backend: {e}"))?;
+            Ok((text, None))
+        }
+        EmitArg::Spirv => {
+            let pipeline = naga::back::spv::PipelineOptions {
+                shader_stage: ep.stage,
+                entry_point: ep.name.clone(),
+            };
+            let words = naga::back::spv::write_vec(
+                module,
+                info,
+                &naga::back::spv::Options::default(),
+                Some(&pipeline),
+            )
+            .map_err(|e| anyhow!("SPIR-V backend: {e}"))?;
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let mut loader = rspirv::dr::Loader::new();
+            rspirv::binary::parse_words(&words, &mut loader)
+                .map_err(|e| anyhow!("SPIR-V disassembly: {e}"))?;
+            use rspirv::binary::Disassemble;
+            Ok((loader.module().disassemble(), Some(bytes)))
+        }
+        _ => Err(anyhow!("not a translation target")),
+    }
+}
+
+/// Writes `text` to stdout; a reader that stopped early (`| head`) is not an error.
+fn print_stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow!("stdout: {e}")),
+        _ => Ok(()),
+    }
+}
+
+/// Prints (or writes to `--output`) a translation; SPIR-V goes to the file as binary.
+fn write_translation(out: (String, Option<Vec<u8>>), output: &Option<PathBuf>) -> Result<()> {
+    match output {
+        Some(path) => {
+            let bytes = out.1.unwrap_or_else(|| out.0.into_bytes());
+            std::fs::write(path, bytes).with_context(|| format!("{}: cannot write", path.display()))
+        }
+        None => print_stdout(&out.0),
+    }
+}
+
+/// `softgpu compile` of a Cg shader: every `--emit` goes through [`write_translation`].
+fn run_compile_cg(args: &CompileArgs, stage: Processor) -> Result<()> {
+    let shader = softgpu::frontend::cg::compile_cg(&args.file)?;
+    let st = if stage == Processor::Vertex {
+        &shader.vertex
+    } else {
+        &shader.fragment
+    };
+    match args.emit {
+        EmitArg::Tgsi => {
+            let (vs, fs) = shader.lower()?;
+            let program = if stage == Processor::Vertex { vs } else { fs }.program;
+            write_translation((text::print_program(&program), None), &args.output)
+        }
+        EmitArg::Naga => write_translation((format!("{:#?}\n", st.module), None), &args.output),
+        EmitArg::Reflection => {
+            let json = serde_json::to_string_pretty(&st.reflection)?;
+            write_translation((json + "\n", None), &args.output)
+        }
+        emit => write_translation(
+            translate(&st.module, &st.info, st.entry_index, emit)?,
+            &args.output,
+        ),
+    }
+}
+
+/// Runs `softgpu compile`.
+pub fn run(args: CompileArgs) -> Result<()> {
+    let language = match args.lang {
+        Some(LangArg::Tgsi) => draw::Language::Tgsi,
+        Some(LangArg::Wgsl) => draw::Language::Wgsl,
+        Some(LangArg::SlangGlsl) => draw::Language::SlangGlsl,
+        Some(LangArg::Cg) | None => draw::Language::from_path(&args.file),
+    };
+    let stage = match args.stage {
+        StageArg::Vertex => Processor::Vertex,
+        StageArg::Fragment => Processor::Fragment,
+    };
+    let is_cg = matches!(args.lang, Some(LangArg::Cg))
+        || (args.lang.is_none()
+            && args
+                .file
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("cg")));
+    if is_cg {
+        return run_compile_cg(&args, stage);
+    }
+    if matches!(args.emit, EmitArg::Wgsl | EmitArg::Glsl | EmitArg::Spirv) {
+        let out = match language {
+            draw::Language::SlangGlsl => {
+                let shader = softgpu::frontend::vulkan_glsl::compile_slang(&args.file)?;
+                let st = if stage == Processor::Vertex {
+                    &shader.vertex
+                } else {
+                    &shader.fragment
+                };
+                translate(&st.module, &st.info, st.entry_index, args.emit)?
+            }
+            draw::Language::Wgsl => {
+                let source = read(&args.file, "shader")?;
+                let parsed =
+                    softgpu::frontend::wgsl::parse(&source, &args.file.display().to_string())?;
+                let want = if stage == Processor::Vertex {
+                    softgpu::frontend::wgsl::Stage::Vertex
+                } else {
+                    softgpu::frontend::wgsl::Stage::Fragment
+                };
+                let index = softgpu::frontend::wgsl::select_entry_point(
+                    &parsed.module,
+                    want,
+                    None,
+                    &args.file.display().to_string(),
+                )?;
+                translate(&parsed.module, &parsed.info, index, args.emit)?
+            }
+            draw::Language::Tgsi => {
+                return Err(anyhow!(
+                    "--emit wgsl/glsl/spirv translates WGSL, .slang and Cg shaders; TGSI programs have no naga module"
+                ))
+            }
+        };
+        return write_translation(out, &args.output);
+    }
+    if language == draw::Language::SlangGlsl && args.emit != EmitArg::Tgsi {
+        let shader = softgpu::frontend::vulkan_glsl::compile_slang(&args.file)?;
+        if args.emit == EmitArg::Reflection {
+            print_stdout(&format!("{}\n", shader.reflection().to_json()))?;
+        } else if stage == Processor::Vertex {
+            print_stdout(&format!("{:#?}\n", shader.vertex.module))?;
+        } else {
+            print_stdout(&format!("{:#?}\n", shader.fragment.module))?;
+        }
+        return Ok(());
+    }
+    if args.emit == EmitArg::Reflection {
+        return Err(anyhow!(
+            "--emit reflection needs a .slang or Cg shader (--lang slang-glsl or cg)"
+        ));
+    }
+    if language == draw::Language::SlangGlsl {
+        let program = draw::compile_shader(&args.file, stage, Some(language))?;
+        print_stdout(&text::print_program(&program))?;
+        return Ok(());
+    }
+    if language == draw::Language::Wgsl {
+        if args.emit == EmitArg::Naga {
+            let source = read(&args.file, "shader")?;
+            let parsed = softgpu::frontend::wgsl::parse(&source, &args.file.display().to_string())?;
+            print_stdout(&format!("{:#?}\n", parsed.module))?;
+            return Ok(());
+        }
+        let program = draw::compile_shader(&args.file, stage, Some(language))?;
+        print_stdout(&text::print_program(&program))?;
+        return Ok(());
+    }
+    if args.emit == EmitArg::Naga {
+        return Err(anyhow!(
+            "--emit naga needs a WGSL, .slang or Cg shader; TGSI programs have no naga module"
+        ));
+    }
+    let source = read(&args.file, "shader")?;
+    let program =
+        text::parse_program(&source).map_err(|e| anyhow!("{}: {e}", args.file.display()))?;
+    if let Err(errors) = validate::validate(&program) {
+        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        return Err(anyhow!(
+            "{}: invalid program:\n  {}",
+            args.file.display(),
+            lines.join("\n  ")
+        ));
+    }
+    print_stdout(&text::print_program(&program))?;
+    Ok(())
+}

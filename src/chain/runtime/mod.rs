@@ -1,0 +1,476 @@
+//! The filter-chain runtime: builds a preset's passes, then renders frames through them with
+//! librashader's semantics (the reference peer): per pass a full-screen quad into its own target,
+//! the last pass into the viewport, input history, feedback of the previous frame's outputs,
+//! mipmaps for `mipmap_input`, LUTs, and the uniforms of every semantic.
+//!
+//! This file holds the options and [`FilterChain`]: building it (each distinct shader file once
+//! through [`crate::shader`], the passes planned in order, then specialized and compiled in
+//! parallel while the LUTs load) and the frame loop. The rest, split the way librashader splits
+//! its runtime: `scaling.rs` (target sizes), `binding.rs` (what a draw binds and with which
+//! sampler), `uniforms.rs` (semantic values, parameters), `luts.rs`, `history.rs` (history and
+//! feedback), `plan.rs` (binding a pass and predicting what to specialize it for), `prepass.rs`
+//! (texel pre-passes) and `pass.rs` (a compiled pass and its draw).
+//!
+//! Behaviour taken from librashader (`librashader-runtime-vk/src/filter_chain.rs`):
+//! - `Original` and `OriginalHistoryN` are sampled with pass 0's filter and wrap mode; `Source`
+//!   with the current pass's; `PassOutputN` and `PassFeedbackN` with pass N's.
+//! - Offscreen passes draw the quad (-1,-1)..(1,1) with an identity `MVP`; the last pass draws
+//!   (0,0)..(1,1) with the orthographic `MVP` into the viewport. Targets are cleared to
+//!   transparent black before each pass.
+//! - History and feedback start as transparent black: history images are 1x1 until the first
+//!   frame is pushed, feedback images have their pass's size.
+//! - When a pass reads the last pass's feedback, the last pass also renders into its own target
+//!   (at its scaled size), and its `OutputSize` in the viewport draw is that target's size.
+
+mod binding;
+mod history;
+mod luts;
+mod pass;
+mod plan;
+mod prepass;
+mod scaling;
+mod uniforms;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::ir::MathMode;
+use crate::shader::{build_pass, Executor, PassShader, ShaderCache, ShaderCacheStats, BUILD_ID};
+use crate::texture::{Format, Texture};
+
+use crate::chain::preset::{load_preset, Preset, WildcardContext};
+use crate::chain::ChainError;
+
+pub use scaling::MAX_TARGET_SIZE;
+
+use binding::{semantic_names, FrameState};
+use history::History;
+use luts::{load_luts, Lut};
+use pass::{draw_pass, Pass};
+use plan::PassPlan;
+use scaling::scaled_size;
+use uniforms::parameter_values;
+
+/// The identity matrix offscreen passes get as `MVP`.
+const IDENTITY_MVP: [f32; 16] = [
+    1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0,
+];
+
+/// The orthographic projection of (0,0)..(1,1) onto clip space the last pass gets as `MVP`.
+const FINAL_MVP: [f32; 16] = [
+    2.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, -1.0, 0.0, 1.0,
+];
+
+/// How a chain is built.
+#[derive(Clone, Debug, Default)]
+pub struct ChainOptions {
+    /// JIT (default) or interpreter.
+    pub executor: Executor,
+    /// Parameter values that override the shaders' defaults and the preset's values.
+    pub parameters: Vec<(String, f32)>,
+    /// Values of the preset path wildcards (`$CORE$`, …).
+    pub wildcards: WildcardContext,
+    /// How sRGB render targets (`srgb_framebuffer`, `#pragma format R8G8B8A8_SRGB`) convert.
+    pub srgb_curve: SrgbCurve,
+    /// How EX2/LG2/POW/SIN/COS compute: glibc-exact (default) or llvmpipe/lavapipe's bits.
+    pub math: MathMode,
+    /// Run fragment programs as compiled instead of specialized for the textures each pass
+    /// binds and the parameters it reads (`opt::specialize`, `fold_known_constants`; the
+    /// same pixels either way).
+    pub skip_specialization: bool,
+    /// The directory of the on-disk cache of compiled pass shaders (see
+    /// [`crate::shader`]); `None` compiles every shader (the default for the library;
+    /// `softgpu render` uses [`super::default_shader_cache_dir`]).
+    pub shader_cache: Option<PathBuf>,
+}
+
+/// The sRGB transfer curve of sRGB render targets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SrgbCurve {
+    /// The exact curve, as GPUs and Mesa's softpipe convert (within a step of rounding).
+    #[default]
+    Exact,
+    /// Mesa llvmpipe/lavapipe's fast approximations (a cubic decode, a rational encode), for
+    /// matching images rendered on that driver: shaders that amplify dark sRGB values (e.g.
+    /// crt-royale's mask "undim") show its conversion error several steps wide.
+    Llvmpipe,
+}
+
+/// The per-frame inputs besides the image (librashader's `FrameOptions`).
+#[derive(Clone, Debug)]
+pub struct FrameOptions {
+    /// `FrameDirection`: 1 forwards, -1 when rewinding.
+    pub frame_direction: i32,
+    /// `Rotation` in quarter turns (0..=3).
+    pub rotation: u32,
+    /// `TotalSubFrames`.
+    pub total_subframes: u32,
+    /// `CurrentSubFrame`.
+    pub current_subframe: u32,
+    /// `OriginalAspect`; 0 takes the input image's aspect ratio.
+    pub aspect_ratio: f32,
+    /// `OriginalFPS`.
+    pub frames_per_second: f32,
+    /// `FrameTimeDelta` in milliseconds.
+    pub frametime_delta: u32,
+}
+
+impl Default for FrameOptions {
+    /// librashader's defaults.
+    fn default() -> FrameOptions {
+        FrameOptions {
+            frame_direction: 1,
+            rotation: 0,
+            total_subframes: 1,
+            current_subframe: 1,
+            aspect_ratio: 0.0,
+            frames_per_second: 1.0,
+            frametime_delta: 0,
+        }
+    }
+}
+
+/// Where one pass's time went over the frames a chain rendered (see
+/// [`FilterChain::pass_timings`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassTiming {
+    /// `pass N (file)`.
+    pub label: String,
+    /// The size of the pass's target in the last frame.
+    pub size: (u32, u32),
+    /// Instructions of the fragment program the pass runs (after specialization).
+    pub fragment_instructions: usize,
+    /// Frames that drew the pass.
+    pub frames: u64,
+    /// Wall time drawing it (texel pre-passes included), over all frames.
+    pub draw: Duration,
+    /// Wall time preparing its output for the next passes (mipmaps, decoding), over all frames.
+    pub prepare: Duration,
+}
+
+/// A compiled preset, ready to render frames. Holds the history and feedback between frames.
+pub struct FilterChain {
+    preset_path: PathBuf,
+    passes: Vec<Pass>,
+    luts: Vec<Lut>,
+    parameters: HashMap<String, f32>,
+    history: History,
+    /// Decode each pass output for the JIT's inline sampling right after rendering it, on every
+    /// core (the next pass's first lookup would otherwise decode it on one thread while the
+    /// others wait for it).
+    predecode_outputs: bool,
+    shader_cache_stats: ShaderCacheStats,
+    timings: Vec<PassTiming>,
+}
+
+impl FilterChain {
+    /// Parses a preset and compiles every pass (in parallel), loads its LUTs and resolves every
+    /// uniform and texture of every pass to a semantic.
+    pub fn load(path: &Path, options: &ChainOptions) -> Result<FilterChain, ChainError> {
+        let preset =
+            load_preset(path, &options.wildcards).map_err(|e| ChainError::new(e.to_string()))?;
+        FilterChain::from_preset(&preset, options)
+    }
+
+    /// Builds a chain from a parsed preset.
+    pub fn from_preset(preset: &Preset, options: &ChainOptions) -> Result<FilterChain, ChainError> {
+        if preset.passes.is_empty() {
+            return Err(ChainError::new(format!(
+                "{}: the preset has no passes",
+                preset.path.display()
+            )));
+        }
+        // Compile each distinct shader file once, in parallel.
+        let files: Vec<PathBuf> = preset
+            .passes
+            .iter()
+            .map(|p| p.shader.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let cache = options.shader_cache.clone().map(ShaderCache::new);
+        // Kernels compiled for speed go to the same directory (process-wide: the last chain
+        // built decides).
+        softgpu_jit::codegen::disk::set_kernel_cache(options.shader_cache.clone(), BUILD_ID);
+        let compiled: Vec<Result<PassShader, ChainError>> = files
+            .par_iter()
+            .map(|f| build_pass(f, cache.as_ref()).map_err(|e| ChainError::new(e.to_string())))
+            .collect();
+        let mut shaders = BTreeMap::new();
+        for (file, result) in files.into_iter().zip(compiled) {
+            let shader = result.map_err(|e| {
+                // Name the preset line that asked for the shader, then what went wrong in it.
+                match preset.passes.iter().find(|p| p.shader == file) {
+                    Some(p) => ChainError::new(format!(
+                        "{}:{}: shader{}: {}",
+                        p.shader_origin.0.display(),
+                        p.shader_origin.1,
+                        p.index,
+                        e.message
+                    )),
+                    None => e,
+                }
+            })?;
+            shaders.insert(file, shader);
+        }
+
+        let names = semantic_names(preset, &shaders);
+        let parameters = parameter_values(preset, &shaders, &options.parameters)?;
+
+        // Bindings in order (cheap, and their errors come first), then the shaders of every pass
+        // specialized and compiled in parallel.
+        let plans = preset
+            .passes
+            .iter()
+            .map(|config| {
+                PassPlan::new(
+                    preset,
+                    config,
+                    &shaders[&config.shader],
+                    &names,
+                    &parameters,
+                    options,
+                )
+            })
+            .collect::<Result<Vec<_>, ChainError>>()?;
+
+        // The LUTs load while the passes build: a large pass compiles on one core for a while.
+        // (Collected whole, then the first error in pass order: the same message every run.)
+        let (built, luts) = rayon::join(
+            || {
+                plans
+                    .into_par_iter()
+                    .map(|plan| plan.build(options, cache.as_ref()))
+                    .collect::<Vec<Result<Pass, ChainError>>>()
+            },
+            || load_luts(preset),
+        );
+        let shader_cache_stats = cache.map(|c| c.stats()).unwrap_or_default();
+        let passes = built
+            .into_iter()
+            .collect::<Result<Vec<Pass>, ChainError>>()?;
+        let luts = luts.into_iter().collect::<Result<Vec<_>, ChainError>>()?;
+
+        let history = History::for_passes(&passes)?;
+        let timings = passes
+            .iter()
+            .map(|p| PassTiming {
+                label: p.label.clone(),
+                fragment_instructions: p.fragment_instructions,
+                ..PassTiming::default()
+            })
+            .collect();
+        Ok(FilterChain {
+            timings,
+            preset_path: preset.path.clone(),
+            passes,
+            luts,
+            parameters,
+            history,
+            predecode_outputs: options.executor == Executor::Jit,
+            shader_cache_stats,
+        })
+    }
+
+    /// What the on-disk shader cache did while the chain was built (all zero without one).
+    pub fn shader_cache_stats(&self) -> ShaderCacheStats {
+        self.shader_cache_stats
+    }
+
+    /// Where each pass's time went in the frames rendered so far, in pass order.
+    pub fn pass_timings(&self) -> &[PassTiming] {
+        &self.timings
+    }
+
+    /// The number of passes.
+    pub fn pass_count(&self) -> usize {
+        self.passes.len()
+    }
+
+    /// How many fragment texture units, over all passes, have a sampler hint (their inline
+    /// texture sites are compiled for one sampler state).
+    pub fn sampler_hint_count(&self) -> usize {
+        self.sum_over_passes(|p| p.sampler_hints.len() as u64) as usize
+    }
+
+    /// Pass draws so far that bound a texture unit with another sampler state than the pass's
+    /// sampler hints predicted from the preset (see [`crate::ir::Program::sampler_hints`]): such a draw
+    /// runs its hinted texture sites on the general path, slower but with the same pixels.
+    pub fn sampler_hint_misses(&self) -> u64 {
+        self.sum_over_passes(|p| p.sampler_hint_misses.load(Ordering::Relaxed))
+    }
+
+    /// How many functions of nearest texels the passes compute once per texel in a pre-pass
+    /// instead of at every lookup (see `opt::texelfn`).
+    pub fn texel_prepass_count(&self) -> usize {
+        self.sum_over_passes(|p| p.texel_prepasses.len() as u64) as usize
+    }
+
+    /// Pass draws so far whose bound textures broke a texel function's preconditions (a
+    /// filter other than nearest, or a border the function does not keep): they ran the
+    /// pass's fragment program as compiled, slower but with the same pixels.
+    pub fn texel_prepass_fallbacks(&self) -> u64 {
+        self.sum_over_passes(|p| p.texel_prepass_fallbacks.load(Ordering::Relaxed))
+    }
+
+    /// Fragment-program operands that read a shader parameter (or another constant that is the
+    /// same in every frame) and were folded into the programs as immediates when the chain was
+    /// built (none with `skip_specialization`).
+    pub fn folded_constant_count(&self) -> usize {
+        self.sum_over_passes(|p| p.folded_constants as u64) as usize
+    }
+
+    fn sum_over_passes(&self, count: impl Fn(&Pass) -> u64) -> u64 {
+        self.passes.iter().map(count).sum()
+    }
+
+    /// The value of every parameter (shader defaults, then the preset's, then the options').
+    pub fn parameters(&self) -> &HashMap<String, f32> {
+        &self.parameters
+    }
+
+    /// How many previous input frames the chain keeps (the largest `OriginalHistoryN` read).
+    pub fn history_depth(&self) -> usize {
+        self.history.depth()
+    }
+
+    /// Renders frame `frame_count` of `input` into an `R8G8B8A8_UNORM` image of `viewport` size
+    /// (row 0 at the top), then remembers the input and the pass outputs for the next frame.
+    pub fn frame(
+        &mut self,
+        input: &Arc<Texture>,
+        viewport: (u32, u32),
+        frame_count: u64,
+        options: &FrameOptions,
+    ) -> Result<Texture, ChainError> {
+        if viewport.0 == 0
+            || viewport.1 == 0
+            || viewport.0 > MAX_TARGET_SIZE
+            || viewport.1 > MAX_TARGET_SIZE
+        {
+            return Err(ChainError::new(format!(
+                "output size {}x{} is invalid: each side must be 1..={MAX_TARGET_SIZE}",
+                viewport.0, viewport.1
+            )));
+        }
+        let original_size = (input.width(), input.height());
+        let count = self.passes.len();
+
+        // Sizes of every pass target, from the scale rules.
+        let mut sizes = Vec::with_capacity(count);
+        let mut source_size = original_size;
+        for pass in &self.passes {
+            let size = scaled_size(&pass.config, source_size, viewport, original_size);
+            sizes.push(size);
+            source_size = size;
+        }
+
+        let feedback = self.history.take_feedback(&sizes)?;
+
+        let mut outputs: Vec<Option<Arc<Texture>>> = vec![None; count];
+        let mut source = input.clone();
+        let mut result = None;
+        for index in 0..count {
+            let pass = &self.passes[index];
+            let pass_source = source.clone();
+            // The pass outputs grow during the frame: each draw adds the current ones.
+            let base = FrameState {
+                passes: &self.passes,
+                original: input,
+                source: &pass_source,
+                history: self.history.inputs(),
+                outputs: &[],
+                feedback: &feedback,
+                luts: &self.luts,
+                parameters: &self.parameters,
+                viewport,
+                frame_count,
+                options,
+            };
+            let last = index + 1 == count;
+            // Only a pass with a successor can feed a `mipmap_input`.
+            let mipmaps = self
+                .passes
+                .get(index + 1)
+                .is_some_and(|next| next.config.mipmap_input);
+            if !last || self.history.last_pass_feedback() {
+                let (w, h) = sizes[index];
+                let levels = if mipmaps {
+                    Texture::full_mip_levels(w, h)
+                } else {
+                    1
+                };
+                let mut target = Texture::new(pass.format, w, h, levels)
+                    .map_err(|e| ChainError::new(format!("{}: target: {e}", pass.label)))?;
+                let started = Instant::now();
+                draw_pass(
+                    pass,
+                    &FrameState {
+                        outputs: &outputs,
+                        ..base
+                    },
+                    &mut target,
+                    (w, h),
+                    &IDENTITY_MVP,
+                    false,
+                )?;
+                let drawn = Instant::now();
+                if levels > 1 {
+                    target.generate_mipmaps();
+                }
+                if self.predecode_outputs {
+                    target.decoded_levels();
+                }
+                let timing = &mut self.timings[index];
+                timing.size = (w, h);
+                timing.draw += drawn - started;
+                timing.prepare += drawn.elapsed();
+                if !last {
+                    timing.frames += 1;
+                }
+                let target = Arc::new(target);
+                outputs[index] = Some(target.clone());
+                source = target;
+            }
+            if last {
+                let output_size = if self.history.last_pass_feedback() {
+                    sizes[index]
+                } else {
+                    viewport
+                };
+                let mut target = Texture::new(Format::R8G8B8A8Unorm, viewport.0, viewport.1, 1)
+                    .map_err(|e| ChainError::new(format!("{}: output: {e}", pass.label)))?;
+                let started = Instant::now();
+                draw_pass(
+                    pass,
+                    &FrameState {
+                        outputs: &outputs,
+                        ..base
+                    },
+                    &mut target,
+                    output_size,
+                    &FINAL_MVP,
+                    true,
+                )?;
+                let timing = &mut self.timings[index];
+                timing.size = viewport;
+                timing.draw += started.elapsed();
+                timing.frames += 1;
+                result = Some(target);
+            }
+        }
+
+        self.history.push(input, &outputs);
+        result.ok_or_else(|| {
+            ChainError::new(format!(
+                "{}: the chain produced no output",
+                self.preset_path.display()
+            ))
+        })
+    }
+}

@@ -1,0 +1,223 @@
+//! Building one stage from a file, as `softgpu draw` and `compile` do: the language from the
+//! extension (or the caller), then TGSI text parsed and validated, or WGSL and Vulkan GLSL
+//! through their frontend, reflection and lowering — through the shader cache when one is given
+//! (TGSI is not cached: parsing it is what a hit would do anyway).
+
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use super::cache::{ShaderCache, StageCacheUse};
+use super::Stage;
+use crate::frontend::lower::LoweredShader;
+use crate::frontend::reflect::StageReflection;
+use crate::ir::{text, validate, Processor, Program};
+
+/// The language of a shader file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    /// Mesa's TGSI text format.
+    Tgsi,
+    /// WGSL (through naga).
+    Wgsl,
+    /// RetroArch slang: Vulkan GLSL with `#pragma stage` (through glslang, SPIR-V and naga).
+    SlangGlsl,
+}
+
+impl Language {
+    /// The language a file name implies: `.wgsl` is WGSL, `.slang` RetroArch slang, anything
+    /// else TGSI text.
+    pub fn from_path(path: &Path) -> Language {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(ext) if ext.eq_ignore_ascii_case("wgsl") => Language::Wgsl,
+            Some(ext) if ext.eq_ignore_ascii_case("slang") => Language::SlangGlsl,
+            _ => Language::Tgsi,
+        }
+    }
+}
+
+/// Reads a shader file in `language` (or the one its extension implies) and compiles the
+/// `expected` stage to a validated program; errors name the file and line. Both stages of a
+/// slang file are compiled, so an error in either is reported (what `softgpu compile` checks).
+pub fn compile_shader(
+    path: &Path,
+    expected: Processor,
+    language: Option<Language>,
+) -> Result<Program> {
+    if language.unwrap_or_else(|| Language::from_path(path)) == Language::SlangGlsl {
+        use crate::frontend::vulkan_glsl as slang;
+        let vertex = slang_stage(path, expected)? == slang::Stage::Vertex;
+        let shader = slang::compile_slang(path)?;
+        let stage = if vertex {
+            &shader.vertex
+        } else {
+            &shader.fragment
+        };
+        return Ok(slang::lower_stage(stage)?.program);
+    }
+    Ok(build_stage(path, expected, language, None)?
+        .0
+        .lowered
+        .program)
+}
+
+/// Reads and validates a TGSI program file; errors name the file and line.
+pub fn load_program(path: &Path, expected: Processor) -> Result<Program> {
+    let source = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read shader", path.display()))?;
+    let program = text::parse_program(&source).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    validate::validate(&program).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        anyhow!(
+            "{}: invalid program:\n  {}",
+            path.display(),
+            lines.join("\n  ")
+        )
+    })?;
+    if program.processor != expected {
+        bail!(
+            "{}: expected a {} program, found {}",
+            path.display(),
+            expected.name(),
+            program.processor.name()
+        );
+    }
+    Ok(program)
+}
+
+/// Builds the `expected` stage of the shader file at `path` in `language` (or the one its
+/// extension implies): its program and, for WGSL and slang, its reflection. With a `cache`
+/// directory a WGSL or slang stage whose source an entry holds skips its frontend, and one
+/// compiled is stored; also says what the cache did.
+pub fn build_stage(
+    path: &Path,
+    expected: Processor,
+    language: Option<Language>,
+    cache: Option<&Path>,
+) -> Result<(Stage, StageCacheUse)> {
+    let language = language.unwrap_or_else(|| Language::from_path(path));
+    if language == Language::Tgsi {
+        let stage = Stage {
+            lowered: LoweredShader {
+                program: load_program(path, expected)?,
+                entry_point: String::new(),
+                resources: Vec::new(),
+            },
+            reflection: StageReflection::default(),
+        };
+        return Ok((stage, StageCacheUse::Uncached));
+    }
+    let frontend = StageFrontend::read(path, expected, language)?;
+    let (language_key, source) = (frontend.language_key(), frontend.source_text().to_string());
+    let cache = cache.map(|dir| ShaderCache::new(dir.to_path_buf()));
+    let mut used = StageCacheUse::Uncached;
+    if let Some(cache) = &cache {
+        let (found, outcome) = cache.load_stage(language_key, expected, &source);
+        if let Some(stage) = found {
+            return Ok((stage, outcome));
+        }
+        used = outcome;
+    }
+    let stage = frontend.compile(path)?;
+    if let Some(cache) = &cache {
+        cache.store_stage(language_key, expected, &source, &stage);
+    }
+    Ok((stage, used))
+}
+
+/// The slang stage that compiles to `expected`; other processors are an error naming `path`.
+fn slang_stage(path: &Path, expected: Processor) -> Result<crate::frontend::vulkan_glsl::Stage> {
+    use crate::frontend::vulkan_glsl::Stage;
+    match expected {
+        Processor::Vertex => Ok(Stage::Vertex),
+        Processor::Fragment => Ok(Stage::Fragment),
+        other => bail!(
+            "{}: no {} stage in a slang shader",
+            path.display(),
+            other.name()
+        ),
+    }
+}
+
+/// One stage of a WGSL or slang file, read (and for slang preprocessed) but not yet compiled:
+/// its text is what the shader cache keys on.
+enum StageFrontend {
+    Wgsl {
+        source: String,
+        stage: crate::frontend::wgsl::Stage,
+    },
+    Slang {
+        source: crate::frontend::vulkan_glsl::StageSource,
+        stage: crate::frontend::vulkan_glsl::Stage,
+    },
+}
+
+impl StageFrontend {
+    fn read(path: &Path, expected: Processor, language: Language) -> Result<StageFrontend> {
+        use crate::frontend::{vulkan_glsl as slang, wgsl};
+        match language {
+            Language::Wgsl => {
+                let stage = match expected {
+                    Processor::Vertex => wgsl::Stage::Vertex,
+                    Processor::Fragment => wgsl::Stage::Fragment,
+                    other => bail!("{}: no {} stage in WGSL", path.display(), other.name()),
+                };
+                let source = std::fs::read_to_string(path)
+                    .with_context(|| format!("{}: cannot read shader", path.display()))?;
+                Ok(StageFrontend::Wgsl { source, stage })
+            }
+            Language::SlangGlsl => {
+                let pre = slang::preprocess_file(path)?;
+                // Only the stage drawn with goes through glslang: `--vs` and `--fs` naming the
+                // same file would otherwise compile both of its stages twice.
+                let stage = slang_stage(path, expected)?;
+                let source = match stage {
+                    slang::Stage::Vertex => pre.vertex,
+                    slang::Stage::Fragment => pre.fragment,
+                };
+                Ok(StageFrontend::Slang { source, stage })
+            }
+            Language::Tgsi => bail!("{}: TGSI has no frontend", path.display()),
+        }
+    }
+
+    fn language_key(&self) -> &'static str {
+        match self {
+            StageFrontend::Wgsl { .. } => "wgsl",
+            StageFrontend::Slang { .. } => "slang",
+        }
+    }
+
+    fn source_text(&self) -> &str {
+        match self {
+            StageFrontend::Wgsl { source, .. } => source,
+            StageFrontend::Slang { source, .. } => &source.text,
+        }
+    }
+
+    fn compile(self, path: &Path) -> Result<Stage> {
+        use crate::frontend::{lower, vulkan_glsl as slang, wgsl};
+        match self {
+            StageFrontend::Wgsl { source, stage } => {
+                let file = path.display().to_string();
+                let parsed = wgsl::parse(&source, &file)?;
+                let index = wgsl::select_entry_point(&parsed.module, stage, None, &file)?;
+                let lowered =
+                    lower::lower(&parsed.module, &parsed.info, index, Some(&source), &file)?;
+                let reflection = wgsl::reflect(&parsed, index, &file)?;
+                Ok(Stage {
+                    lowered,
+                    reflection,
+                })
+            }
+            StageFrontend::Slang { source, stage } => {
+                let compiled = slang::compile_stage(source, stage)?;
+                let lowered = slang::lower_stage(&compiled)?;
+                Ok(Stage {
+                    lowered,
+                    reflection: compiled.reflection,
+                })
+            }
+        }
+    }
+}
