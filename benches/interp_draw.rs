@@ -14,10 +14,11 @@ mod support;
 
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
-use softgpu::draw::{self, DrawJob, Executor, StageConstants};
+use softgpu::draw::{self, DrawJob, StageConstants};
 use softgpu::ir::MathMode;
 use softgpu::ir::Processor;
 use softgpu::raster::ClipConvention;
+use softgpu::shader::{self, Executor};
 use softgpu::texture::{Filter, Format, Texture, Wrap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,8 +51,8 @@ fn load_job(name: &str) -> DrawJob {
     let dir = shader_dir(name);
     let read = |file: &str| std::fs::read_to_string(dir.join(file)).expect("bench shader files");
     DrawJob {
-        vertex_program: draw::load_program(&dir.join("vs.tgsi"), Processor::Vertex).unwrap(),
-        fragment_program: draw::load_program(&dir.join("fs.tgsi"), Processor::Fragment).unwrap(),
+        vertex_program: shader::load_program(&dir.join("vs.tgsi"), Processor::Vertex).unwrap(),
+        fragment_program: shader::load_program(&dir.join("fs.tgsi"), Processor::Fragment).unwrap(),
         vertices: draw::parse_vertices(&dir.join("vertices.txt"), &read("vertices.txt")).unwrap(),
         constants: draw::parse_constants(&dir.join("consts.txt"), &read("consts.txt")).unwrap(),
         textures: vec![(0, Arc::new(Texture::load(&dir.join("tex0.png")).unwrap()))],

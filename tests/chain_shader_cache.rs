@@ -4,7 +4,8 @@
 //! fall back to compiling, and `softgpu render` uses the cache (shaders and kernels, read back
 //! by a later process with the same bytes) unless told not to.
 
-use softgpu::chain::{ChainOptions, FilterChain, FrameOptions, ShaderCacheStats};
+use softgpu::chain::{ChainOptions, FilterChain, FrameOptions};
+use softgpu::shader::ShaderCacheStats;
 use softgpu::texture::Texture;
 use std::path::{Path, PathBuf};
 use std::process::Command;

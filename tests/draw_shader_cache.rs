@@ -4,8 +4,9 @@
 //! back to compiling, TGSI is never cached, and `softgpu draw` draws the same bytes from a cold
 //! and a warm cache (uniforms set by name included) and stores its kernels there.
 
-use softgpu::draw::{compile_stage, compile_stage_cached, StageCacheUse};
+use softgpu::draw::{compile_stage, compile_stage_cached};
 use softgpu::ir::Processor;
+use softgpu::shader::StageCacheUse;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -15,7 +15,7 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn members(r: &softgpu::frontend::vulkan_glsl::StageReflection) -> Vec<(String, String)> {
+fn members(r: &softgpu::frontend::reflect::StageReflection) -> Vec<(String, String)> {
     r.uniform_buffers
         .first()
         .map(|b| {

@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use softgpu::frontend::vulkan_glsl::preprocess::Origin;
-use softgpu::frontend::vulkan_glsl::{self as slang, LineMap, Stage, StageSource};
+use softgpu::frontend::retroarch::{LineMap, Origin};
+use softgpu::frontend::vulkan_glsl::{self, Stage, StageSource};
 use softgpu::frontend::{lower, wgsl};
 
 #[derive(Debug)]
@@ -76,10 +76,10 @@ fn run_glsl(path: &Path, stage: Stage) -> Outcome {
         },
     };
     let file = path.display().to_string();
-    // glslang → SPIR-V → our rewrites → naga, as `slang::compile_stage` does, without the
+    // glslang → SPIR-V → our rewrites → naga, as `vulkan_glsl::compile_stage` does, without the
     // RetroArch-specific reflection (which allows one uniform buffer per stage).
-    let result = slang::glsl_to_spirv(&source, stage)
-        .and_then(|words| slang::spirv_to_naga(&words, stage, &file))
+    let result = vulkan_glsl::glsl_to_spirv(&source, stage)
+        .and_then(|words| vulkan_glsl::spirv_to_naga(&words, stage, &file))
         .and_then(|(module, info, _)| {
             let naga_stage = match stage {
                 Stage::Vertex => naga::ShaderStage::Vertex,

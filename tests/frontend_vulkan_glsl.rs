@@ -4,9 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use softgpu::frontend::reflect::{Scalar, ScalarKind, StageReflection, TypeLayout};
-use softgpu::frontend::vulkan_glsl::{
-    self as slang, compile_slang, preprocess_file, Stage, SAMPLER_BINDING_OFFSET,
-};
+use softgpu::frontend::retroarch::SAMPLER_BINDING_OFFSET;
+use softgpu::frontend::vulkan_glsl::{self, compile_slang, preprocess_file, Stage};
 use softgpu::frontend::FrontendError;
 
 fn data(name: &str) -> PathBuf {
@@ -313,7 +312,7 @@ fn combined_sampler_variables(words: &[u32]) -> usize {
 #[test]
 fn combined_samplers_are_split_including_function_parameters() {
     let pre = preprocess_file(&data("basic.slang")).unwrap();
-    let words = slang::glsl_to_spirv(&pre.fragment, Stage::Fragment).unwrap();
+    let words = vulkan_glsl::glsl_to_spirv(&pre.fragment, Stage::Fragment).unwrap();
     assert_eq!(combined_sampler_variables(&words), 2);
     // naga cannot read glslang's output as it is ...
     let raw = naga::front::spv::Frontend::new(
@@ -330,7 +329,7 @@ fn combined_samplers_are_split_including_function_parameters() {
         "naga now reads combined samplers; the split may be unnecessary"
     );
     // ... but reads and validates it after the split.
-    let split = slang::split_samplers::split_combined_samplers(&words).unwrap();
+    let split = vulkan_glsl::split_samplers::split_combined_samplers(&words).unwrap();
     assert_eq!(combined_sampler_variables(&split.words), 0);
     let names: Vec<_> = split
         .samplers
@@ -351,7 +350,8 @@ fn combined_samplers_are_split_including_function_parameters() {
             ("Original", 0, 3, 3 + SAMPLER_BINDING_OFFSET)
         ]
     );
-    let (module, _info, _) = slang::spirv_to_naga(&words, Stage::Fragment, "basic.slang").unwrap();
+    let (module, _info, _) =
+        vulkan_glsl::spirv_to_naga(&words, Stage::Fragment, "basic.slang").unwrap();
     let mut globals: Vec<(String, u32, bool)> = module
         .global_variables
         .iter()
@@ -407,8 +407,8 @@ fn shader_without_samplers_is_left_alone() {
     let src = format!("#version 450\n{STAGES}");
     let (_dir, path) = write_files(&[("n.slang", &src)]);
     let pre = preprocess_file(&path).unwrap();
-    let words = slang::glsl_to_spirv(&pre.fragment, Stage::Fragment).unwrap();
-    let split = slang::split_samplers::split_combined_samplers(&words).unwrap();
+    let words = vulkan_glsl::glsl_to_spirv(&pre.fragment, Stage::Fragment).unwrap();
+    let split = vulkan_glsl::split_samplers::split_combined_samplers(&words).unwrap();
     assert!(split.samplers.is_empty());
     let s = compile_slang(&path).unwrap();
     assert!(s.fragment.reflection.textures.is_empty());
@@ -417,7 +417,9 @@ fn shader_without_samplers_is_left_alone() {
 // ---------------------------------------------------------------------------------------------
 // Reflection
 
-fn members(r: &Option<slang::BlockReflection>) -> Vec<(String, u32, String, u32)> {
+fn members(
+    r: &Option<softgpu::frontend::reflect::BlockReflection>,
+) -> Vec<(String, u32, String, u32)> {
     r.as_ref()
         .unwrap()
         .members
@@ -752,7 +754,7 @@ fn naga_validation_error_names_the_line_of_the_failing_statement() {
     let src = "#version 450\n#pragma stage vertex\nlayout(location = 0) in vec4 Position;\nvoid main() { gl_Position = Position; }\n#pragma stage fragment\nlayout(location = 0) in vec2 uv;\nlayout(location = 0) out vec4 FragColor;\nfloat pattern(vec2 p)\n{\n    int k = int(p.x * 8.0);\n    float y = p.y;\n    int flipped = ~k;\n    return float(flipped) * y;\n}\nvoid main()\n{\n    FragColor = vec4(pattern(uv));\n}\n";
     let (_dir, path) = write_files(&[("v.slang", src)]);
     let pre = preprocess_file(&path).unwrap();
-    let mut words = slang::glsl_to_spirv(&pre.fragment, Stage::Fragment).unwrap();
+    let mut words = vulkan_glsl::glsl_to_spirv(&pre.fragment, Stage::Fragment).unwrap();
     let (op_not, op_logical_not) = (200u32, 168u32);
     let mut i = 5;
     let mut patched = 0;
@@ -765,8 +767,8 @@ fn naga_validation_error_names_the_line_of_the_failing_statement() {
         i += count.max(1);
     }
     assert_eq!(patched, 1);
-    let e =
-        slang::compile_stage_from_spirv(pre.fragment.clone(), Stage::Fragment, &words).unwrap_err();
+    let e = vulkan_glsl::compile_stage_from_spirv(pre.fragment.clone(), Stage::Fragment, &words)
+        .unwrap_err();
     assert_eq!((file_name(&e), e.line), ("v.slang", 12), "{e}");
     assert!(
         e.message.contains("naga validation") && e.message.contains("in function `pattern`"),

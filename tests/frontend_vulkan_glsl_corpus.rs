@@ -15,7 +15,7 @@ mod files_support;
 use files_support::files_with_extension;
 use std::sync::Mutex;
 
-use softgpu::frontend::vulkan_glsl::{self as slang, Stage};
+use softgpu::frontend::vulkan_glsl::{self, Stage};
 
 /// A failure message with file names, quoted identifiers and numbers blanked so that the same
 /// cause in different shaders counts once.
@@ -67,7 +67,7 @@ impl Tally {
 
 fn run_one(path: &Path, tally: &Mutex<Tally>) {
     let record = |step: u8, msg: &str| tally.lock().unwrap().fail(step, msg, path);
-    let pre = match slang::preprocess_file(path) {
+    let pre = match vulkan_glsl::preprocess_file(path) {
         Ok(p) => p,
         Err(e) => return record(0, &e.message),
     };
@@ -77,7 +77,7 @@ fn run_one(path: &Path, tally: &Mutex<Tally>) {
         (&pre.vertex, Stage::Vertex),
         (&pre.fragment, Stage::Fragment),
     ] {
-        match slang::glsl_to_spirv(src, stage) {
+        match vulkan_glsl::glsl_to_spirv(src, stage) {
             Ok(w) => words.push((w, stage)),
             Err(e) => return record(1, &e.message),
         }
@@ -85,14 +85,14 @@ fn run_one(path: &Path, tally: &Mutex<Tally>) {
     tally.lock().unwrap().spirv += 1;
     let mut stages = Vec::new();
     for ((w, stage), src) in words.into_iter().zip([&pre.vertex, &pre.fragment]) {
-        match slang::compile_stage_from_spirv(src.clone(), stage, &w) {
+        match vulkan_glsl::compile_stage_from_spirv(src.clone(), stage, &w) {
             Ok(s) => stages.push(s),
             Err(e) => return record(2, &e.message),
         }
     }
     tally.lock().unwrap().naga += 1;
     for s in &stages {
-        if let Err(e) = slang::lower_stage(s) {
+        if let Err(e) = vulkan_glsl::lower_stage(s) {
             return record(3, &e.message);
         }
     }

@@ -225,8 +225,8 @@ fn inline_mip_sampling_matches_the_sampler() {
         .map(|line| {
             let p = program(line);
             // The kernel compiled before a draw (cached) and one compiled uncached for speed, as a
-            // large program is recompiled in the background. Since session 16 both are the same
-            // build (`preserve_all` calls whenever every site is inline); `inline_checked`'s
+            // large program is recompiled in the background. Both are the same build
+            // (`preserve_all` calls whenever every site is inline); `inline_checked`'s
             // bound below still counts each configuration once per kernel.
             let optimized = [
                 JitShader::compile(&p).expect("JIT compiles"),

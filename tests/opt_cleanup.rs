@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use softgpu::exec::{QuadIo, QuadShader, ShaderResources};
 use softgpu::frontend::lower::{self, LoweredShader};
-use softgpu::frontend::{vulkan_glsl as slang, wgsl};
+use softgpu::frontend::{vulkan_glsl, wgsl};
 use softgpu::interp::Interpreter;
 use softgpu::ir::{Opcode, RegisterFile};
 use softgpu::texture::{Filter, SamplerState, Texture, TextureUnits, Wrap};
@@ -171,7 +171,7 @@ fn optimized_programs_compute_the_same_bits() {
         }
     };
     for path in &shaders {
-        let Ok(shader) = slang::compile_slang(path) else {
+        let Ok(shader) = vulkan_glsl::compile_slang(path) else {
             continue;
         };
         for stage in [&shader.vertex, &shader.fragment] {
@@ -226,7 +226,7 @@ fn optimized_corpus_programs_compute_the_same_bits() {
     shaders.sort();
     let (mut programs, mut temps_before, mut temps_after) = (0usize, 0u64, 0u64);
     for path in &shaders {
-        let Ok(shader) = slang::compile_slang(path) else {
+        let Ok(shader) = vulkan_glsl::compile_slang(path) else {
             continue;
         };
         for stage in [&shader.vertex, &shader.fragment] {

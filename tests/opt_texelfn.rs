@@ -7,13 +7,13 @@
 
 mod texture_support;
 
-use softgpu::draw::{build_shader, Executor};
 use softgpu::exec::{QuadShader, ShaderResources};
 use softgpu::ir::text::parse_program;
 use softgpu::ir::MathMode;
 use softgpu::ir::Program;
 use softgpu::opt::texelfn::{hoist_texel_functions, TexelFunction};
 use softgpu::raster::{self, ClipConvention, DrawState, FragCoordConvention, Vertices};
+use softgpu::shader::{build_shader, Executor};
 use softgpu::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use std::sync::Arc;
 use texture_support::Rng;

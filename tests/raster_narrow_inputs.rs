@@ -5,12 +5,13 @@
 
 use std::path::Path;
 
-use softgpu::draw::{self, DrawJob, Executor};
+use softgpu::draw::{self, DrawJob};
 use softgpu::ir::text::parse_program;
 use softgpu::ir::MathMode;
 use softgpu::ir::{HeaderItem, Processor, Program, RegisterFile};
 use softgpu::opt::narrow_input_usage;
 use softgpu::raster::ClipConvention;
+use softgpu::shader::Executor;
 use softgpu::texture::{Filter, Wrap};
 
 const VERTEX: &str = "VERT

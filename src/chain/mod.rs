@@ -15,9 +15,6 @@ use std::time::{Duration, Instant};
 
 use crate::texture::Texture;
 
-pub use crate::shader::{
-    default_cache_dir as default_shader_cache_dir, ShaderCacheStats, BUILD_ID,
-};
 pub use runtime::{ChainOptions, FilterChain, FrameOptions, PassTiming, SrgbCurve};
 
 /// Why a chain could not be built or rendered; the message names the file (and line, where

@@ -14,9 +14,7 @@ use crate::frontend::reflect::{BlockReflection, Member, ScalarKind, StageReflect
 use crate::ir::MathMode;
 use crate::ir::{Processor, Program};
 use crate::raster::{self, ClipConvention, DrawState, FragCoordConvention, RenderTarget, Vertices};
-pub use crate::shader::{
-    build_shader, compile_shader, jit_compiling, load_program, Executor, Language, StageCacheUse,
-};
+use crate::shader::{build_shader, Executor, Language, StageCacheUse};
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use anyhow::{anyhow, bail, Result};
 pub use data_files::{parse_constants, parse_vertices};

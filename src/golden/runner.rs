@@ -10,6 +10,7 @@ use crate::draw::{self, DrawJob};
 use crate::ir::MathMode;
 use crate::ir::Processor;
 use crate::raster::ClipConvention;
+use crate::shader::Language;
 use crate::texture::Texture;
 use anyhow::{anyhow, Context};
 use image::RgbaImage;
@@ -94,10 +95,10 @@ fn render_draw(case: &DrawCase, shader_cache: Option<&Path>) -> anyhow::Result<R
         // The same default as `softgpu draw`: the convention of the vertex shader's language.
         convention: case
             .convention
-            .unwrap_or(match draw::Language::from_path(&case.vs) {
-                draw::Language::Wgsl => ClipConvention::WebGpu,
-                draw::Language::SlangGlsl => ClipConvention::Vulkan,
-                draw::Language::Tgsi => ClipConvention::OpenGl,
+            .unwrap_or(match Language::from_path(&case.vs) {
+                Language::Wgsl => ClipConvention::WebGpu,
+                Language::VulkanGlsl => ClipConvention::Vulkan,
+                Language::Tgsi => ClipConvention::OpenGl,
             }),
         math: MathMode::Exact,
     };

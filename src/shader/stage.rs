@@ -20,8 +20,8 @@ pub enum Language {
     Tgsi,
     /// WGSL (through naga).
     Wgsl,
-    /// RetroArch slang: Vulkan GLSL with `#pragma stage` (through glslang, SPIR-V and naga).
-    SlangGlsl,
+    /// RetroArch's Vulkan GLSL (`.slang`): GLSL with `#pragma stage` (through glslang, SPIR-V and naga).
+    VulkanGlsl,
 }
 
 impl Language {
@@ -30,7 +30,7 @@ impl Language {
     pub fn from_path(path: &Path) -> Language {
         match path.extension().and_then(|e| e.to_str()) {
             Some(ext) if ext.eq_ignore_ascii_case("wgsl") => Language::Wgsl,
-            Some(ext) if ext.eq_ignore_ascii_case("slang") => Language::SlangGlsl,
+            Some(ext) if ext.eq_ignore_ascii_case("slang") => Language::VulkanGlsl,
             _ => Language::Tgsi,
         }
     }
@@ -44,16 +44,16 @@ pub fn compile_shader(
     expected: Processor,
     language: Option<Language>,
 ) -> Result<Program> {
-    if language.unwrap_or_else(|| Language::from_path(path)) == Language::SlangGlsl {
-        use crate::frontend::vulkan_glsl as slang;
-        let vertex = slang_stage(path, expected)? == slang::Stage::Vertex;
-        let shader = slang::compile_slang(path)?;
+    if language.unwrap_or_else(|| Language::from_path(path)) == Language::VulkanGlsl {
+        use crate::frontend::vulkan_glsl;
+        let vertex = slang_stage(path, expected)? == vulkan_glsl::Stage::Vertex;
+        let shader = vulkan_glsl::compile_slang(path)?;
         let stage = if vertex {
             &shader.vertex
         } else {
             &shader.fragment
         };
-        return Ok(slang::lower_stage(stage)?.program);
+        return Ok(vulkan_glsl::lower_stage(stage)?.program);
     }
     Ok(build_stage(path, expected, language, None)?
         .0
@@ -154,7 +154,7 @@ enum StageFrontend {
 
 impl StageFrontend {
     fn read(path: &Path, expected: Processor, language: Language) -> Result<StageFrontend> {
-        use crate::frontend::{vulkan_glsl as slang, wgsl};
+        use crate::frontend::{vulkan_glsl, wgsl};
         match language {
             Language::Wgsl => {
                 let stage = match expected {
@@ -166,14 +166,14 @@ impl StageFrontend {
                     .with_context(|| format!("{}: cannot read shader", path.display()))?;
                 Ok(StageFrontend::Wgsl { source, stage })
             }
-            Language::SlangGlsl => {
-                let pre = slang::preprocess_file(path)?;
+            Language::VulkanGlsl => {
+                let pre = vulkan_glsl::preprocess_file(path)?;
                 // Only the stage drawn with goes through glslang: `--vs` and `--fs` naming the
                 // same file would otherwise compile both of its stages twice.
                 let stage = slang_stage(path, expected)?;
                 let source = match stage {
-                    slang::Stage::Vertex => pre.vertex,
-                    slang::Stage::Fragment => pre.fragment,
+                    vulkan_glsl::Stage::Vertex => pre.vertex,
+                    vulkan_glsl::Stage::Fragment => pre.fragment,
                 };
                 Ok(StageFrontend::Slang { source, stage })
             }
@@ -196,7 +196,7 @@ impl StageFrontend {
     }
 
     fn compile(self, path: &Path) -> Result<Stage> {
-        use crate::frontend::{lower, vulkan_glsl as slang, wgsl};
+        use crate::frontend::{lower, vulkan_glsl, wgsl};
         match self {
             StageFrontend::Wgsl { source, stage } => {
                 let file = path.display().to_string();
@@ -211,8 +211,8 @@ impl StageFrontend {
                 })
             }
             StageFrontend::Slang { source, stage } => {
-                let compiled = slang::compile_stage(source, stage)?;
-                let lowered = slang::lower_stage(&compiled)?;
+                let compiled = vulkan_glsl::compile_stage(source, stage)?;
+                let lowered = vulkan_glsl::lower_stage(&compiled)?;
                 Ok(Stage {
                     lowered,
                     reflection: compiled.reflection,

@@ -2,7 +2,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use clap::ValueEnum;
-use softgpu::draw::Executor;
+use softgpu::shader::Executor;
 use softgpu::texture::Texture;
 use std::path::PathBuf;
 
@@ -30,7 +30,7 @@ impl ShaderCacheArgs {
         }
         self.shader_cache
             .clone()
-            .or_else(softgpu::chain::default_shader_cache_dir)
+            .or_else(softgpu::shader::default_cache_dir)
     }
 }
 

@@ -4,8 +4,8 @@
 use crate::read;
 use anyhow::{anyhow, Context, Result};
 use clap::ValueEnum;
-use softgpu::draw;
 use softgpu::ir::{text, validate, Processor};
+use softgpu::shader::{self, Language};
 use std::path::PathBuf;
 
 /// `--lang`: the source language.
@@ -188,10 +188,10 @@ fn run_compile_cg(args: &CompileArgs, stage: Processor) -> Result<()> {
 /// Runs `softgpu compile`.
 pub fn run(args: CompileArgs) -> Result<()> {
     let language = match args.lang {
-        Some(LangArg::Tgsi) => draw::Language::Tgsi,
-        Some(LangArg::Wgsl) => draw::Language::Wgsl,
-        Some(LangArg::SlangGlsl) => draw::Language::SlangGlsl,
-        Some(LangArg::Cg) | None => draw::Language::from_path(&args.file),
+        Some(LangArg::Tgsi) => Language::Tgsi,
+        Some(LangArg::Wgsl) => Language::Wgsl,
+        Some(LangArg::SlangGlsl) => Language::VulkanGlsl,
+        Some(LangArg::Cg) | None => Language::from_path(&args.file),
     };
     let stage = match args.stage {
         StageArg::Vertex => Processor::Vertex,
@@ -208,7 +208,7 @@ pub fn run(args: CompileArgs) -> Result<()> {
     }
     if matches!(args.emit, EmitArg::Wgsl | EmitArg::Glsl | EmitArg::Spirv) {
         let out = match language {
-            draw::Language::SlangGlsl => {
+            Language::VulkanGlsl => {
                 let shader = softgpu::frontend::vulkan_glsl::compile_slang(&args.file)?;
                 let st = if stage == Processor::Vertex {
                     &shader.vertex
@@ -217,7 +217,7 @@ pub fn run(args: CompileArgs) -> Result<()> {
                 };
                 translate(&st.module, &st.info, st.entry_index, args.emit)?
             }
-            draw::Language::Wgsl => {
+            Language::Wgsl => {
                 let source = read(&args.file, "shader")?;
                 let parsed =
                     softgpu::frontend::wgsl::parse(&source, &args.file.display().to_string())?;
@@ -234,7 +234,7 @@ pub fn run(args: CompileArgs) -> Result<()> {
                 )?;
                 translate(&parsed.module, &parsed.info, index, args.emit)?
             }
-            draw::Language::Tgsi => {
+            Language::Tgsi => {
                 return Err(anyhow!(
                     "--emit wgsl/glsl/spirv translates WGSL, .slang and Cg shaders; TGSI programs have no naga module"
                 ))
@@ -242,7 +242,7 @@ pub fn run(args: CompileArgs) -> Result<()> {
         };
         return write_translation(out, &args.output);
     }
-    if language == draw::Language::SlangGlsl && args.emit != EmitArg::Tgsi {
+    if language == Language::VulkanGlsl && args.emit != EmitArg::Tgsi {
         let shader = softgpu::frontend::vulkan_glsl::compile_slang(&args.file)?;
         if args.emit == EmitArg::Reflection {
             print_stdout(&format!("{}\n", shader.reflection().to_json()))?;
@@ -258,19 +258,19 @@ pub fn run(args: CompileArgs) -> Result<()> {
             "--emit reflection needs a .slang or Cg shader (--lang slang-glsl or cg)"
         ));
     }
-    if language == draw::Language::SlangGlsl {
-        let program = draw::compile_shader(&args.file, stage, Some(language))?;
+    if language == Language::VulkanGlsl {
+        let program = shader::compile_shader(&args.file, stage, Some(language))?;
         print_stdout(&text::print_program(&program))?;
         return Ok(());
     }
-    if language == draw::Language::Wgsl {
+    if language == Language::Wgsl {
         if args.emit == EmitArg::Naga {
             let source = read(&args.file, "shader")?;
             let parsed = softgpu::frontend::wgsl::parse(&source, &args.file.display().to_string())?;
             print_stdout(&format!("{:#?}\n", parsed.module))?;
             return Ok(());
         }
-        let program = draw::compile_shader(&args.file, stage, Some(language))?;
+        let program = shader::compile_shader(&args.file, stage, Some(language))?;
         print_stdout(&text::print_program(&program))?;
         return Ok(());
     }

@@ -7,6 +7,7 @@ use clap::ValueEnum;
 use softgpu::draw::{self, DrawJob};
 use softgpu::ir::Processor;
 use softgpu::raster::ClipConvention;
+use softgpu::shader::Language;
 use softgpu::texture::{Filter, Texture, Wrap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -143,7 +144,7 @@ pub fn run(args: DrawArgs) -> Result<()> {
         None => None,
     };
     let cache = args.cache.dir();
-    softgpu::jit::codegen::disk::set_kernel_cache(cache.clone(), softgpu::chain::BUILD_ID);
+    softgpu::jit::codegen::disk::set_kernel_cache(cache.clone(), softgpu::shader::BUILD_ID);
     let (vs, _) = draw::compile_stage_cached(&args.vs, Processor::Vertex, None, cache.as_deref())?;
     let (fs, _) =
         draw::compile_stage_cached(&args.fs, Processor::Fragment, None, cache.as_deref())?;
@@ -167,10 +168,10 @@ pub fn run(args: DrawArgs) -> Result<()> {
             Some(ConventionArg::Gl) => ClipConvention::OpenGl,
             Some(ConventionArg::Vulkan) => ClipConvention::Vulkan,
             Some(ConventionArg::Webgpu) => ClipConvention::WebGpu,
-            None => match draw::Language::from_path(&args.vs) {
-                draw::Language::Wgsl => ClipConvention::WebGpu,
-                draw::Language::SlangGlsl => ClipConvention::Vulkan,
-                draw::Language::Tgsi => ClipConvention::OpenGl,
+            None => match Language::from_path(&args.vs) {
+                Language::Wgsl => ClipConvention::WebGpu,
+                Language::VulkanGlsl => ClipConvention::Vulkan,
+                Language::Tgsi => ClipConvention::OpenGl,
             },
         },
     };

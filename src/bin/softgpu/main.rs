@@ -58,7 +58,7 @@ fn main() -> ExitCode {
     // instead); keep it off stderr. Every other panic is reported as usual.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !softgpu::draw::jit_compiling() {
+        if !softgpu::shader::jit_compiling() {
             default_hook(info);
         }
     }));

@@ -23,10 +23,11 @@ use std::path::Path;
 
 use super::lower::{self, LoweredShader};
 use super::FrontendError;
-pub use crate::frontend::reflect::{BlockReflection, Member, StageReflection};
-pub use preprocess::{preprocess_file, LineMap, Parameter, Preprocessed, StageSource};
+use crate::frontend::reflect::StageReflection;
+use crate::frontend::retroarch::Parameter;
+pub use preprocess::{preprocess_file, Preprocessed, StageSource};
 pub use reflect::ShaderReflection;
-pub use split_samplers::{SplitSampler, SAMPLER_BINDING_OFFSET};
+pub use split_samplers::SplitSampler;
 
 /// A slang pipeline stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::super::FrontendError;
-pub use crate::frontend::retroarch::{LineMap, Origin, Parameter};
+use crate::frontend::retroarch::{LineMap, Origin, Parameter};
 
 /// Deepest include nesting accepted; real shader packs stay far below this.
 pub const MAX_INCLUDE_DEPTH: usize = 32;

@@ -11,10 +11,10 @@ use rspirv::spirv::{Decoration, Op, StorageClass};
 use serde::Serialize;
 
 use super::padded_matrices::PaddedMatrix;
-use super::preprocess::Parameter;
 use super::split_samplers::SplitSampler;
 use crate::frontend::reflect::{self, SamplerPair, StageReflection, TypeLayout};
 use crate::frontend::retroarch;
+use crate::frontend::retroarch::Parameter;
 
 /// The whole shader's reflection, as printed by `--emit reflection`.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -15,7 +15,7 @@ use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Decoration, Op, StorageClass, Word};
 use serde::Serialize;
 
-pub use crate::frontend::retroarch::SAMPLER_BINDING_OFFSET;
+use crate::frontend::retroarch::SAMPLER_BINDING_OFFSET;
 
 /// One combined image-sampler variable that was split.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
