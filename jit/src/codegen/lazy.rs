@@ -354,13 +354,16 @@ fn index_read(r: IndexReg, bits: &mut [u64]) {
 fn successors(d: &Decoded) -> Option<Vec<Vec<u32>>> {
     use Opcode::*;
     let n = d.insts.len();
-    let mut loops: Vec<usize> = Vec::new();
     let mut succ = Vec::with_capacity(n);
+    // The ENDLOOP of the loop a BRK/BREAKC leaves or a CONT continues.
+    let loop_end = |pc: usize| {
+        d.structure
+            .exit_of(pc)
+            .map(|c| d.structure.construct(c).end as u32)
+    };
     for (pc, inst) in d.insts.iter().enumerate() {
         let next = pc as u32 + 1;
         let t = inst.target as usize;
-        let exit_of =
-            |loops: &Vec<usize>| -> Option<u32> { loops.last().map(|&b| d.insts[b].target + 1) };
         let s = match inst.op {
             BGNSUB | ENDSUB | CAL | CALLNZ | SWITCH | CASE | DEFAULT | ENDSWITCH => return None,
             IF | UIF => {
@@ -372,17 +375,11 @@ fn successors(d: &Decoded) -> Option<Vec<Vec<u32>>> {
                 vec![next, f]
             }
             ELSE => vec![t as u32],
-            BGNLOOP => {
-                loops.push(pc);
-                vec![next]
-            }
-            ENDLOOP => {
-                loops.pop();
-                vec![t as u32 + 1]
-            }
-            BRK => vec![exit_of(&loops)?],
-            BREAKC => vec![next, exit_of(&loops)?],
-            CONT => vec![d.insts[*loops.last()?].target],
+            BGNLOOP => vec![next],
+            ENDLOOP => vec![t as u32 + 1],
+            BRK => vec![loop_end(pc)? + 1],
+            BREAKC => vec![next, loop_end(pc)? + 1],
+            CONT => vec![loop_end(pc)?],
             RET | END => vec![],
             _ => vec![next],
         };

@@ -175,6 +175,8 @@ pub(crate) struct Decoded {
     pub imms: Vec<QuadVec4>,
     /// TEMP registers, then ADDR registers.
     pub num_locals: usize,
+    /// The program's control-flow nesting, which the jump targets above were resolved from.
+    pub structure: Structure,
 }
 
 fn unsupported(pc: usize, message: impl Into<String>) -> ExecError {
@@ -673,7 +675,7 @@ pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
             breaks_switch: false,
         });
     }
-    let cases = resolve_flow(program, &mut insts)?;
+    let (structure, cases) = resolve_flow(program, &mut insts)?;
     let num_locals = (d.layout.num_temps + d.layout.num_addrs) as usize;
     Ok(Decoded {
         insts,
@@ -682,6 +684,7 @@ pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
         cases,
         imms,
         num_locals,
+        structure,
     })
 }
 
@@ -693,7 +696,10 @@ pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
 /// - SWITCH: the matching ENDSWITCH (`aux` indexes the CASE list, in the order the SWITCHes
 ///   close).
 /// - CAL/CALLNZ: the BGNSUB named by the label; BGNSUB: the matching ENDSUB.
-fn resolve_flow(program: &Program, insts: &mut [Inst]) -> Result<Vec<Vec<u32>>, ExecError> {
+fn resolve_flow(
+    program: &Program,
+    insts: &mut [Inst],
+) -> Result<(Structure, Vec<Vec<u32>>), ExecError> {
     let structure =
         Structure::of(&program.instructions).map_err(|e| unsupported(e.pc, e.message))?;
     // The construct a closing instruction closes (nesting was checked above).
@@ -731,5 +737,5 @@ fn resolve_flow(program: &Program, insts: &mut [Inst]) -> Result<Vec<Vec<u32>>, 
             _ => {}
         }
     }
-    Ok(cases)
+    Ok((structure, cases))
 }

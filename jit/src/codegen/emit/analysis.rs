@@ -140,7 +140,6 @@ pub(super) fn zeroed_channels(d: &Decoded, mem: &[bool]) -> Vec<i32> {
         need.fill(0xF);
     } else {
         let mut written = vec![0u8; n];
-        let mut depth = 0usize;
         let mut returned = false;
         let read = |written: &[u8], need: &mut [u8], i: u32, mask: u8| {
             if let Some(w) = written.get(i as usize) {
@@ -176,7 +175,7 @@ pub(super) fn zeroed_channels(d: &Decoded, mem: &[bool]) -> Vec<i32> {
             Loc::Indirect(k) => read_indirect(written, need, k),
             Loc::Direct(_) => {}
         };
-        for inst in &d.insts {
+        for (pc, inst) in d.insts.iter().enumerate() {
             for s in &inst.src {
                 read_src(&written, &mut need, s);
             }
@@ -189,11 +188,8 @@ pub(super) fn zeroed_channels(d: &Decoded, mem: &[bool]) -> Vec<i32> {
                     read_index(&written, &mut need, t.sampler.index_reg);
                 }
             }
-            match inst.op {
-                IF | UIF | BGNLOOP | SWITCH => depth += 1,
-                ENDIF | ENDLOOP | ENDSWITCH => depth = depth.saturating_sub(1),
-                RET => returned = true,
-                _ => {}
+            if inst.op == RET {
+                returned = true;
             }
             // LODQ writes x and y only, whatever its mask says.
             let mask = if inst.op == LODQ {
@@ -202,7 +198,7 @@ pub(super) fn zeroed_channels(d: &Decoded, mem: &[bool]) -> Vec<i32> {
                 inst.write_mask
             };
             match inst.dst {
-                DstLoc::Local(i) if depth == 0 && !returned => {
+                DstLoc::Local(i) if d.structure.depth(pc) == 0 && !returned => {
                     if let Some(w) = written.get_mut(i as usize) {
                         *w |= mask;
                     }

@@ -59,6 +59,7 @@ pub(crate) fn compile_mip_fns(
         cases: Vec::new(),
         imms: Vec::new(),
         num_locals: 0,
+        structure: crate::ir::structure::Structure::of(&[]).expect("no instructions nest"),
     };
     let mut ids = Vec::new();
     for &op in ops {
