@@ -9,7 +9,7 @@
 //! `librashader_parity` (also ignored, needs `SLANG_SHADERS_DIR` and `librashader-cli` on PATH or
 //! in `LIBRASHADER_CLI`) parses every corpus preset with both parsers and counts the fields that
 //! differ; `PARITY_VERBOSE=1` prints each difference. The known differences are the places this
-//! parser follows RetroArch (see `src/chain/preset.rs`).
+//! parser follows RetroArch (see `src/chain/preset/`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
