@@ -12,7 +12,7 @@ use crate::ir::Processor;
 use crate::raster::ClipConvention;
 use crate::shader::Language;
 use crate::texture::Texture;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use image::RgbaImage;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -64,8 +64,7 @@ pub fn artifact_path(expected: &Path, kind: &str) -> PathBuf {
 /// Draws a draw case, as `softgpu draw` does (through the shader cache when one is given).
 fn render_draw(case: &DrawCase, shader_cache: Option<&Path>) -> anyhow::Result<RgbaImage> {
     let read = |path: &Path, what: &str| {
-        std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read {what}", path.display()))
+        crate::input::read_text(path, what, crate::input::MAX_DATA_FILE_BYTES)
     };
     let vertices = draw::parse_vertices(&case.vertices, &read(&case.vertices, "vertex file")?)?;
     let constants = match &case.consts {

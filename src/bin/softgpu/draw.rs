@@ -5,6 +5,7 @@ use crate::read;
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
 use softgpu::draw::{self, DrawJob};
+use softgpu::input::MAX_DATA_FILE_BYTES;
 use softgpu::ir::Processor;
 use softgpu::raster::ClipConvention;
 use softgpu::shader::Language;
@@ -49,23 +50,23 @@ enum ConventionArg {
 #[derive(clap::Args)]
 pub struct DrawArgs {
     /// Vertex shader: Mesa TGSI text, or the vertex stage of a .wgsl or .slang file.
-    #[arg(long, value_name = "VS")]
+    #[arg(long, value_name = "VS", allow_hyphen_values = true)]
     vs: PathBuf,
     /// Fragment shader: Mesa TGSI text, or the fragment stage of a .wgsl or .slang file.
-    #[arg(long, value_name = "FS")]
+    #[arg(long, value_name = "FS", allow_hyphen_values = true)]
     fs: PathBuf,
     /// Vertex file: one vertex per line, every three lines a triangle.
     ///
     /// Each line's values (floats, or raw bits as 0x hex) are taken four at a time into IN[0],
     /// IN[1], …; a last group shorter than four is completed from (0, 0, 0, 1). `#` starts a
     /// comment.
-    #[arg(long, value_name = "V.txt")]
+    #[arg(long, value_name = "V.txt", allow_hyphen_values = true)]
     vertices: PathBuf,
     /// Constant file: one `x y z w` line per CONST[0][i], read by both stages.
     ///
     /// Values are floats, or raw bits as 0x hex. CONST[0] of a WGSL or .slang shader is its
     /// uniform buffer at group (set) 0, binding 0.
-    #[arg(long, value_name = "C.txt")]
+    #[arg(long, value_name = "C.txt", allow_hyphen_values = true)]
     consts: Option<PathBuf>,
     /// Set a uniform-buffer or push-constant member of a WGSL or .slang shader by name;
     /// repeatable.
@@ -74,38 +75,43 @@ pub struct DrawArgs {
     /// (`params.Tint`), and reaches into structs, arrays and matrix columns (`Lights[1].pos`).
     /// Values are comma-separated, matrices column by column. Applied after --consts and
     /// --push-consts.
-    #[arg(long, value_name = "NAME=V1,V2,...")]
+    #[arg(long, value_name = "NAME=V1,V2,...", allow_hyphen_values = true)]
     uniform: Vec<String>,
     /// Push-constant file: one `x y z w` line per 16 bytes of the push-constant block.
-    #[arg(long, value_name = "P.txt")]
+    #[arg(long, value_name = "P.txt", allow_hyphen_values = true)]
     push_consts: Option<PathBuf>,
     /// Bind an image (PNG or JPEG) to sampler unit N (0-31); repeatable.
     ///
     /// Unit N is SAMP[N]/SVIEW[N] of a TGSI program and the texture at binding N of a WGSL or
     /// .slang shader. Binding a unit twice keeps the last image.
-    #[arg(long, value_name = "N=IMG.png")]
+    #[arg(long, value_name = "N=IMG.png", allow_hyphen_values = true)]
     texture: Vec<String>,
     /// Texture filter for minification and magnification (level 0 only, no mipmapping).
-    #[arg(long, value_enum, default_value = "linear")]
+    #[arg(long, value_enum, default_value = "linear", allow_hyphen_values = true)]
     filter: FilterArg,
     /// Texture wrap mode on every axis.
-    #[arg(long, value_enum, default_value = "repeat")]
+    #[arg(long, value_enum, default_value = "repeat", allow_hyphen_values = true)]
     wrap: WrapArg,
     /// Output size.
-    #[arg(long, value_name = "WxH", default_value = "64x64")]
+    #[arg(
+        long,
+        value_name = "WxH",
+        default_value = "64x64",
+        allow_hyphen_values = true
+    )]
     size: String,
     /// Clip-space convention [default: the vertex shader's language's own: webgpu for .wgsl,
     /// vulkan for .slang, gl for TGSI]
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, allow_hyphen_values = true)]
     convention: Option<ConventionArg>,
     /// Output PNG (RGBA8 UNORM; row 0 is the top of the image).
-    #[arg(long, value_name = "OUT.png")]
+    #[arg(long, value_name = "OUT.png", allow_hyphen_values = true)]
     out: PathBuf,
     /// Shader executor (both give bit-identical images).
-    #[arg(long, value_enum, default_value = "jit")]
+    #[arg(long, value_enum, default_value = "jit", allow_hyphen_values = true)]
     exec: ExecArg,
     /// How EX2, LG2, POW, SIN and COS are computed.
-    #[arg(long, value_enum, default_value = "exact")]
+    #[arg(long, value_enum, default_value = "exact", allow_hyphen_values = true)]
     math: MathArg,
     #[command(flatten)]
     cache: ShaderCacheArgs,
@@ -114,9 +120,14 @@ pub struct DrawArgs {
 /// Runs `softgpu draw`.
 pub fn run(args: DrawArgs) -> Result<()> {
     let size = parse_size(&args.size)?;
-    let vertices = draw::parse_vertices(&args.vertices, &read(&args.vertices, "vertex file")?)?;
+    let vertices = draw::parse_vertices(
+        &args.vertices,
+        &read(&args.vertices, "vertex file", MAX_DATA_FILE_BYTES)?,
+    )?;
     let constants = match &args.consts {
-        Some(path) => draw::parse_constants(path, &read(path, "constant file")?)?,
+        Some(path) => {
+            draw::parse_constants(path, &read(path, "constant file", MAX_DATA_FILE_BYTES)?)?
+        }
         None => Vec::new(),
     };
     let mut textures = Vec::new();
@@ -139,7 +150,7 @@ pub fn run(args: DrawArgs) -> Result<()> {
     let push = match &args.push_consts {
         Some(path) => Some(draw::parse_constants(
             path,
-            &read(path, "push-constant file")?,
+            &read(path, "push-constant file", MAX_DATA_FILE_BYTES)?,
         )?),
         None => None,
     };

@@ -15,16 +15,16 @@ pub struct TestArgs {
     bless: bool,
     /// Run only cases whose name contains PATTERN (or matches it as a glob with * and ?);
     /// repeatable.
-    #[arg(long, value_name = "PATTERN")]
+    #[arg(long, value_name = "PATTERN", allow_hyphen_values = true)]
     filter: Vec<String>,
     /// Run only shard K of N: the cases whose 0-based index in the suite is K-1 modulo N.
-    #[arg(long, value_name = "K/N")]
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
     shard: Option<String>,
     /// Directory of the HTML report (index.html).
-    #[arg(long, value_name = "DIR", default_value = cli::DEFAULT_REPORT_DIR)]
+    #[arg(long, value_name = "DIR", default_value = cli::DEFAULT_REPORT_DIR, allow_hyphen_values = true)]
     report: PathBuf,
     /// Worker threads [default: one per core]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), allow_hyphen_values = true)]
     jobs: Option<u16>,
     #[command(flatten)]
     cache: ShaderCacheArgs,

@@ -247,8 +247,8 @@ fn parse_textures(loader: &Loader, root: usize) -> Result<Vec<TextureConfig>> {
                 format!("textures: more than {MAX_TEXTURES} lookup textures"),
             ));
         }
-        let path = match file.get(name) {
-            Some(e) if !e.value.trim().is_empty() => loader.resolve(root, &e.value),
+        let (path, line) = match file.get(name) {
+            Some(e) if !e.value.trim().is_empty() => (loader.resolve(root, &e.value), e.line),
             Some(e) => {
                 return Err(file.err(
                     Some(e.line),
@@ -279,6 +279,7 @@ fn parse_textures(loader: &Loader, root: usize) -> Result<Vec<TextureConfig>> {
         out.push(TextureConfig {
             name: name.to_string(),
             path,
+            path_origin: (file.path.clone(), line),
             filter,
             wrap_mode,
             mipmap,
@@ -423,6 +424,7 @@ pub(super) fn build(loader: &mut Loader, top: usize) -> Result<Preset> {
                         ));
                     }
                     t.path = loader.resolve(f, &e.value);
+                    t.path_origin = (file.path.clone(), e.line);
                 }
             }
         }

@@ -199,6 +199,9 @@ pub struct TextureConfig {
     pub name: String,
     /// Image file, resolved against the preset that named it (the last override wins).
     pub path: PathBuf,
+    /// The preset file and 1-based line of the `NAME = path` entry `path` came from (for
+    /// messages about the image).
+    pub path_origin: (PathBuf, usize),
     /// `NAME_linear`; [`FilterMode::Linear`] when absent, as RetroArch's drivers do.
     pub filter: FilterMode,
     /// `NAME_wrap_mode` (default clamp to border).
@@ -278,8 +281,7 @@ pub(super) type Result<T> = std::result::Result<T, PresetError>;
 
 /// Loads the preset at `path`, following `#reference` lines and applying `wildcards`.
 pub fn load_preset(path: &Path, wildcards: &WildcardContext) -> Result<Preset> {
-    let text = read_preset_text(path)
-        .map_err(|e| PresetError::new(path, None, format!("cannot read preset: {e}")))?;
+    let text = read_preset_text(path).map_err(|e| PresetError::new(path, None, e))?;
     parse_preset_str(&text, path, wildcards)
 }
 
