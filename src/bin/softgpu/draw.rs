@@ -1,6 +1,6 @@
 //! `softgpu draw`: one draw call from shader files and plain-text vertex and constant files.
 
-use crate::args::{parse_size, ExecArg, MathArg, ShaderCacheArgs};
+use crate::args::{parse_size, ExecArg, MathArg, MemoryBudgetArgs, ShaderCacheArgs};
 use crate::read;
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
@@ -104,7 +104,10 @@ pub struct DrawArgs {
     /// vulkan for .slang, gl for TGSI]
     #[arg(long, value_enum, allow_hyphen_values = true)]
     convention: Option<ConventionArg>,
-    /// Output PNG (RGBA8 UNORM; row 0 is the top of the image).
+    /// Output PNG (RGBA8 UNORM; row 0 is the top of the image; the name must end in .png).
+    ///
+    /// The file is written whole or not at all: a failing draw leaves an existing file as it
+    /// was.
     #[arg(long, value_name = "OUT.png", allow_hyphen_values = true)]
     out: PathBuf,
     /// Shader executor (both give bit-identical images).
@@ -115,11 +118,21 @@ pub struct DrawArgs {
     math: MathArg,
     #[command(flatten)]
     cache: ShaderCacheArgs,
+    #[command(flatten)]
+    memory: MemoryBudgetArgs,
 }
 
 /// Runs `softgpu draw`.
 pub fn run(args: DrawArgs) -> Result<()> {
+    // Every flag is checked before a file is read or a shader compiled.
+    softgpu::output::check_output(&args.out, "--out", &["png"])?;
     let size = parse_size(&args.size)?;
+    let memory_budget = args.memory.budget()?;
+    let texture_bindings = args
+        .texture
+        .iter()
+        .map(|binding| parse_texture_binding(binding))
+        .collect::<Result<Vec<_>>>()?;
     let vertices = draw::parse_vertices(
         &args.vertices,
         &read(&args.vertices, "vertex file", MAX_DATA_FILE_BYTES)?,
@@ -130,9 +143,9 @@ pub fn run(args: DrawArgs) -> Result<()> {
         }
         None => Vec::new(),
     };
+    check_texture_memory(size, &texture_bindings, args.exec.executor(), memory_budget)?;
     let mut textures = Vec::new();
-    for binding in &args.texture {
-        let (unit, path) = parse_texture_binding(binding)?;
+    for (unit, path) in texture_bindings {
         let texture = Texture::load(&path).map_err(|e| anyhow!("--texture {unit}: {e}"))?;
         textures.retain(|(u, _)| *u != unit);
         textures.push((unit, Arc::new(texture)));
@@ -186,11 +199,51 @@ pub fn run(args: DrawArgs) -> Result<()> {
             },
         },
     };
-    let image = draw::run_with_constants(&job, &stage_constants, args.exec.executor())?;
+    draw::check_memory(&job, args.exec.executor(), memory_budget)?;
+    let image = draw::run_with_constants(&job, &stage_constants, args.exec.executor())
+        .map_err(|e| draw::name_shader_files(e, &args.vs, &args.fs))?;
     image
         .save_png(&args.out)
-        .map_err(|e| anyhow!("{}: {e}", args.out.display()))?;
+        .map_err(|e| anyhow!("--out: {e}"))?;
     Ok(())
+}
+
+/// Refuses, from the image headers and before any image is decoded, a framebuffer of `size`
+/// and textures that together would need more than `budget` bytes. (The whole draw is checked
+/// again by `draw::check_memory` once the vertices are read.)
+fn check_texture_memory(
+    size: (u32, u32),
+    bindings: &[(u32, PathBuf)],
+    executor: softgpu::shader::Executor,
+    budget: u64,
+) -> Result<()> {
+    use softgpu::texture::Format;
+    let mut usage = softgpu::budget::MemoryUse::new();
+    usage.add(
+        format!("the framebuffer {}x{}", size.0, size.1),
+        Texture::estimated_bytes(Format::R8G8B8A8Unorm, size.0, size.1, 1, false).saturating_mul(2),
+    );
+    for (unit, path) in bindings {
+        // An unreadable header is left to `Texture::load`, which says what is wrong.
+        let header = softgpu::input::image_reader(path, "texture", u32::MAX)
+            .ok()
+            .and_then(|r| r.into_dimensions().ok());
+        if let Some((w, h)) = header {
+            usage.add(
+                format!("--texture {unit}={} ({w}x{h})", path.display()),
+                Texture::estimated_bytes(
+                    Format::R8G8B8A8Unorm,
+                    w,
+                    h,
+                    1,
+                    executor == softgpu::shader::Executor::Jit,
+                ),
+            );
+        }
+    }
+    usage
+        .check(budget, &format!("a {}x{} draw", size.0, size.1))
+        .map_err(|e| anyhow!(e))
 }
 
 /// Parses a `--texture N=PATH` binding.

@@ -189,7 +189,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
     })?;
     image
         .save_png(&args.output)
-        .map_err(|e| anyhow!("{}: {e}", args.output.display()))?;
+        .map_err(|e| anyhow!("--output: {e}"))?;
     if args.timings {
         eprint!("{}", timing_report(&timings));
     }

@@ -1,6 +1,6 @@
 //! `softgpu test`: its flags; the suite run itself is `softgpu::golden::cli::test_main`.
 
-use crate::args::ShaderCacheArgs;
+use crate::args::{MemoryBudgetArgs, ShaderCacheArgs};
 use softgpu::golden::cli;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,10 +28,19 @@ pub struct TestArgs {
     jobs: Option<u16>,
     #[command(flatten)]
     cache: ShaderCacheArgs,
+    #[command(flatten)]
+    memory: MemoryBudgetArgs,
 }
 
 /// Runs `softgpu test`; the exit status is `golden::cli`'s (0 all passed, 1 some failed, 2 error).
 pub fn run(args: TestArgs) -> ExitCode {
+    let memory_budget = match args.memory.budget() {
+        Ok(budget) => budget,
+        Err(e) => {
+            eprintln!("softgpu: error: {e:#}");
+            return ExitCode::from(cli::EXIT_ERROR);
+        }
+    };
     ExitCode::from(cli::test_main(&cli::TestArgs {
         suite: args.suite,
         bless: args.bless,
@@ -40,5 +49,6 @@ pub fn run(args: TestArgs) -> ExitCode {
         report: Some(args.report),
         jobs: args.jobs.map(usize::from),
         shader_cache: args.cache.dir(),
+        memory_budget: Some(memory_budget),
     }))
 }

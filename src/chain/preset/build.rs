@@ -344,6 +344,18 @@ pub(super) fn build(loader: &mut Loader, top: usize) -> Result<Preset> {
             format!("no `shaders = N` line: a preset must declare its pass count{via}"),
         ));
     };
+    // A pass count is a whole number: `shaders = 1.5` is a mistake, not one pass.
+    let count_text = strip_value(&count.value);
+    let hex = count_text.starts_with("0x") || count_text.starts_with("0X");
+    if !hex && count_text.contains(['.', 'e', 'E']) {
+        return Err(root_file.err(
+            Some(count.line),
+            format!(
+                "shaders: expected a whole pass count 1..={MAX_PASSES}, found {:?}",
+                count.value
+            ),
+        ));
+    }
     let n = match parse_int(&count.value) {
         Some(n) if (1..=MAX_PASSES as i64).contains(&n) => n as usize,
         Some(n) => {

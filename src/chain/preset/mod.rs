@@ -31,7 +31,8 @@
 //!   (RetroArch silently stops gathering overrides at depth 16; librashader errors too).
 //! - **Values.** Numbers may end in `;` (librashader's "crimes"); integers follow C `strtoul`
 //!   base detection (`0x10`, `010`) as RetroArch does, and a float where an integer is expected is
-//!   truncated (both parsers do so in effect). Booleans are `true`, `false`, `1`, `0` (trailing `;`
+//!   truncated (both parsers do so in effect) — except the pass count: `shaders = 1.5` is an
+//!   error here. Booleans are `true`, `false`, `1`, `0` (trailing `;`
 //!   allowed); anything else is an error (RetroArch silently treats it as unset, librashader
 //!   errors). Unknown wrap modes fall back to `clamp_to_border` as in both parsers.
 //! - **Scale.** As RetroArch: `scale_typeN` overrides `scale_type_xN`/`scale_type_yN`; with no
