@@ -9,6 +9,16 @@
 //! physical memory, a cgroup's limit and the address-space limit, whichever is least), or
 //! [`FALLBACK_BUDGET`] where none of them can be read.
 
+/// The environment variable that sets the pixel budget of a chain's frame when no
+/// `--pixel-budget` is given.
+pub const PIXEL_BUDGET_ENV: &str = "SOFTGPU_PIXEL_BUDGET";
+
+/// The most pixels the passes of one frame of a chain may shade together (the sum of their
+/// target sizes) by default: 2^29, two 16384x16384 targets, or a 3840x2160 viewport through 64
+/// passes. It bounds the work of presets whose scales blow every target up to the largest
+/// size, which would otherwise run for many minutes per frame.
+pub const DEFAULT_PIXEL_BUDGET: u64 = 1 << 29;
+
 /// The environment variable that sets the memory budget when no `--memory-budget` is given.
 pub const MEMORY_BUDGET_ENV: &str = "SOFTGPU_MEMORY_BUDGET";
 
@@ -119,6 +129,28 @@ pub fn resolve(flag: Option<&str>) -> Result<u64, String> {
             parse_size(&text).map_err(|e| format!("{MEMORY_BUDGET_ENV}: {e}"))
         }
         _ => Ok(default_budget()),
+    }
+}
+
+/// The pixel budget in force: `flag` (the value of `--pixel-budget`: a count, optionally with a
+/// binary unit `K`, `M` or `G`) if given, else [`PIXEL_BUDGET_ENV`] if set, else
+/// [`DEFAULT_PIXEL_BUDGET`]. Errors name the flag or variable.
+pub fn resolve_pixels(flag: Option<&str>) -> Result<u64, String> {
+    let parse = |text: &str| {
+        parse_size(text.trim().trim_end_matches(['b', 'B'])).map_err(|_| {
+            format!(
+                "expected a pixel count such as 512M or 1073741824 (at least 1M), found `{text}`"
+            )
+        })
+    };
+    if let Some(text) = flag {
+        return parse(text).map_err(|e| format!("--pixel-budget: {e}"));
+    }
+    match std::env::var(PIXEL_BUDGET_ENV) {
+        Ok(text) if !text.trim().is_empty() => {
+            parse(&text).map_err(|e| format!("{PIXEL_BUDGET_ENV}: {e}"))
+        }
+        _ => Ok(DEFAULT_PIXEL_BUDGET),
     }
 }
 

@@ -155,6 +155,8 @@ fn render_preset(
                 .collect(),
             shader_cache: shader_cache.map(Path::to_path_buf),
             memory_budget,
+            // A case's pixel budget is the environment's or the default, as `softgpu render`'s.
+            pixel_budget: Some(crate::budget::resolve_pixels(None).map_err(|e| anyhow!(e))?),
             ..Default::default()
         },
         frame: chain::FrameOptions::default(),

@@ -71,6 +71,12 @@ pub struct RenderArgs {
     cache: ShaderCacheArgs,
     #[command(flatten)]
     memory: MemoryBudgetArgs,
+    /// Refuse a frame whose passes would shade more than N pixels together (the sum of their
+    /// target sizes; `512M`, `1G` or a count) [default: $SOFTGPU_PIXEL_BUDGET, else 512M]
+    ///
+    /// It bounds the work of presets whose scales make every target as large as allowed.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pixel_budget: Option<String>,
     /// Never show the progress bar.
     ///
     /// The bar is drawn on stderr only when stderr is a terminal, more than one frame is
@@ -143,6 +149,8 @@ pub fn run(args: RenderArgs) -> Result<()> {
     let size = args.size.as_deref().map(parse_size).transpose()?;
     let parameters = parse_params(&args.param)?;
     let memory_budget = args.memory.budget()?;
+    let pixel_budget =
+        softgpu::budget::resolve_pixels(args.pixel_budget.as_deref()).map_err(|e| anyhow!(e))?;
     let inputs = chain::input_frames(&args.input)?;
     let frames = args.frames;
     let request = chain::RenderRequest {
@@ -154,6 +162,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
             executor: args.exec.executor(),
             parameters,
             memory_budget: Some(memory_budget),
+            pixel_budget: Some(pixel_budget),
             srgb_curve: match args.srgb_curve {
                 SrgbCurveArg::Exact => chain::SrgbCurve::Exact,
                 SrgbCurveArg::Lavapipe => chain::SrgbCurve::Llvmpipe,

@@ -90,26 +90,66 @@ impl FilterChain {
         usage
     }
 
-    /// Refuses a frame whose buffers would not fit in the chain's memory budget.
+    /// Refuses a frame whose buffers would not fit in the chain's memory budget, or whose
+    /// passes would shade more pixels than its pixel budget.
     pub(super) fn check_frame_memory(
         &self,
         original: (u32, u32),
         sizes: &[(u32, u32)],
         viewport: (u32, u32),
     ) -> Result<(), ChainError> {
+        let what = format!(
+            "{}: a frame of {}x{} from a {}x{} input",
+            self.preset_path.display(),
+            viewport.0,
+            viewport.1,
+            original.0,
+            original.1
+        );
         self.frame_memory(original, sizes, viewport)
-            .check(
-                self.memory_budget,
-                &format!(
-                    "{}: a frame of {}x{} from a {}x{} input",
-                    self.preset_path.display(),
-                    viewport.0,
-                    viewport.1,
-                    original.0,
-                    original.1
-                ),
-            )
-            .map_err(ChainError::new)
+            .check(self.memory_budget, &what)
+            .map_err(ChainError::new)?;
+        self.check_frame_pixels(sizes, viewport, &what)
+    }
+
+    /// Refuses a frame whose passes would shade more pixels together than the pixel budget,
+    /// naming the passes with the largest targets.
+    fn check_frame_pixels(
+        &self,
+        sizes: &[(u32, u32)],
+        viewport: (u32, u32),
+        what: &str,
+    ) -> Result<(), ChainError> {
+        let count = self.passes.len();
+        let mut shaded: Vec<(usize, (u32, u32), u64)> = Vec::with_capacity(count + 1);
+        for (index, &(w, h)) in sizes.iter().enumerate() {
+            let last = index + 1 == count;
+            if !last || self.history.last_pass_feedback() {
+                shaded.push((index, (w, h), u64::from(w) * u64::from(h)));
+            }
+        }
+        shaded.push((
+            count - 1,
+            viewport,
+            u64::from(viewport.0) * u64::from(viewport.1),
+        ));
+        let total: u64 = shaded.iter().map(|s| s.2).sum();
+        if total <= self.pixel_budget {
+            return Ok(());
+        }
+        shaded.sort_by(|a, b| b.2.cmp(&a.2));
+        let largest: Vec<String> = shaded
+            .iter()
+            .take(3)
+            .map(|(index, (w, h), _)| format!("{} at {w}x{h}", self.passes[*index].label))
+            .collect();
+        Err(ChainError::new(format!(
+            "{what} shades {total} pixels in its passes, more than the pixel budget of {}; the \
+             largest: {}; raise the budget with --pixel-budget N or {} (see docs/limits.md)",
+            self.pixel_budget,
+            largest.join("; "),
+            crate::budget::PIXEL_BUDGET_ENV
+        )))
     }
 }
 

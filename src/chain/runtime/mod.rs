@@ -96,6 +96,10 @@ pub struct ChainOptions {
     /// decoded copies, the output) may need; a frame that would need more is refused before it
     /// allocates. `None`: [`crate::budget::default_budget`].
     pub memory_budget: Option<u64>,
+    /// The most pixels the passes of a frame may shade together (the sum of their target
+    /// sizes); a frame that would shade more is refused before it is drawn. `None`:
+    /// [`crate::budget::DEFAULT_PIXEL_BUDGET`].
+    pub pixel_budget: Option<u64>,
 }
 
 /// The sRGB transfer curve of sRGB render targets.
@@ -177,6 +181,8 @@ pub struct FilterChain {
     timings: Vec<PassTiming>,
     /// [`ChainOptions::memory_budget`], resolved.
     memory_budget: u64,
+    /// [`ChainOptions::pixel_budget`], resolved.
+    pixel_budget: u64,
 }
 
 impl FilterChain {
@@ -291,6 +297,9 @@ impl FilterChain {
             predecode_outputs: options.executor == Executor::Jit,
             shader_cache_stats,
             memory_budget,
+            pixel_budget: options
+                .pixel_budget
+                .unwrap_or(crate::budget::DEFAULT_PIXEL_BUDGET),
         })
     }
 
@@ -370,8 +379,9 @@ impl FilterChain {
     }
 
     /// Checks, before anything is allocated, that a frame of an input of `original` size drawn
-    /// into `viewport` fits in the chain's memory budget ([`ChainOptions::memory_budget`]);
-    /// the error names the largest buffers. [`FilterChain::frame`] checks this itself.
+    /// into `viewport` fits in the chain's memory budget ([`ChainOptions::memory_budget`]) and
+    /// pixel budget ([`ChainOptions::pixel_budget`]); the error names the largest buffers or
+    /// passes. [`FilterChain::frame`] checks this itself.
     pub fn check_memory(
         &self,
         original: (u32, u32),
