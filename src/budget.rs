@@ -189,7 +189,7 @@ impl MemoryUse {
             return Ok(());
         }
         let mut largest: Vec<&(String, u64)> = self.items.iter().collect();
-        largest.sort_by(|a, b| b.1.cmp(&a.1));
+        largest.sort_by_key(|item| std::cmp::Reverse(item.1));
         let named: Vec<String> = largest
             .iter()
             .take(3)

@@ -137,7 +137,7 @@ impl FilterChain {
         if total <= self.pixel_budget {
             return Ok(());
         }
-        shaded.sort_by(|a, b| b.2.cmp(&a.2));
+        shaded.sort_by_key(|item| std::cmp::Reverse(item.2));
         let largest: Vec<String> = shaded
             .iter()
             .take(3)
