@@ -80,9 +80,43 @@ fn create_temp(path: &Path) -> std::io::Result<(std::fs::File, PathBuf)> {
 }
 
 /// Checks, before any work is done, that `what` (e.g. `--output`) can be written at `path`:
-/// its extension is one of `extensions` (lowercase, without the dot; empty accepts any), it is
-/// not a directory, device or read-only file, and its directory exists and accepts new files.
+/// what [`check_output_name`] checks, and that its directory exists and accepts new files.
 pub fn check_output(path: &Path, what: &str, extensions: &[&str]) -> Result<(), OutputError> {
+    check_output_name(path, what, extensions)?;
+    let path = &destination(path);
+    let dir = directory_of(path);
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(error(
+                path,
+                format!("{what}: {} is not a directory", dir.display()),
+            ))
+        }
+        Err(e) => {
+            return Err(error(
+                path,
+                format!("{what}: directory {}: {e}", dir.display()),
+            ))
+        }
+    }
+    // A file made and removed at once: the directory accepts the temporary file the output is
+    // written to.
+    let (_, temp) = create_temp(path).map_err(|e| {
+        error(
+            path,
+            format!("{what}: cannot create a file in {}: {e}", dir.display()),
+        )
+    })?;
+    let _ = std::fs::remove_file(temp);
+    Ok(())
+}
+
+/// Checks, before any work is done, the name of the file `what` will be written to: its
+/// extension is one of `extensions` (lowercase, without the dot; empty accepts any) and the
+/// path is not a directory, device or read-only file. (For outputs whose directory is created
+/// when they are written.)
+pub fn check_output_name(path: &Path, what: &str, extensions: &[&str]) -> Result<(), OutputError> {
     if !extensions.is_empty() {
         let extension = path
             .extension()
@@ -129,37 +163,13 @@ pub fn check_output(path: &Path, what: &str, extensions: &[&str]) -> Result<(), 
             ));
         }
     }
-    let dir = directory_of(path);
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => {
-            return Err(error(
-                path,
-                format!("{what}: {} is not a directory", dir.display()),
-            ))
-        }
-        Err(e) => {
-            return Err(error(
-                path,
-                format!("{what}: directory {}: {e}", dir.display()),
-            ))
-        }
-    }
-    // A file made and removed at once: the directory accepts the temporary file the output is
-    // written to.
-    let (_, temp) = create_temp(path).map_err(|e| {
-        error(
-            path,
-            format!("{what}: cannot create a file in {}: {e}", dir.display()),
-        )
-    })?;
-    let _ = std::fs::remove_file(temp);
     Ok(())
 }
 
 /// Writes `bytes` to `path` atomically: into a temporary file in the same directory, then
 /// renamed over `path`. On any error the temporary file is removed and `path` is untouched. An
-/// existing file keeps its permissions; a symbolic link keeps pointing where it did.
+/// existing file keeps its permissions (a read-only one is refused, as a plain write would be);
+/// a symbolic link keeps pointing where it did.
 pub fn write_atomic(path: &Path, what: &str, bytes: &[u8]) -> Result<(), OutputError> {
     write_atomic_with(path, what, |file| file.write_all(bytes))
 }
@@ -176,6 +186,16 @@ pub fn write_atomic_with(
         return Err(error(
             path,
             format!("cannot write {what}: the path exists and is not a regular file"),
+        ));
+    }
+    // A rename would replace a read-only file that a plain write could not open.
+    if existing
+        .as_ref()
+        .is_some_and(|m| m.permissions().readonly())
+    {
+        return Err(error(
+            path,
+            format!("cannot write {what}: the file is read-only"),
         ));
     }
     let (file, temp) = create_temp(path).map_err(|e| {
@@ -230,6 +250,22 @@ mod tests {
         assert!(leftovers(dir.path()).is_empty());
         write_atomic(&path, "image", b"new").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_read_only_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("golden.png");
+        std::fs::write(&path, b"old").unwrap();
+        let mut permissions = std::fs::metadata(&path).unwrap().permissions();
+        permissions.set_readonly(true);
+        std::fs::set_permissions(&path, permissions).unwrap();
+        let e = write_atomic(&path, "PNG", b"new").unwrap_err();
+        assert!(e.to_string().contains("read-only"), "{e}");
+        let e = check_output(&path, "--out", &["png"]).unwrap_err();
+        assert!(e.to_string().contains("read-only"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
         assert!(leftovers(dir.path()).is_empty());
     }
 

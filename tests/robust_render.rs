@@ -298,3 +298,31 @@ fn a_frame_over_the_pixel_budget_is_refused_before_it_is_drawn() {
     let out = s.render("two.slangp", &["--pixel-budget", "1M"], None);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn a_pass_count_must_be_whole() {
+    use softgpu::chain::preset::{parse_preset_str, WildcardContext};
+    let parse = |text: &str| {
+        parse_preset_str(
+            text,
+            Path::new("/virtual/p.slangp"),
+            &WildcardContext::new(),
+        )
+    };
+    for count in ["1.5", "1e0", "2.0"] {
+        let e = parse(&format!(
+            "shaders = {count}\nshader0 = a.slang\nshader1 = b.slang\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.line, Some(1), "{e}");
+        assert!(e.to_string().contains("whole pass count"), "{e}");
+    }
+    // Integers in any of strtol's bases, quoted or with a trailing `;`, still count.
+    for count in ["2", "\"2\"", "0x2", "2;"] {
+        let p = parse(&format!(
+            "shaders = {count}\nshader0 = a.slang\nshader1 = b.slang\n"
+        ))
+        .unwrap();
+        assert_eq!(p.passes.len(), 2, "{count}");
+    }
+}

@@ -59,7 +59,8 @@ pub fn compare(args: &CompareArgs) -> Result<(String, bool), GoldenError> {
         },
     };
     if let Some(path) = &args.diff {
-        crate::output::check_output(path, "--diff", &["png"])
+        // Its directory is made when the diff is written.
+        crate::output::check_output_name(path, "--diff", &["png"])
             .map_err(|e| GoldenError::Options(e.to_string()))?;
     }
     let (report, a, b) = compare_files(&args.first, &args.second, &options)?;
