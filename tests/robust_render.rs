@@ -326,3 +326,41 @@ fn a_pass_count_must_be_whole() {
         assert_eq!(p.passes.len(), 2, "{count}");
     }
 }
+
+#[test]
+fn a_draw_of_too_many_large_triangles_is_refused_naming_the_vertex_file() {
+    let s = Scratch::new();
+    s.write(
+        "vs.tgsi",
+        "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: MOV OUT[0], IN[0]\n  1: END\n",
+    );
+    s.write(
+        "fs.tgsi",
+        "FRAG\nDCL OUT[0], COLOR\nIMM[0] FLT32 {1.0, 0.0, 0.0, 1.0}\n  0: MOV OUT[0], IMM[0]\n  1: END\n",
+    );
+    // 200 triangles, each covering a 4096x4096 target: 2^24 pixels each, over 2^31 together.
+    s.write("v.txt", &"-1 -1 0 1\n3 -1 0 1\n-1 3 0 1\n".repeat(200));
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_softgpu"))
+        .args([
+            "draw",
+            "--vs",
+            &s.arg("vs.tgsi"),
+            "--fs",
+            &s.arg("fs.tgsi"),
+            "--vertices",
+            &s.arg("v.txt"),
+            "--size",
+            "4096x4096",
+            "--out",
+            &s.arg("out.png"),
+        ])
+        .output()
+        .unwrap();
+    assert_error(
+        &out,
+        &["v.txt", "200 triangles", "more than the 2147483648"],
+    );
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+    assert!(!s.path("out.png").exists());
+}

@@ -214,7 +214,7 @@ pub fn draw_into(
 }
 
 /// A shader stage of a draw that could not be built or failed while it ran (its instruction
-/// budget or call stack exceeded, …); [`name_shader_files`] puts its file in front.
+/// budget or call stack exceeded, …); [`name_input_files`] puts its file in front.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct StageError {
@@ -224,20 +224,28 @@ pub struct StageError {
     pub message: String,
 }
 
-/// `error` with the file of the stage it concerns in front, when it is a [`StageError`]: the
-/// messages of [`run_with_constants`] know the stage, the caller knows the files.
-pub fn name_shader_files(error: anyhow::Error, vertex: &Path, fragment: &Path) -> anyhow::Error {
-    match error.downcast_ref::<StageError>() {
-        Some(e) => {
-            let file = if e.stage == Processor::Vertex {
-                vertex
-            } else {
-                fragment
-            };
-            anyhow!("{}: {}", file.display(), e.message)
-        }
-        None => error,
+/// `error` with the file it concerns in front: the shader file of a [`StageError`] (the
+/// messages of [`run_with_constants`] know the stage, the caller knows the files), the vertex
+/// file of a draw whose triangles cover too much ([`raster::RasterError::Coverage`]).
+pub fn name_input_files(
+    error: anyhow::Error,
+    vertex_shader: &Path,
+    fragment_shader: &Path,
+    vertices: &Path,
+) -> anyhow::Error {
+    if let Some(e) = error.downcast_ref::<StageError>() {
+        let file = if e.stage == Processor::Vertex {
+            vertex_shader
+        } else {
+            fragment_shader
+        };
+        return anyhow!("{}: {}", file.display(), e.message);
     }
+    if let Some(e @ raster::RasterError::Coverage(_)) = error.downcast_ref::<raster::RasterError>()
+    {
+        return anyhow!("{}: {e}", vertices.display());
+    }
+    error
 }
 
 /// The large buffers `job` needs when run with `executor`: the framebuffer, the textures (with

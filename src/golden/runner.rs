@@ -108,7 +108,8 @@ fn render_draw(
     };
     let budget = memory_budget.unwrap_or_else(crate::budget::default_budget);
     draw::check_memory(&job, crate::shader::Executor::default(), budget)?;
-    let image = draw::run(&job).map_err(|e| draw::name_shader_files(e, &case.vs, &case.fs))?;
+    let image = draw::run(&job)
+        .map_err(|e| draw::name_input_files(e, &case.vs, &case.fs, &case.vertices))?;
     Ok(texture_to_image(&image))
 }
 

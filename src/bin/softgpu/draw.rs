@@ -201,7 +201,7 @@ pub fn run(args: DrawArgs) -> Result<()> {
     };
     draw::check_memory(&job, args.exec.executor(), memory_budget)?;
     let image = draw::run_with_constants(&job, &stage_constants, args.exec.executor())
-        .map_err(|e| draw::name_shader_files(e, &args.vs, &args.fs))?;
+        .map_err(|e| draw::name_input_files(e, &args.vs, &args.fs, &args.vertices))?;
     image
         .save_png(&args.out)
         .map_err(|e| anyhow!("--out: {e}"))?;
