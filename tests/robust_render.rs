@@ -359,7 +359,11 @@ fn a_draw_of_too_many_large_triangles_is_refused_naming_the_vertex_file() {
         .unwrap();
     assert_error(
         &out,
-        &["v.txt", "200 triangles", "more than the 2147483648"],
+        &[
+            "v.txt",
+            "400 triangles (after clipping)",
+            "more than the 2147483648",
+        ],
     );
     assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
     assert!(!s.path("out.png").exists());

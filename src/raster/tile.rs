@@ -151,8 +151,8 @@ pub(crate) fn shade(
         .sum();
     if coverage > super::MAX_DRAW_COVERAGE {
         return Err(RasterError::Coverage(format!(
-            "the {} triangles' bounding boxes cover {coverage} pixels, more than the {} one \
-             draw may shade",
+            "the bounding boxes of the {} triangles (after clipping) cover {coverage} pixels, \
+             more than the {} one draw may shade",
             prepared.triangles.len(),
             super::MAX_DRAW_COVERAGE
         )));
