@@ -13,11 +13,13 @@
 pub use softgpu_jit as jit;
 pub use softgpu_jit::{exec, interp, ir, opt};
 
+pub mod budget;
 pub mod chain;
 pub mod draw;
 pub mod frontend;
 pub mod golden;
 pub mod input;
+pub mod output;
 pub mod raster;
 pub mod shader;
 pub mod texture;

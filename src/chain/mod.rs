@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use crate::texture::Texture;
 
-pub use runtime::{ChainOptions, FilterChain, FrameOptions, PassTiming, SrgbCurve};
+pub use runtime::{
+    ChainOptions, FilterChain, FrameOptions, PassTiming, SrgbCurve, MAX_HISTORY_DEPTH,
+};
 
 /// Why a chain could not be built or rendered; the message names the file (and line, where
 /// one is known) and what was expected.
@@ -137,6 +139,16 @@ pub fn render_timed(
             Some((i, t)) if *i == which => t.clone(),
             _ => {
                 let path = &request.inputs[which];
+                // The frame's memory is checked from the image header, before it is decoded.
+                let header = crate::input::image_reader(path, "input frame", u32::MAX)
+                    .ok()
+                    .and_then(|r| r.into_dimensions().ok());
+                if let Some((w, h)) = header.filter(|&(w, h)| {
+                    (1..=Texture::MAX_DIMENSION).contains(&w)
+                        && (1..=Texture::MAX_DIMENSION).contains(&h)
+                }) {
+                    chain.check_memory((w, h), request.size.unwrap_or((w, h)))?;
+                }
                 let started = Instant::now();
                 let t =
                     Arc::new(Texture::load(path).map_err(|e| {

@@ -9,6 +9,7 @@
 
 pub mod data_files;
 
+use crate::budget::MemoryUse;
 use crate::exec::{ShaderResources, ShaderSignature};
 use crate::frontend::reflect::{BlockReflection, Member, ScalarKind, StageReflection, TypeLayout};
 use crate::ir::MathMode;
@@ -163,10 +164,16 @@ pub fn draw_into(
             Cow::Borrowed(&job.fragment_program),
         ),
     };
-    let vertex_shader = build_shader(&vertex_program, executor, job.math)
-        .map_err(|e| anyhow!("vertex shader: {e}"))?;
-    let fragment_shader = build_shader(&fragment_program, executor, job.math)
-        .map_err(|e| anyhow!("fragment shader: {e}"))?;
+    let vertex_shader =
+        build_shader(&vertex_program, executor, job.math).map_err(|e| StageError {
+            stage: Processor::Vertex,
+            message: format!("vertex shader: {e}"),
+        })?;
+    let fragment_shader =
+        build_shader(&fragment_program, executor, job.math).map_err(|e| StageError {
+            stage: Processor::Fragment,
+            message: format!("fragment shader: {e}"),
+        })?;
     check_bindings(job, vertex_shader.signature())?;
 
     let vertex_buffers: Vec<&[[u32; 4]]> = constants.vertex.iter().map(Vec::as_slice).collect();
@@ -190,8 +197,102 @@ pub fn draw_into(
         ClipConvention::OpenGl => rows.bottom_up(),
         _ => rows,
     };
-    raster::draw_triangles_into(&state, vertices, rows)?;
+    raster::draw_triangles_into(&state, vertices, rows).map_err(|e| {
+        // One message (the raster error already says what the executor reported), kept apart
+        // by stage so that callers can name the shader file.
+        let stage = match e {
+            raster::RasterError::VertexShader { .. } => Processor::Vertex,
+            raster::RasterError::FragmentShader { .. } => Processor::Fragment,
+            other => return anyhow::Error::from(other),
+        };
+        anyhow::Error::from(StageError {
+            stage,
+            message: e.to_string(),
+        })
+    })?;
     Ok(())
+}
+
+/// A shader stage of a draw that could not be built or failed while it ran (its instruction
+/// budget or call stack exceeded, …); [`name_input_files`] puts its file in front.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct StageError {
+    /// The stage that failed.
+    pub stage: Processor,
+    /// What happened, starting with the stage (`fragment shader failed on the quad at …`).
+    pub message: String,
+}
+
+/// `error` with the file it concerns in front: the shader file of a [`StageError`] (the
+/// messages of [`run_with_constants`] know the stage, the caller knows the files), the vertex
+/// file of a draw whose triangles cover too much ([`raster::RasterError::Coverage`]).
+pub fn name_input_files(
+    error: anyhow::Error,
+    vertex_shader: &Path,
+    fragment_shader: &Path,
+    vertices: &Path,
+) -> anyhow::Error {
+    if let Some(e) = error.downcast_ref::<StageError>() {
+        let file = if e.stage == Processor::Vertex {
+            vertex_shader
+        } else {
+            fragment_shader
+        };
+        return anyhow!("{}: {}", file.display(), e.message);
+    }
+    if let Some(e @ raster::RasterError::Coverage(_)) = error.downcast_ref::<raster::RasterError>()
+    {
+        return anyhow!("{}: {e}", vertices.display());
+    }
+    error
+}
+
+/// The large buffers `job` needs when run with `executor`: the framebuffer, the textures (with
+/// the decoded copies the JIT samples), the vertices and their shaded outputs. For
+/// [`check_memory`].
+pub fn memory_use(job: &DrawJob, executor: Executor) -> MemoryUse {
+    let mut usage = MemoryUse::new();
+    let (w, h) = job.size;
+    usage.add(
+        format!("the framebuffer {w}x{h}"),
+        // The target, and the RGBA8 copy it is encoded from when it is saved.
+        Texture::estimated_bytes(Format::R8G8B8A8Unorm, w, h, 1, false).saturating_mul(2),
+    );
+    for (unit, texture) in &job.textures {
+        usage.add(
+            format!("texture {unit} {}x{}", texture.width(), texture.height()),
+            Texture::estimated_bytes(
+                texture.format(),
+                texture.width(),
+                texture.height(),
+                texture.level_count(),
+                executor == Executor::Jit,
+            ),
+        );
+    }
+    let vertex_bytes = (job.vertices.registers.len() as u64).saturating_mul(16);
+    let outputs: u64 = job
+        .vertex_program
+        .declarations()
+        .filter(|d| d.file == crate::ir::RegisterFile::Output)
+        .map(|d| u64::from(d.last.saturating_sub(d.first)) + 1)
+        .sum();
+    let vertex_count = job.vertices.registers.len() as u64 / job.vertices.attributes.max(1) as u64;
+    usage.add("the vertices", vertex_bytes);
+    usage.add(
+        "the shaded vertices",
+        vertex_count.saturating_mul(outputs).saturating_mul(16),
+    );
+    usage
+}
+
+/// Refuses a draw whose buffers ([`memory_use`]) would need more than `budget` bytes, naming
+/// the largest; called before the framebuffer is allocated.
+pub fn check_memory(job: &DrawJob, executor: Executor, budget: u64) -> Result<()> {
+    memory_use(job, executor)
+        .check(budget, &format!("a {}x{} draw", job.size.0, job.size.1))
+        .map_err(|e| anyhow!(e))
 }
 
 /// `program` after `opt::cleanup`, then, for a fragment program, specialized for the texture

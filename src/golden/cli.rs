@@ -58,6 +58,11 @@ pub fn compare(args: &CompareArgs) -> Result<(String, bool), GoldenError> {
             None => 0.0,
         },
     };
+    if let Some(path) = &args.diff {
+        // Its directory is made when the diff is written.
+        crate::output::check_output_name(path, "--diff", &["png"])
+            .map_err(|e| GoldenError::Options(e.to_string()))?;
+    }
     let (report, a, b) = compare_files(&args.first, &args.second, &options)?;
     let mut text = format!("{report}\n");
     if let Some(path) = &args.diff {
@@ -108,6 +113,8 @@ pub struct TestArgs {
     pub jobs: Option<usize>,
     /// The on-disk cache of compiled shaders for preset cases (`None`: compile every shader).
     pub shader_cache: Option<PathBuf>,
+    /// The memory budget of each case in bytes (`None`: [`crate::budget::default_budget`]).
+    pub memory_budget: Option<u64>,
 }
 
 /// What a test run produced: the printed lines, counts and where the report went.
@@ -155,6 +162,7 @@ pub fn test(args: &TestArgs) -> Result<TestRun, GoldenError> {
         args.bless,
         args.jobs,
         args.shader_cache.as_deref(),
+        args.memory_budget,
     )?;
     let failed = results
         .iter()

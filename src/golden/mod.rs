@@ -121,11 +121,12 @@ pub fn load_image(path: &Path) -> Result<LoadedImage, GoldenError> {
         path: path.to_path_buf(),
         message,
     };
-    let reader = image::ImageReader::open(path)
-        .map_err(|e| error(format!("cannot read image: {e}")))?
-        .with_guessed_format()
-        .map_err(|e| error(format!("cannot read image: {e}")))?;
-    let (w, h) = reader
+    // Read through `input` (a FIFO or device is refused by name, the decoder's limits are set);
+    // the header without a side limit, so that the size error below can say what the size is.
+    let reader = |max_side| {
+        crate::input::image_reader(path, "image", max_side).map_err(|e| error(e.message))
+    };
+    let (w, h) = reader(u32::MAX)?
         .into_dimensions()
         .map_err(|e| error(format!("cannot decode image: {e}")))?;
     if w == 0 || h == 0 || w > Texture::MAX_DIMENSION || h > Texture::MAX_DIMENSION {
@@ -134,10 +135,7 @@ pub fn load_image(path: &Path) -> Result<LoadedImage, GoldenError> {
             Texture::MAX_DIMENSION
         )));
     }
-    let decoded = image::ImageReader::open(path)
-        .map_err(|e| error(format!("cannot read image: {e}")))?
-        .with_guessed_format()
-        .map_err(|e| error(format!("cannot read image: {e}")))?
+    let decoded = reader(Texture::MAX_DIMENSION)?
         .decode()
         .map_err(|e| error(format!("cannot decode image: {e}")))?;
     let color = decoded.color();
@@ -214,7 +212,8 @@ pub fn encode_png(image: &RgbaImage) -> Vec<u8> {
     bytes
 }
 
-/// Writes an image as PNG, creating missing parent directories.
+/// Writes an image as PNG, atomically (a failed write leaves an existing file as it was),
+/// creating missing parent directories.
 pub fn save_png(image: &RgbaImage, path: &Path) -> Result<(), GoldenError> {
     let error = |message: String| GoldenError::Image {
         path: path.to_path_buf(),
@@ -224,5 +223,5 @@ pub fn save_png(image: &RgbaImage, path: &Path) -> Result<(), GoldenError> {
         std::fs::create_dir_all(parent)
             .map_err(|e| error(format!("cannot create directory: {e}")))?;
     }
-    std::fs::write(path, encode_png(image)).map_err(|e| error(format!("cannot write PNG: {e}")))
+    crate::output::write_atomic(path, "PNG", &encode_png(image)).map_err(|e| error(e.message))
 }

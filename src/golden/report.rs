@@ -157,6 +157,14 @@ pub fn write_report(
     };
     std::fs::create_dir_all(dir).map_err(|e| error(dir, e))?;
     let path = dir.join("index.html");
-    std::fs::write(&path, render_html(suite, results, summary)).map_err(|e| error(&path, e))?;
+    crate::output::write_atomic(
+        &path,
+        "the report",
+        render_html(suite, results, summary).as_bytes(),
+    )
+    .map_err(|e| GoldenError::Image {
+        path: path.clone(),
+        message: e.message,
+    })?;
     Ok(path)
 }

@@ -12,7 +12,7 @@ use crate::ir::Processor;
 use crate::raster::ClipConvention;
 use crate::shader::Language;
 use crate::texture::Texture;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use image::RgbaImage;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -61,11 +61,15 @@ pub fn artifact_path(expected: &Path, kind: &str) -> PathBuf {
     expected.with_file_name(format!("{stem}.{kind}.png"))
 }
 
-/// Draws a draw case, as `softgpu draw` does (through the shader cache when one is given).
-fn render_draw(case: &DrawCase, shader_cache: Option<&Path>) -> anyhow::Result<RgbaImage> {
+/// Draws a draw case, as `softgpu draw` does (through the shader cache when one is given),
+/// within `memory_budget` (the machine's default when `None`).
+fn render_draw(
+    case: &DrawCase,
+    shader_cache: Option<&Path>,
+    memory_budget: Option<u64>,
+) -> anyhow::Result<RgbaImage> {
     let read = |path: &Path, what: &str| {
-        std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read {what}", path.display()))
+        crate::input::read_text(path, what, crate::input::MAX_DATA_FILE_BYTES)
     };
     let vertices = draw::parse_vertices(&case.vertices, &read(&case.vertices, "vertex file")?)?;
     let constants = match &case.consts {
@@ -102,19 +106,37 @@ fn render_draw(case: &DrawCase, shader_cache: Option<&Path>) -> anyhow::Result<R
             }),
         math: MathMode::Exact,
     };
-    Ok(texture_to_image(&draw::run(&job)?))
+    let budget = memory_budget.unwrap_or_else(crate::budget::default_budget);
+    draw::check_memory(&job, crate::shader::Executor::default(), budget)?;
+    let image = draw::run(&job)
+        .map_err(|e| draw::name_input_files(e, &case.vs, &case.fs, &case.vertices))?;
+    Ok(texture_to_image(&image))
 }
 
 /// Renders a case's actual image.
 pub fn render(case: &Case, shader_cache: Option<&Path>) -> anyhow::Result<RgbaImage> {
+    render_within(case, shader_cache, None)
+}
+
+/// [`render`] within a memory budget (see [`crate::budget`]; the machine's default when
+/// `None`): a case whose buffers would need more is refused before they are allocated.
+pub fn render_within(
+    case: &Case,
+    shader_cache: Option<&Path>,
+    memory_budget: Option<u64>,
+) -> anyhow::Result<RgbaImage> {
     match &case.kind {
-        CaseKind::Draw(draw) => render_draw(draw, shader_cache),
-        CaseKind::Preset(preset) => render_preset(preset, shader_cache),
+        CaseKind::Draw(draw) => render_draw(draw, shader_cache, memory_budget),
+        CaseKind::Preset(preset) => render_preset(preset, shader_cache, memory_budget),
     }
 }
 
 /// Runs a preset case through the filter chain, as `softgpu render` does.
-fn render_preset(case: &PresetCase, shader_cache: Option<&Path>) -> anyhow::Result<RgbaImage> {
+fn render_preset(
+    case: &PresetCase,
+    shader_cache: Option<&Path>,
+    memory_budget: Option<u64>,
+) -> anyhow::Result<RgbaImage> {
     let input = case.input.as_ref().ok_or_else(|| {
         anyhow!(
             "{}: a preset case needs `input` (an image or a directory of frames)",
@@ -133,6 +155,9 @@ fn render_preset(case: &PresetCase, shader_cache: Option<&Path>) -> anyhow::Resu
                 .map(|(k, v)| (k.clone(), *v as f32))
                 .collect(),
             shader_cache: shader_cache.map(Path::to_path_buf),
+            memory_budget,
+            // A case's pixel budget is the environment's or the default, as `softgpu render`'s.
+            pixel_budget: Some(crate::budget::resolve_pixels(None).map_err(|e| anyhow!(e))?),
             ..Default::default()
         },
         frame: chain::FrameOptions::default(),
@@ -154,6 +179,17 @@ fn remove_if_present(path: &Path) -> Result<(), String> {
 /// Runs one case: renders it, then blesses or compares. Never panics on bad input; every
 /// problem becomes a failed result with a message.
 pub fn run_case(index: usize, case: &Case, bless: bool, shader_cache: Option<&Path>) -> CaseResult {
+    run_case_within(index, case, bless, shader_cache, None)
+}
+
+/// [`run_case`] within a memory budget (see [`render_within`]).
+pub fn run_case_within(
+    index: usize,
+    case: &Case,
+    bless: bool,
+    shader_cache: Option<&Path>,
+    memory_budget: Option<u64>,
+) -> CaseResult {
     let mut result = CaseResult {
         index,
         name: case.name.clone(),
@@ -165,7 +201,7 @@ pub fn run_case(index: usize, case: &Case, bless: bool, shader_cache: Option<&Pa
         diff_path: None,
         images: [None, None, None],
     };
-    if let Err(message) = run_case_inner(case, bless, shader_cache, &mut result) {
+    if let Err(message) = run_case_inner(case, bless, shader_cache, memory_budget, &mut result) {
         result.status = CaseStatus::Failed;
         result.message = Some(message);
     }
@@ -176,13 +212,14 @@ fn run_case_inner(
     case: &Case,
     bless: bool,
     shader_cache: Option<&Path>,
+    memory_budget: Option<u64>,
     result: &mut CaseResult,
 ) -> Result<(), String> {
     let actual_path = artifact_path(&case.expected, "actual");
     let diff_path = artifact_path(&case.expected, "diff");
     remove_if_present(&actual_path)?;
     remove_if_present(&diff_path)?;
-    let actual = render(case, shader_cache).map_err(|e| format!("{e:#}"))?;
+    let actual = render_within(case, shader_cache, memory_budget).map_err(|e| format!("{e:#}"))?;
 
     if bless {
         let unchanged = load_image(&case.expected)
@@ -246,18 +283,20 @@ fn run_case_inner(
 }
 
 /// Runs the cases at `indices` in parallel (on a pool of `jobs` threads when given, else rayon's
-/// global pool) and returns their results in the order of `indices`.
+/// global pool), each within `memory_budget` (see [`render_within`]), and returns their results
+/// in the order of `indices`.
 pub fn run_cases(
     suite: &Suite,
     indices: &[usize],
     bless: bool,
     jobs: Option<usize>,
     shader_cache: Option<&Path>,
+    memory_budget: Option<u64>,
 ) -> Result<Vec<CaseResult>, GoldenError> {
     let work = || {
         indices
             .par_iter()
-            .map(|&i| run_case(i, &suite.cases[i], bless, shader_cache))
+            .map(|&i| run_case_within(i, &suite.cases[i], bless, shader_cache, memory_budget))
             .collect::<Vec<_>>()
     };
     match jobs {

@@ -260,9 +260,9 @@ fn percent(value: Option<Number>, what: &str) -> Result<Option<f64>, String> {
 impl Suite {
     /// Reads and parses a suite file.
     pub fn load(path: &Path) -> Result<Suite, GoldenError> {
-        let source = std::fs::read_to_string(path).map_err(|e| {
-            GoldenError::Suite(format!("{}: cannot read suite file: {e}", path.display()))
-        })?;
+        let source =
+            crate::input::read_text(path, "suite file", crate::input::MAX_CONFIG_FILE_BYTES)
+                .map_err(|e| GoldenError::Suite(e.to_string()))?;
         Suite::parse(path, &source)
     }
 

@@ -69,6 +69,11 @@ use crate::exec::QuadIo;
 /// products far inside `i64`.
 pub const MAX_VIEWPORT_COORD: f32 = 1_048_576.0;
 
+/// The most pixels the bounding boxes of one draw's triangles may cover together (2^31: eight
+/// full-screen triangles at 16384x16384). It bounds the work of a vertex file of many large,
+/// overlapping triangles, refused before anything is binned or shaded.
+pub const MAX_DRAW_COVERAGE: u64 = 1 << 31;
+
 /// Clip-space conventions of the API whose shaders are drawn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ClipConvention {
@@ -399,6 +404,9 @@ pub enum RasterError {
     /// The shaders do not fit together or lack a required output.
     #[error("shader interface: {0}")]
     Interface(String),
+    /// The triangles cover more pixels together than [`MAX_DRAW_COVERAGE`].
+    #[error("too much work: {0}")]
+    Coverage(String),
     /// The vertex shader failed.
     #[error("vertex shader failed on vertices {first_vertex}..{}: {source}", first_vertex + 4)]
     VertexShader {

@@ -141,6 +141,22 @@ pub(crate) fn shade(
     if prepared.triangles.is_empty() {
         return Ok((0, 0));
     }
+    let coverage: u64 = prepared
+        .triangles
+        .iter()
+        .map(|t| {
+            let [x0, y0, x1, y1] = t.bbox;
+            (u64::from(x1.saturating_sub(x0)) + 1) * (u64::from(y1.saturating_sub(y0)) + 1)
+        })
+        .sum();
+    if coverage > super::MAX_DRAW_COVERAGE {
+        return Err(RasterError::Coverage(format!(
+            "the bounding boxes of the {} triangles (after clipping) cover {coverage} pixels, \
+             more than the {} one draw may shade",
+            prepared.triangles.len(),
+            super::MAX_DRAW_COVERAGE
+        )));
+    }
     let (width, height, format) = (target.width, target.height, target.format);
     let bpp = format.bytes_per_texel();
     let tiles_x = width.div_ceil(TILE) as usize;

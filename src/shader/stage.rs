@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 
 use super::cache::{ShaderCache, StageCacheUse};
 use super::Stage;
@@ -63,8 +63,7 @@ pub fn compile_shader(
 
 /// Reads and validates a TGSI program file; errors name the file and line.
 pub fn load_program(path: &Path, expected: Processor) -> Result<Program> {
-    let source = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read shader", path.display()))?;
+    let source = crate::input::read_text(path, "shader", crate::input::MAX_SHADER_FILE_BYTES)?;
     let program = text::parse_program(&source).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     validate::validate(&program).map_err(|errors| {
         let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
@@ -162,8 +161,8 @@ impl StageFrontend {
                     Processor::Fragment => wgsl::Stage::Fragment,
                     other => bail!("{}: no {} stage in WGSL", path.display(), other.name()),
                 };
-                let source = std::fs::read_to_string(path)
-                    .with_context(|| format!("{}: cannot read shader", path.display()))?;
+                let source =
+                    crate::input::read_text(path, "shader", crate::input::MAX_SHADER_FILE_BYTES)?;
                 Ok(StageFrontend::Wgsl { source, stage })
             }
             Language::VulkanGlsl => {

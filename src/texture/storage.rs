@@ -58,6 +58,21 @@ pub enum TextureError {
         #[source]
         source: image::ImageError,
     },
+    /// An image file whose header declares a size outside `1..=Texture::MAX_DIMENSION`
+    /// (refused before its pixels are decoded).
+    #[error(
+        "cannot load texture {path}: the image is {width}x{height}; each side must be 1..={max}"
+    )]
+    ImageSize {
+        /// The file.
+        path: PathBuf,
+        /// Its width.
+        width: u32,
+        /// Its height.
+        height: u32,
+        /// [`Texture::MAX_DIMENSION`].
+        max: u32,
+    },
     /// An image file could not be written.
     #[error("cannot save texture to {path}: {source}")]
     Save {
@@ -323,6 +338,32 @@ impl Texture {
         })
     }
 
+    /// The bytes a `width`×`height` texture of `format` with `levels` mip levels holds: its
+    /// levels and, with `decoded`, the copy [`Texture::decoded_levels`] makes of the textures it
+    /// decodes (16 bytes a texel). For memory budgets, counted before the texture is made.
+    pub fn estimated_bytes(
+        format: Format,
+        width: u32,
+        height: u32,
+        levels: u32,
+        decoded: bool,
+    ) -> u64 {
+        let texels: u64 = (0..levels.min(32))
+            .map(|l| {
+                let (w, h) = level_dims(width, height, l);
+                u64::from(w) * u64::from(h)
+            })
+            .sum();
+        let stored = texels.saturating_mul(format.bytes_per_texel() as u64);
+        let base = u64::from(width) * u64::from(height);
+        let decodes = decoded && !format.is_integer() && base <= Self::MAX_DECODED_TEXELS as u64;
+        stored.saturating_add(if decodes {
+            texels.saturating_mul(16)
+        } else {
+            0
+        })
+    }
+
     /// Levels in a full mip chain down to 1x1: `floor(log2(max(width, height))) + 1`.
     pub fn full_mip_levels(width: u32, height: u32) -> u32 {
         32 - width.max(height).max(1).leading_zeros()
@@ -357,39 +398,52 @@ impl Texture {
             path: path.to_path_buf(),
             source,
         };
-        let img = image::ImageReader::open(path)
-            .map_err(|e| load_err(image::ImageError::IoError(e)))?
-            .with_guessed_format()
-            .map_err(|e| load_err(image::ImageError::IoError(e)))?;
-        let (w, h) = img.into_dimensions().map_err(load_err)?;
-        // Check the header's size before decoding allocates the pixels.
-        check_size(w, h)?;
-        let img = image::ImageReader::open(path)
-            .map_err(|e| load_err(image::ImageError::IoError(e)))?
-            .with_guessed_format()
-            .map_err(|e| load_err(image::ImageError::IoError(e)))?
-            .decode()
-            .map_err(load_err)?;
+        // The file is opened through `input`, which refuses FIFOs, devices and oversized
+        // files by name and sets the decoder's limits; the header's size is checked before
+        // decoding allocates the pixels.
+        let reader = |max_side| {
+            crate::input::image_reader(path, "image", max_side)
+                .map_err(|e| load_err(image::ImageError::IoError(std::io::Error::other(e.message))))
+        };
+        // The header is read without a side limit so that the size error below can say what
+        // the size is.
+        let (w, h) = reader(u32::MAX)?.into_dimensions().map_err(load_err)?;
+        if check_size(w, h).is_err() {
+            return Err(TextureError::ImageSize {
+                path: path.to_path_buf(),
+                width: w,
+                height: h,
+                max: Self::MAX_DIMENSION,
+            });
+        }
+        let img = reader(Self::MAX_DIMENSION)?.decode().map_err(load_err)?;
         let rgba = img.into_rgba8();
         let (w, h) = rgba.dimensions();
         Texture::from_rgba8(w, h, rgba.into_raw())
     }
 
-    /// Writes level 0 as an RGBA8 PNG. Non-RGBA8 formats are converted like a readback: each
-    /// texel is decoded and its float channels quantized with Mesa's `float_to_ubyte` (integer
-    /// formats: values clamped to 0..=255).
+    /// Writes level 0 as an RGBA8 PNG, whatever the file's extension, atomically (see
+    /// [`crate::output::write_atomic`]: a failed write leaves an existing file as it was).
+    /// Non-RGBA8 formats are converted like a readback: each texel is decoded and its float
+    /// channels quantized with Mesa's `float_to_ubyte` (integer formats: values clamped to
+    /// 0..=255).
     pub fn save_png(&self, path: &Path) -> Result<(), TextureError> {
-        image::save_buffer(
-            path,
-            &self.to_rgba8(),
-            self.width,
-            self.height,
-            image::ExtendedColorType::Rgba8,
-        )
-        .map_err(|source| TextureError::Save {
+        use image::ImageEncoder;
+        let save_err = |source| TextureError::Save {
             path: path.to_path_buf(),
             source,
-        })
+        };
+        let mut bytes = Vec::new();
+        image::codecs::png::PngEncoder::new(&mut bytes)
+            .write_image(
+                &self.to_rgba8(),
+                self.width,
+                self.height,
+                image::ExtendedColorType::Rgba8,
+            )
+            .map_err(save_err)?;
+        crate::output::write_atomic(path, "PNG", &bytes)
+            .map_err(|e| save_err(image::ImageError::IoError(std::io::Error::other(e.message))))
     }
 
     /// Level 0 as RGBA8 bytes (see [`Texture::save_png`] for the conversion).

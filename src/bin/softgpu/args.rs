@@ -15,7 +15,12 @@ pub struct ShaderCacheArgs {
     /// It keeps what compiling the shaders produced (frontend output and JIT kernels), so the
     /// next run of the same shaders skips glslang, naga, the lowering and the JIT's optimizing
     /// compile.
-    #[arg(long, value_name = "DIR", conflicts_with = "no_shader_cache")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "no_shader_cache",
+        allow_hyphen_values = true
+    )]
     shader_cache: Option<PathBuf>,
     /// Compile every shader, neither reading nor writing the shader cache.
     #[arg(long)]
@@ -92,4 +97,24 @@ pub fn parse_size(text: &str) -> Result<(u32, u32)> {
         Ok(v)
     };
     Ok((parse(w)?, parse(h)?))
+}
+
+/// `--memory-budget`: the most memory the buffers of a render, draw or suite case may need.
+#[derive(clap::Args)]
+pub struct MemoryBudgetArgs {
+    /// Refuse work whose render targets, mip chains, history, feedback, textures and
+    /// framebuffers would need more than SIZE bytes (`4G`, `512M`, `1073741824`) [default:
+    /// $SOFTGPU_MEMORY_BUDGET, else half of the machine's memory]
+    ///
+    /// The sum is checked before anything is allocated; the error names the largest parts.
+    /// docs/limits.md lists every limit.
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    memory_budget: Option<String>,
+}
+
+impl MemoryBudgetArgs {
+    /// The budget in bytes: the flag, else the environment variable, else the machine's.
+    pub fn budget(&self) -> Result<u64> {
+        softgpu::budget::resolve(self.memory_budget.as_deref()).map_err(|e| anyhow!(e))
+    }
 }

@@ -12,13 +12,18 @@ pub struct CompareArgs {
     /// The image to check.
     second: PathBuf,
     /// Largest per-channel difference (in 1/255 steps) that counts as equal.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
     tolerance: u8,
     /// Share of pixels allowed over the tolerance, in percent (`0.5` or `0.5%`) [default: 0]
-    #[arg(long, value_name = "P%")]
+    #[arg(long, value_name = "P%", allow_hyphen_values = true)]
     max_pixels: Option<String>,
     /// Write a heat map of the differences over a dimmed copy of the first image.
-    #[arg(long, value_name = "DIFF.png")]
+    #[arg(long, value_name = "DIFF.png", allow_hyphen_values = true)]
     diff: Option<PathBuf>,
 }
 

@@ -2,8 +2,9 @@
 //! reflection, or a translation by naga's backends.
 
 use crate::read;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use clap::ValueEnum;
+use softgpu::input::MAX_SHADER_FILE_BYTES;
 use softgpu::ir::{text, validate, Processor};
 use softgpu::shader::{self, Language};
 use std::path::PathBuf;
@@ -54,20 +55,24 @@ pub struct CompileArgs {
     file: PathBuf,
     /// Source language [default: from the file's extension: .wgsl wgsl, .slang slang-glsl, .cg cg,
     /// any other tgsi]
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, allow_hyphen_values = true)]
     lang: Option<LangArg>,
     /// The stage to compile from a WGSL, .slang or Cg shader (a TGSI program names its own).
-    #[arg(long, value_enum, default_value = "fragment")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "fragment",
+        allow_hyphen_values = true
+    )]
     stage: StageArg,
     /// What to print.
-    #[arg(long, value_enum, default_value = "tgsi")]
+    #[arg(long, value_enum, default_value = "tgsi", allow_hyphen_values = true)]
     emit: EmitArg,
-    /// Write to FILE instead of stdout: a translation (--emit wgsl, glsl, spirv), or any --emit
-    /// of a Cg shader.
+    /// Write what --emit asks for to FILE instead of stdout.
     ///
-    /// SPIR-V goes to FILE as binary, to stdout as a disassembly. The TGSI program, naga module
-    /// and reflection of TGSI, WGSL and .slang shaders always go to stdout.
-    #[arg(long, short = 'o', value_name = "FILE")]
+    /// SPIR-V goes to FILE as binary, to stdout as a disassembly. FILE is written whole or not
+    /// at all: a failing compile leaves an existing FILE as it was.
+    #[arg(long, short = 'o', value_name = "FILE", allow_hyphen_values = true)]
     output: Option<PathBuf>,
 }
 
@@ -148,19 +153,20 @@ fn print_stdout(text: &str) -> Result<()> {
     }
 }
 
-/// Prints (or writes to `--output`) a translation; SPIR-V goes to the file as binary.
+/// Prints what `--emit` asked for, or writes it to `--output`; SPIR-V goes to the file as
+/// binary, to stdout as a disassembly.
 fn write_translation(out: (String, Option<Vec<u8>>), output: &Option<PathBuf>) -> Result<()> {
     match output {
         Some(path) => {
             let bytes = out.1.unwrap_or_else(|| out.0.into_bytes());
-            std::fs::write(path, bytes).with_context(|| format!("{}: cannot write", path.display()))
+            Ok(softgpu::output::write_atomic(path, "--output", &bytes)?)
         }
         None => print_stdout(&out.0),
     }
 }
 
-/// `softgpu compile` of a Cg shader: every `--emit` goes through [`write_translation`].
-fn run_compile_cg(args: &CompileArgs, stage: Processor) -> Result<()> {
+/// `softgpu compile` of a Cg shader: the text (and, for SPIR-V, the binary) `--emit` asks for.
+fn compile_cg(args: &CompileArgs, stage: Processor) -> Result<(String, Option<Vec<u8>>)> {
     let shader = softgpu::frontend::cg::compile_cg(&args.file)?;
     let st = if stage == Processor::Vertex {
         &shader.vertex
@@ -171,22 +177,23 @@ fn run_compile_cg(args: &CompileArgs, stage: Processor) -> Result<()> {
         EmitArg::Tgsi => {
             let (vs, fs) = shader.lower()?;
             let program = if stage == Processor::Vertex { vs } else { fs }.program;
-            write_translation((text::print_program(&program), None), &args.output)
+            Ok((text::print_program(&program), None))
         }
-        EmitArg::Naga => write_translation((format!("{:#?}\n", st.module), None), &args.output),
+        EmitArg::Naga => Ok((format!("{:#?}\n", st.module), None)),
         EmitArg::Reflection => {
             let json = serde_json::to_string_pretty(&st.reflection)?;
-            write_translation((json + "\n", None), &args.output)
+            Ok((json + "\n", None))
         }
-        emit => write_translation(
-            translate(&st.module, &st.info, st.entry_index, emit)?,
-            &args.output,
-        ),
+        emit => translate(&st.module, &st.info, st.entry_index, emit),
     }
 }
 
-/// Runs `softgpu compile`.
+/// Runs `softgpu compile`: what `--emit` asks for goes to `--output` (checked before the shader
+/// is compiled, written atomically) or to stdout.
 pub fn run(args: CompileArgs) -> Result<()> {
+    if let Some(path) = &args.output {
+        softgpu::output::check_output(path, "--output", &[])?;
+    }
     let language = match args.lang {
         Some(LangArg::Tgsi) => Language::Tgsi,
         Some(LangArg::Wgsl) => Language::Wgsl,
@@ -203,11 +210,23 @@ pub fn run(args: CompileArgs) -> Result<()> {
                 .file
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("cg")));
-    if is_cg {
-        return run_compile_cg(&args, stage);
-    }
+    let out = if is_cg {
+        compile_cg(&args, stage)?
+    } else {
+        compile(&args, language, stage)?
+    };
+    write_translation(out, &args.output)
+}
+
+/// `softgpu compile` of a TGSI, WGSL or .slang shader: the text (and, for SPIR-V, the binary)
+/// `--emit` asks for.
+fn compile(
+    args: &CompileArgs,
+    language: Language,
+    stage: Processor,
+) -> Result<(String, Option<Vec<u8>>)> {
     if matches!(args.emit, EmitArg::Wgsl | EmitArg::Glsl | EmitArg::Spirv) {
-        let out = match language {
+        return match language {
             Language::VulkanGlsl => {
                 let shader = softgpu::frontend::vulkan_glsl::compile_slang(&args.file)?;
                 let st = if stage == Processor::Vertex {
@@ -215,10 +234,10 @@ pub fn run(args: CompileArgs) -> Result<()> {
                 } else {
                     &shader.fragment
                 };
-                translate(&st.module, &st.info, st.entry_index, args.emit)?
+                translate(&st.module, &st.info, st.entry_index, args.emit)
             }
             Language::Wgsl => {
-                let source = read(&args.file, "shader")?;
+                let source = read(&args.file, "shader", MAX_SHADER_FILE_BYTES)?;
                 let parsed =
                     softgpu::frontend::wgsl::parse(&source, &args.file.display().to_string())?;
                 let want = if stage == Processor::Vertex {
@@ -232,26 +251,23 @@ pub fn run(args: CompileArgs) -> Result<()> {
                     None,
                     &args.file.display().to_string(),
                 )?;
-                translate(&parsed.module, &parsed.info, index, args.emit)?
+                translate(&parsed.module, &parsed.info, index, args.emit)
             }
-            Language::Tgsi => {
-                return Err(anyhow!(
-                    "--emit wgsl/glsl/spirv translates WGSL, .slang and Cg shaders; TGSI programs have no naga module"
-                ))
-            }
+            Language::Tgsi => Err(anyhow!(
+                "--emit wgsl/glsl/spirv translates WGSL, .slang and Cg shaders; TGSI programs have no naga module"
+            )),
         };
-        return write_translation(out, &args.output);
     }
     if language == Language::VulkanGlsl && args.emit != EmitArg::Tgsi {
         let shader = softgpu::frontend::vulkan_glsl::compile_slang(&args.file)?;
-        if args.emit == EmitArg::Reflection {
-            print_stdout(&format!("{}\n", shader.reflection().to_json()))?;
+        let text = if args.emit == EmitArg::Reflection {
+            format!("{}\n", shader.reflection().to_json())
         } else if stage == Processor::Vertex {
-            print_stdout(&format!("{:#?}\n", shader.vertex.module))?;
+            format!("{:#?}\n", shader.vertex.module)
         } else {
-            print_stdout(&format!("{:#?}\n", shader.fragment.module))?;
-        }
-        return Ok(());
+            format!("{:#?}\n", shader.fragment.module)
+        };
+        return Ok((text, None));
     }
     if args.emit == EmitArg::Reflection {
         return Err(anyhow!(
@@ -260,26 +276,23 @@ pub fn run(args: CompileArgs) -> Result<()> {
     }
     if language == Language::VulkanGlsl {
         let program = shader::compile_shader(&args.file, stage, Some(language))?;
-        print_stdout(&text::print_program(&program))?;
-        return Ok(());
+        return Ok((text::print_program(&program), None));
     }
     if language == Language::Wgsl {
         if args.emit == EmitArg::Naga {
-            let source = read(&args.file, "shader")?;
+            let source = read(&args.file, "shader", MAX_SHADER_FILE_BYTES)?;
             let parsed = softgpu::frontend::wgsl::parse(&source, &args.file.display().to_string())?;
-            print_stdout(&format!("{:#?}\n", parsed.module))?;
-            return Ok(());
+            return Ok((format!("{:#?}\n", parsed.module), None));
         }
         let program = shader::compile_shader(&args.file, stage, Some(language))?;
-        print_stdout(&text::print_program(&program))?;
-        return Ok(());
+        return Ok((text::print_program(&program), None));
     }
     if args.emit == EmitArg::Naga {
         return Err(anyhow!(
             "--emit naga needs a WGSL, .slang or Cg shader; TGSI programs have no naga module"
         ));
     }
-    let source = read(&args.file, "shader")?;
+    let source = read(&args.file, "shader", MAX_SHADER_FILE_BYTES)?;
     let program =
         text::parse_program(&source).map_err(|e| anyhow!("{}: {e}", args.file.display()))?;
     if let Err(errors) = validate::validate(&program) {
@@ -290,6 +303,5 @@ pub fn run(args: CompileArgs) -> Result<()> {
             lines.join("\n  ")
         ));
     }
-    print_stdout(&text::print_program(&program))?;
-    Ok(())
+    Ok((text::print_program(&program), None))
 }

@@ -1,10 +1,11 @@
 //! `softgpu draw`: one draw call from shader files and plain-text vertex and constant files.
 
-use crate::args::{parse_size, ExecArg, MathArg, ShaderCacheArgs};
+use crate::args::{parse_size, ExecArg, MathArg, MemoryBudgetArgs, ShaderCacheArgs};
 use crate::read;
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
 use softgpu::draw::{self, DrawJob};
+use softgpu::input::MAX_DATA_FILE_BYTES;
 use softgpu::ir::Processor;
 use softgpu::raster::ClipConvention;
 use softgpu::shader::Language;
@@ -49,23 +50,23 @@ enum ConventionArg {
 #[derive(clap::Args)]
 pub struct DrawArgs {
     /// Vertex shader: Mesa TGSI text, or the vertex stage of a .wgsl or .slang file.
-    #[arg(long, value_name = "VS")]
+    #[arg(long, value_name = "VS", allow_hyphen_values = true)]
     vs: PathBuf,
     /// Fragment shader: Mesa TGSI text, or the fragment stage of a .wgsl or .slang file.
-    #[arg(long, value_name = "FS")]
+    #[arg(long, value_name = "FS", allow_hyphen_values = true)]
     fs: PathBuf,
     /// Vertex file: one vertex per line, every three lines a triangle.
     ///
     /// Each line's values (floats, or raw bits as 0x hex) are taken four at a time into IN[0],
     /// IN[1], …; a last group shorter than four is completed from (0, 0, 0, 1). `#` starts a
     /// comment.
-    #[arg(long, value_name = "V.txt")]
+    #[arg(long, value_name = "V.txt", allow_hyphen_values = true)]
     vertices: PathBuf,
     /// Constant file: one `x y z w` line per CONST[0][i], read by both stages.
     ///
     /// Values are floats, or raw bits as 0x hex. CONST[0] of a WGSL or .slang shader is its
     /// uniform buffer at group (set) 0, binding 0.
-    #[arg(long, value_name = "C.txt")]
+    #[arg(long, value_name = "C.txt", allow_hyphen_values = true)]
     consts: Option<PathBuf>,
     /// Set a uniform-buffer or push-constant member of a WGSL or .slang shader by name;
     /// repeatable.
@@ -74,54 +75,77 @@ pub struct DrawArgs {
     /// (`params.Tint`), and reaches into structs, arrays and matrix columns (`Lights[1].pos`).
     /// Values are comma-separated, matrices column by column. Applied after --consts and
     /// --push-consts.
-    #[arg(long, value_name = "NAME=V1,V2,...")]
+    #[arg(long, value_name = "NAME=V1,V2,...", allow_hyphen_values = true)]
     uniform: Vec<String>,
     /// Push-constant file: one `x y z w` line per 16 bytes of the push-constant block.
-    #[arg(long, value_name = "P.txt")]
+    #[arg(long, value_name = "P.txt", allow_hyphen_values = true)]
     push_consts: Option<PathBuf>,
     /// Bind an image (PNG or JPEG) to sampler unit N (0-31); repeatable.
     ///
     /// Unit N is SAMP[N]/SVIEW[N] of a TGSI program and the texture at binding N of a WGSL or
     /// .slang shader. Binding a unit twice keeps the last image.
-    #[arg(long, value_name = "N=IMG.png")]
+    #[arg(long, value_name = "N=IMG.png", allow_hyphen_values = true)]
     texture: Vec<String>,
     /// Texture filter for minification and magnification (level 0 only, no mipmapping).
-    #[arg(long, value_enum, default_value = "linear")]
+    #[arg(long, value_enum, default_value = "linear", allow_hyphen_values = true)]
     filter: FilterArg,
     /// Texture wrap mode on every axis.
-    #[arg(long, value_enum, default_value = "repeat")]
+    #[arg(long, value_enum, default_value = "repeat", allow_hyphen_values = true)]
     wrap: WrapArg,
     /// Output size.
-    #[arg(long, value_name = "WxH", default_value = "64x64")]
+    #[arg(
+        long,
+        value_name = "WxH",
+        default_value = "64x64",
+        allow_hyphen_values = true
+    )]
     size: String,
     /// Clip-space convention [default: the vertex shader's language's own: webgpu for .wgsl,
     /// vulkan for .slang, gl for TGSI]
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, allow_hyphen_values = true)]
     convention: Option<ConventionArg>,
-    /// Output PNG (RGBA8 UNORM; row 0 is the top of the image).
-    #[arg(long, value_name = "OUT.png")]
+    /// Output PNG (RGBA8 UNORM; row 0 is the top of the image; the name must end in .png).
+    ///
+    /// The file is written whole or not at all: a failing draw leaves an existing file as it
+    /// was.
+    #[arg(long, value_name = "OUT.png", allow_hyphen_values = true)]
     out: PathBuf,
     /// Shader executor (both give bit-identical images).
-    #[arg(long, value_enum, default_value = "jit")]
+    #[arg(long, value_enum, default_value = "jit", allow_hyphen_values = true)]
     exec: ExecArg,
     /// How EX2, LG2, POW, SIN and COS are computed.
-    #[arg(long, value_enum, default_value = "exact")]
+    #[arg(long, value_enum, default_value = "exact", allow_hyphen_values = true)]
     math: MathArg,
     #[command(flatten)]
     cache: ShaderCacheArgs,
+    #[command(flatten)]
+    memory: MemoryBudgetArgs,
 }
 
 /// Runs `softgpu draw`.
 pub fn run(args: DrawArgs) -> Result<()> {
+    // Every flag is checked before a file is read or a shader compiled.
+    softgpu::output::check_output(&args.out, "--out", &["png"])?;
     let size = parse_size(&args.size)?;
-    let vertices = draw::parse_vertices(&args.vertices, &read(&args.vertices, "vertex file")?)?;
+    let memory_budget = args.memory.budget()?;
+    let texture_bindings = args
+        .texture
+        .iter()
+        .map(|binding| parse_texture_binding(binding))
+        .collect::<Result<Vec<_>>>()?;
+    let vertices = draw::parse_vertices(
+        &args.vertices,
+        &read(&args.vertices, "vertex file", MAX_DATA_FILE_BYTES)?,
+    )?;
     let constants = match &args.consts {
-        Some(path) => draw::parse_constants(path, &read(path, "constant file")?)?,
+        Some(path) => {
+            draw::parse_constants(path, &read(path, "constant file", MAX_DATA_FILE_BYTES)?)?
+        }
         None => Vec::new(),
     };
+    check_texture_memory(size, &texture_bindings, args.exec.executor(), memory_budget)?;
     let mut textures = Vec::new();
-    for binding in &args.texture {
-        let (unit, path) = parse_texture_binding(binding)?;
+    for (unit, path) in texture_bindings {
         let texture = Texture::load(&path).map_err(|e| anyhow!("--texture {unit}: {e}"))?;
         textures.retain(|(u, _)| *u != unit);
         textures.push((unit, Arc::new(texture)));
@@ -139,7 +163,7 @@ pub fn run(args: DrawArgs) -> Result<()> {
     let push = match &args.push_consts {
         Some(path) => Some(draw::parse_constants(
             path,
-            &read(path, "push-constant file")?,
+            &read(path, "push-constant file", MAX_DATA_FILE_BYTES)?,
         )?),
         None => None,
     };
@@ -175,11 +199,51 @@ pub fn run(args: DrawArgs) -> Result<()> {
             },
         },
     };
-    let image = draw::run_with_constants(&job, &stage_constants, args.exec.executor())?;
+    draw::check_memory(&job, args.exec.executor(), memory_budget)?;
+    let image = draw::run_with_constants(&job, &stage_constants, args.exec.executor())
+        .map_err(|e| draw::name_input_files(e, &args.vs, &args.fs, &args.vertices))?;
     image
         .save_png(&args.out)
-        .map_err(|e| anyhow!("{}: {e}", args.out.display()))?;
+        .map_err(|e| anyhow!("--out: {e}"))?;
     Ok(())
+}
+
+/// Refuses, from the image headers and before any image is decoded, a framebuffer of `size`
+/// and textures that together would need more than `budget` bytes. (The whole draw is checked
+/// again by `draw::check_memory` once the vertices are read.)
+fn check_texture_memory(
+    size: (u32, u32),
+    bindings: &[(u32, PathBuf)],
+    executor: softgpu::shader::Executor,
+    budget: u64,
+) -> Result<()> {
+    use softgpu::texture::Format;
+    let mut usage = softgpu::budget::MemoryUse::new();
+    usage.add(
+        format!("the framebuffer {}x{}", size.0, size.1),
+        Texture::estimated_bytes(Format::R8G8B8A8Unorm, size.0, size.1, 1, false).saturating_mul(2),
+    );
+    for (unit, path) in bindings {
+        // An unreadable header is left to `Texture::load`, which says what is wrong.
+        let header = softgpu::input::image_reader(path, "texture", u32::MAX)
+            .ok()
+            .and_then(|r| r.into_dimensions().ok());
+        if let Some((w, h)) = header {
+            usage.add(
+                format!("--texture {unit}={} ({w}x{h})", path.display()),
+                Texture::estimated_bytes(
+                    Format::R8G8B8A8Unorm,
+                    w,
+                    h,
+                    1,
+                    executor == softgpu::shader::Executor::Jit,
+                ),
+            );
+        }
+    }
+    usage
+        .check(budget, &format!("a {}x{} draw", size.0, size.1))
+        .map_err(|e| anyhow!(e))
 }
 
 /// Parses a `--texture N=PATH` binding.

@@ -14,7 +14,7 @@ mod draw;
 mod render;
 mod test;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::path::Path;
 use std::process::ExitCode;
@@ -45,9 +45,10 @@ enum Command {
     Test(test::TestArgs),
 }
 
-/// Reads a text file named on the command line; the error names the file and `what` it is.
-fn read(path: &Path, what: &str) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("{}: cannot read {what}", path.display()))
+/// Reads a text file named on the command line through `softgpu::input` (a regular file of at
+/// most `limit` bytes); the error names the file and `what` it is.
+fn read(path: &Path, what: &str, limit: u64) -> Result<String> {
+    Ok(softgpu::input::read_text(path, what, limit)?)
 }
 
 /// Stack size of the rendering threads (see `main`).

@@ -1,6 +1,6 @@
 //! `softgpu render`: a RetroArch preset on an input frame (or a directory of frames) to a PNG.
 
-use crate::args::{parse_size, ExecArg, MathArg, ShaderCacheArgs};
+use crate::args::{parse_size, ExecArg, MathArg, MemoryBudgetArgs, ShaderCacheArgs};
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
 use std::path::PathBuf;
@@ -9,28 +9,36 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct RenderArgs {
     /// The RetroArch preset: .slangp or .cgp (each pass's shader a .slang or .cg file).
-    #[arg(long, value_name = "P.slangp|P.cgp")]
+    #[arg(long, value_name = "P.slangp|P.cgp", allow_hyphen_values = true)]
     preset: PathBuf,
     /// The input frame (PNG or JPEG), or a directory of PNG frames fed in name order.
-    #[arg(long, value_name = "IN.png|DIR")]
+    #[arg(long, value_name = "IN.png|DIR", allow_hyphen_values = true)]
     input: PathBuf,
-    /// Where to write the last frame (RGBA8 PNG).
-    #[arg(long, value_name = "OUT.png")]
+    /// Where to write the last frame (RGBA8 PNG; the name must end in .png).
+    ///
+    /// The file is written whole or not at all: a failing render leaves an existing file as it
+    /// was.
+    #[arg(long, value_name = "OUT.png", allow_hyphen_values = true)]
     output: PathBuf,
     /// Output (viewport) size [default: the input frame's size]
-    #[arg(long, value_name = "WxH")]
+    #[arg(long, value_name = "WxH", allow_hyphen_values = true)]
     size: Option<String>,
     /// Frames to render; the last one is written.
     ///
     /// Frame i is fed the i-th frame of an --input directory; after the directory's last frame,
     /// that frame is held.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        allow_hyphen_values = true
+    )]
     frames: u64,
     /// Shader parameters (`#pragma parameter` names), NAME=VALUE separated by commas;
     /// repeatable.
     ///
     /// They override the shaders' defaults and the preset's values.
-    #[arg(long, value_name = "NAME=VALUE,...")]
+    #[arg(long, value_name = "NAME=VALUE,...", allow_hyphen_values = true)]
     param: Vec<String>,
     /// `FrameDirection`: 1 forwards, -1 rewinding.
     #[arg(long, value_name = "-1|1", default_value_t = 1, allow_hyphen_values = true,
@@ -38,19 +46,19 @@ pub struct RenderArgs {
     frame_direction: i32,
     /// `Rotation` in quarter turns.
     #[arg(long, value_name = "0-3", default_value_t = 0,
-          value_parser = clap::value_parser!(u32).range(0..=3))]
+          value_parser = clap::value_parser!(u32).range(0..=3), allow_hyphen_values = true)]
     rotation: u32,
     /// `OriginalFPS`: the source's frame rate, a positive finite number.
-    #[arg(long, value_name = "FPS", default_value_t = 1.0, value_parser = parse_fps)]
+    #[arg(long, value_name = "FPS", default_value_t = 1.0, value_parser = parse_fps, allow_hyphen_values = true)]
     fps: f32,
     /// Shader executor (both give bit-identical images).
-    #[arg(long, value_enum, default_value = "jit")]
+    #[arg(long, value_enum, default_value = "jit", allow_hyphen_values = true)]
     exec: ExecArg,
     /// How sRGB render targets convert.
-    #[arg(long, value_enum, default_value = "exact")]
+    #[arg(long, value_enum, default_value = "exact", allow_hyphen_values = true)]
     srgb_curve: SrgbCurveArg,
     /// How EX2, LG2, POW, SIN and COS are computed.
-    #[arg(long, value_enum, default_value = "exact")]
+    #[arg(long, value_enum, default_value = "exact", allow_hyphen_values = true)]
     math: MathArg,
     /// Run each pass's fragment program as compiled, not specialized (the same pixels; for
     /// checking the specialization).
@@ -61,6 +69,14 @@ pub struct RenderArgs {
     no_specialize: bool,
     #[command(flatten)]
     cache: ShaderCacheArgs,
+    #[command(flatten)]
+    memory: MemoryBudgetArgs,
+    /// Refuse a frame whose passes would shade more than N pixels together (the sum of their
+    /// target sizes; `512M`, `1G` or a count) [default: $SOFTGPU_PIXEL_BUDGET, else 512M]
+    ///
+    /// It bounds the work of presets whose scales make every target as large as allowed.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pixel_budget: Option<String>,
     /// Never show the progress bar.
     ///
     /// The bar is drawn on stderr only when stderr is a terminal, more than one frame is
@@ -128,16 +144,25 @@ fn parse_params(args: &[String]) -> Result<Vec<(String, f32)>> {
 pub fn run(args: RenderArgs) -> Result<()> {
     use softgpu::chain;
     use std::io::IsTerminal;
+    // Every flag is checked before the preset is compiled or a frame rendered.
+    softgpu::output::check_output(&args.output, "--output", &["png"])?;
+    let size = args.size.as_deref().map(parse_size).transpose()?;
+    let parameters = parse_params(&args.param)?;
+    let memory_budget = args.memory.budget()?;
+    let pixel_budget =
+        softgpu::budget::resolve_pixels(args.pixel_budget.as_deref()).map_err(|e| anyhow!(e))?;
     let inputs = chain::input_frames(&args.input)?;
     let frames = args.frames;
     let request = chain::RenderRequest {
         preset: args.preset.clone(),
         inputs,
-        size: args.size.as_deref().map(parse_size).transpose()?,
+        size,
         frames,
         chain: chain::ChainOptions {
             executor: args.exec.executor(),
-            parameters: parse_params(&args.param)?,
+            parameters,
+            memory_budget: Some(memory_budget),
+            pixel_budget: Some(pixel_budget),
             srgb_curve: match args.srgb_curve {
                 SrgbCurveArg::Exact => chain::SrgbCurve::Exact,
                 SrgbCurveArg::Lavapipe => chain::SrgbCurve::Llvmpipe,
@@ -173,7 +198,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
     })?;
     image
         .save_png(&args.output)
-        .map_err(|e| anyhow!("{}: {e}", args.output.display()))?;
+        .map_err(|e| anyhow!("--output: {e}"))?;
     if args.timings {
         eprint!("{}", timing_report(&timings));
     }

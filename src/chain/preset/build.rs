@@ -247,8 +247,8 @@ fn parse_textures(loader: &Loader, root: usize) -> Result<Vec<TextureConfig>> {
                 format!("textures: more than {MAX_TEXTURES} lookup textures"),
             ));
         }
-        let path = match file.get(name) {
-            Some(e) if !e.value.trim().is_empty() => loader.resolve(root, &e.value),
+        let (path, line) = match file.get(name) {
+            Some(e) if !e.value.trim().is_empty() => (loader.resolve(root, &e.value), e.line),
             Some(e) => {
                 return Err(file.err(
                     Some(e.line),
@@ -279,6 +279,7 @@ fn parse_textures(loader: &Loader, root: usize) -> Result<Vec<TextureConfig>> {
         out.push(TextureConfig {
             name: name.to_string(),
             path,
+            path_origin: (file.path.clone(), line),
             filter,
             wrap_mode,
             mipmap,
@@ -343,6 +344,18 @@ pub(super) fn build(loader: &mut Loader, top: usize) -> Result<Preset> {
             format!("no `shaders = N` line: a preset must declare its pass count{via}"),
         ));
     };
+    // A pass count is a whole number: `shaders = 1.5` is a mistake, not one pass.
+    let count_text = strip_value(&count.value);
+    let hex = count_text.starts_with("0x") || count_text.starts_with("0X");
+    if !hex && count_text.contains(['.', 'e', 'E']) {
+        return Err(root_file.err(
+            Some(count.line),
+            format!(
+                "shaders: expected a whole pass count 1..={MAX_PASSES}, found {:?}",
+                count.value
+            ),
+        ));
+    }
     let n = match parse_int(&count.value) {
         Some(n) if (1..=MAX_PASSES as i64).contains(&n) => n as usize,
         Some(n) => {
@@ -423,6 +436,7 @@ pub(super) fn build(loader: &mut Loader, top: usize) -> Result<Preset> {
                         ));
                     }
                     t.path = loader.resolve(f, &e.value);
+                    t.path_origin = (file.path.clone(), e.line);
                 }
             }
         }

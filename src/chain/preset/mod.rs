@@ -31,7 +31,8 @@
 //!   (RetroArch silently stops gathering overrides at depth 16; librashader errors too).
 //! - **Values.** Numbers may end in `;` (librashader's "crimes"); integers follow C `strtoul`
 //!   base detection (`0x10`, `010`) as RetroArch does, and a float where an integer is expected is
-//!   truncated (both parsers do so in effect). Booleans are `true`, `false`, `1`, `0` (trailing `;`
+//!   truncated (both parsers do so in effect) — except the pass count: `shaders = 1.5` is an
+//!   error here. Booleans are `true`, `false`, `1`, `0` (trailing `;`
 //!   allowed); anything else is an error (RetroArch silently treats it as unset, librashader
 //!   errors). Unknown wrap modes fall back to `clamp_to_border` as in both parsers.
 //! - **Scale.** As RetroArch: `scale_typeN` overrides `scale_type_xN`/`scale_type_yN`; with no
@@ -199,6 +200,9 @@ pub struct TextureConfig {
     pub name: String,
     /// Image file, resolved against the preset that named it (the last override wins).
     pub path: PathBuf,
+    /// The preset file and 1-based line of the `NAME = path` entry `path` came from (for
+    /// messages about the image).
+    pub path_origin: (PathBuf, usize),
     /// `NAME_linear`; [`FilterMode::Linear`] when absent, as RetroArch's drivers do.
     pub filter: FilterMode,
     /// `NAME_wrap_mode` (default clamp to border).
@@ -278,8 +282,7 @@ pub(super) type Result<T> = std::result::Result<T, PresetError>;
 
 /// Loads the preset at `path`, following `#reference` lines and applying `wildcards`.
 pub fn load_preset(path: &Path, wildcards: &WildcardContext) -> Result<Preset> {
-    let text = read_preset_text(path)
-        .map_err(|e| PresetError::new(path, None, format!("cannot read preset: {e}")))?;
+    let text = read_preset_text(path).map_err(|e| PresetError::new(path, None, e))?;
     parse_preset_str(&text, path, wildcards)
 }
 

@@ -61,18 +61,12 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Reads a preset file with the size bound.
-pub(super) fn read_preset_text(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_PRESET_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_PRESET_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("file is larger than {MAX_PRESET_BYTES} bytes"),
-        ));
-    }
+/// Reads a preset file through [`crate::input`] (a regular file of at most
+/// [`MAX_PRESET_BYTES`]; a FIFO or device is refused by name); the error is the reason only,
+/// for the caller to put after the file and line it names.
+pub(super) fn read_preset_text(path: &Path) -> std::result::Result<String, String> {
+    let bytes =
+        crate::input::read_bytes(path, "preset", MAX_PRESET_BYTES).map_err(|e| e.message)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -131,7 +125,11 @@ impl Loader<'_> {
         let text = read_preset_text(&path).map_err(|e| {
             self.files[from].err(
                 Some(r.line),
-                format!("cannot read referenced preset {}: {e}", path.display()),
+                format!(
+                    "cannot read referenced preset {}: {}",
+                    path.display(),
+                    e.trim_start_matches("cannot read preset: ")
+                ),
             )
         })?;
         self.add(path, &text)

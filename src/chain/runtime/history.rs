@@ -73,6 +73,12 @@ impl History {
         &self.inputs
     }
 
+    /// Whether some pass reads the feedback of pass `index` (whose previous output is then
+    /// kept).
+    pub(super) fn reads_feedback_of(&self, index: usize) -> bool {
+        self.feedback_passes.contains(&index)
+    }
+
     /// Whether some pass reads the last pass's feedback.
     pub(super) fn last_pass_feedback(&self) -> bool {
         self.last_pass_feedback

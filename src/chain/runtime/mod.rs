@@ -25,6 +25,7 @@
 mod binding;
 mod history;
 mod luts;
+mod memory;
 mod pass;
 mod plan;
 mod prepass;
@@ -48,9 +49,13 @@ use crate::chain::ChainError;
 
 pub use scaling::MAX_TARGET_SIZE;
 
+/// The most previous input frames a chain keeps: the deepest `OriginalHistoryN` a pass may read
+/// (RetroArch keeps at most 128, `GFX_MAX_FRAME_HISTORY`).
+pub const MAX_HISTORY_DEPTH: usize = 128;
+
 use binding::{semantic_names, FrameState};
 use history::History;
-use luts::{load_luts, Lut};
+use luts::{check_lut_memory, load_luts, Lut};
 use pass::{draw_pass, Pass};
 use plan::PassPlan;
 use scaling::scaled_size;
@@ -87,6 +92,14 @@ pub struct ChainOptions {
     /// [`crate::shader`]); `None` compiles every shader (the default for the library;
     /// `softgpu render` uses [`super::default_shader_cache_dir`]).
     pub shader_cache: Option<PathBuf>,
+    /// The most bytes the buffers of a frame (targets, mip chains, history, feedback, LUTs,
+    /// decoded copies, the output) may need; a frame that would need more is refused before it
+    /// allocates. `None`: [`crate::budget::default_budget`].
+    pub memory_budget: Option<u64>,
+    /// The most pixels the passes of a frame may shade together (the sum of their target
+    /// sizes); a frame that would shade more is refused before it is drawn. `None`:
+    /// [`crate::budget::DEFAULT_PIXEL_BUDGET`].
+    pub pixel_budget: Option<u64>,
 }
 
 /// The sRGB transfer curve of sRGB render targets.
@@ -166,6 +179,10 @@ pub struct FilterChain {
     predecode_outputs: bool,
     shader_cache_stats: ShaderCacheStats,
     timings: Vec<PassTiming>,
+    /// [`ChainOptions::memory_budget`], resolved.
+    memory_budget: u64,
+    /// [`ChainOptions::pixel_budget`], resolved.
+    pixel_budget: u64,
 }
 
 impl FilterChain {
@@ -239,6 +256,11 @@ impl FilterChain {
             })
             .collect::<Result<Vec<_>, ChainError>>()?;
 
+        let memory_budget = options
+            .memory_budget
+            .unwrap_or_else(crate::budget::default_budget);
+        check_lut_memory(preset, memory_budget)?;
+
         // The LUTs load while the passes build: a large pass compiles on one core for a while.
         // (Collected whole, then the first error in pass order: the same message every run.)
         let (built, luts) = rayon::join(
@@ -274,6 +296,10 @@ impl FilterChain {
             history,
             predecode_outputs: options.executor == Executor::Jit,
             shader_cache_stats,
+            memory_budget,
+            pixel_budget: options
+                .pixel_budget
+                .unwrap_or(crate::budget::DEFAULT_PIXEL_BUDGET),
         })
     }
 
@@ -339,6 +365,32 @@ impl FilterChain {
         self.history.depth()
     }
 
+    /// The size of every pass target for an input of `original` size and a `viewport`, from
+    /// the scale rules.
+    fn target_sizes(&self, original: (u32, u32), viewport: (u32, u32)) -> Vec<(u32, u32)> {
+        let mut sizes = Vec::with_capacity(self.passes.len());
+        let mut source_size = original;
+        for pass in &self.passes {
+            let size = scaled_size(&pass.config, source_size, viewport, original);
+            sizes.push(size);
+            source_size = size;
+        }
+        sizes
+    }
+
+    /// Checks, before anything is allocated, that a frame of an input of `original` size drawn
+    /// into `viewport` fits in the chain's memory budget ([`ChainOptions::memory_budget`]) and
+    /// pixel budget ([`ChainOptions::pixel_budget`]); the error names the largest buffers or
+    /// passes. [`FilterChain::frame`] checks this itself.
+    pub fn check_memory(
+        &self,
+        original: (u32, u32),
+        viewport: (u32, u32),
+    ) -> Result<(), ChainError> {
+        let sizes = self.target_sizes(original, viewport);
+        self.check_frame_memory(original, &sizes, viewport)
+    }
+
     /// Renders frame `frame_count` of `input` into an `R8G8B8A8_UNORM` image of `viewport` size
     /// (row 0 at the top), then remembers the input and the pass outputs for the next frame.
     pub fn frame(
@@ -360,16 +412,8 @@ impl FilterChain {
         }
         let original_size = (input.width(), input.height());
         let count = self.passes.len();
-
-        // Sizes of every pass target, from the scale rules.
-        let mut sizes = Vec::with_capacity(count);
-        let mut source_size = original_size;
-        for pass in &self.passes {
-            let size = scaled_size(&pass.config, source_size, viewport, original_size);
-            sizes.push(size);
-            source_size = size;
-        }
-
+        let sizes = self.target_sizes(original_size, viewport);
+        self.check_frame_memory(original_size, &sizes, viewport)?;
         let feedback = self.history.take_feedback(&sizes)?;
 
         let mut outputs: Vec<Option<Arc<Texture>>> = vec![None; count];

@@ -400,13 +400,23 @@ fn predicted_nearest_units(
         .fold(0, |units, t| units | 1 << t.unit)
 }
 
-/// Checks that a pass output, feedback or LUT a pass reads exists.
+/// Checks that a pass output, feedback or LUT a pass reads exists, and that the input history
+/// it reads is not deeper than [`super::MAX_HISTORY_DEPTH`].
 fn check_in_range(
     label: &str,
     sem: TextureSemantic,
     passes: usize,
     luts: usize,
 ) -> Result<(), ChainError> {
+    if let TextureSemantic::OriginalHistory(n) = sem {
+        if n > super::MAX_HISTORY_DEPTH {
+            return Err(ChainError::new(format!(
+                "{label}: reads OriginalHistory{n}, but a chain keeps at most {} previous \
+                 input frames",
+                super::MAX_HISTORY_DEPTH
+            )));
+        }
+    }
     let (what, n, limit) = match sem {
         TextureSemantic::PassOutput(n) => ("PassOutput", n, passes),
         TextureSemantic::PassFeedback(n) => ("PassFeedback", n, passes),
