@@ -12,6 +12,7 @@
 //! `docs/limits.md` lists every limit, the error it gives and how to raise it.
 
 use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
 
 use super::FrontendError;
 
@@ -119,6 +120,165 @@ pub fn check_nesting(
     Ok(())
 }
 
+/// The most tokens one macro of a GLSL source may expand to, as [`check_macro_growth`]
+/// estimates it.
+pub const MAX_MACRO_TOKENS: u64 = 1 << 20;
+
+/// One `#define` of [`check_macro_growth`]: its line, the identifiers of its body (each may
+/// name a macro) and how many other tokens the body has.
+struct Define<'a> {
+    line: u32,
+    identifiers: Vec<&'a str>,
+    others: u64,
+}
+
+/// Checks that no `#define` of C-like source `text` (GLSL) expands to more than
+/// [`MAX_MACRO_TOKENS`] tokens, nor through more than [`MAX_NESTING_DEPTH`] macros inside each
+/// other, before a library preprocessor (glslang's, which has no such bound) expands them: a
+/// macro doubling another thirty times would otherwise expand to a billion tokens. The estimate
+/// expands every macro named in a body by its largest definition (conditions and `#undef`
+/// ignored, a macro inside its own expansion counted as one token, as the C rule leaves it);
+/// the arguments of function-like macros are not followed. `line_of` turns a 1-based line of
+/// `text` into the error.
+pub fn check_macro_growth(
+    text: &str,
+    line_of: impl Fn(u32, String) -> FrontendError,
+) -> Result<(), FrontendError> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut defines: HashMap<&str, Vec<Define>> = HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("define") else {
+            continue;
+        };
+        if !rest.starts_with([' ', '\t']) {
+            continue;
+        }
+        let rest = rest.trim_start();
+        let name_end = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+        let (name, mut body) = rest.split_at(name_end);
+        if name.is_empty() {
+            continue;
+        }
+        if let Some(params) = body.strip_prefix('(') {
+            body = params.split_once(')').map_or("", |(_, b)| b);
+        }
+        let mut identifiers = Vec::new();
+        let mut others = 0u64;
+        let mut chars = body.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            if is_ident(c) {
+                let mut end = at + c.len_utf8();
+                while let Some(&(next, d)) = chars.peek() {
+                    if !is_ident(d) {
+                        break;
+                    }
+                    end = next + d.len_utf8();
+                    chars.next();
+                }
+                identifiers.push(&body[at..end]);
+            } else if !c.is_whitespace() {
+                others += 1;
+            }
+        }
+        let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        let entry = defines.entry(name).or_default();
+        if entry.is_empty() {
+            order.push(name);
+        }
+        entry.push(Define {
+            line,
+            identifiers,
+            others,
+        });
+    }
+
+    /// A macro whose size is being computed: which definition and identifier is next, the
+    /// size of the definition so far and the largest definition's.
+    struct Frame<'a> {
+        name: &'a str,
+        define: usize,
+        identifier: usize,
+        size: u64,
+        largest: u64,
+    }
+    let mut sizes: HashMap<&str, u64> = HashMap::new();
+    let mut on_path: HashSet<&str> = HashSet::new();
+    for root in order {
+        if sizes.contains_key(root) {
+            continue;
+        }
+        let start = |name| Frame {
+            name,
+            define: 0,
+            identifier: 0,
+            size: defines[name][0].others,
+            largest: 0,
+        };
+        let mut path = vec![start(root)];
+        on_path.insert(root);
+        while !path.is_empty() {
+            let depth = path.len();
+            let Some(frame) = path.last_mut() else {
+                break;
+            };
+            let defs = &defines[frame.name];
+            let Some(def) = defs.get(frame.define) else {
+                let (name, size) = (frame.name, frame.largest);
+                sizes.insert(name, size);
+                on_path.remove(name);
+                path.pop();
+                if let Some(caller) = path.last_mut() {
+                    caller.size = caller.size.saturating_add(size);
+                    caller.identifier += 1;
+                }
+                continue;
+            };
+            let Some(&id) = def.identifiers.get(frame.identifier) else {
+                frame.largest = frame.largest.max(frame.size);
+                if frame.largest > MAX_MACRO_TOKENS {
+                    return Err(line_of(
+                        def.line,
+                        format!(
+                            "macro `{}` expands to more than {MAX_MACRO_TOKENS} tokens \
+                             (see docs/limits.md)",
+                            frame.name
+                        ),
+                    ));
+                }
+                frame.define += 1;
+                frame.identifier = 0;
+                frame.size = defs.get(frame.define).map_or(0, |d| d.others);
+                continue;
+            };
+            if let Some(&size) = sizes.get(id) {
+                frame.size = frame.size.saturating_add(size);
+                frame.identifier += 1;
+            } else if defines.contains_key(id) && !on_path.contains(id) {
+                if depth >= MAX_NESTING_DEPTH {
+                    return Err(line_of(
+                        def.line,
+                        format!(
+                            "macro `{}` expands through {}",
+                            frame.name,
+                            nesting_message()
+                        ),
+                    ));
+                }
+                on_path.insert(id);
+                path.push(start(id));
+            } else {
+                frame.size = frame.size.saturating_add(1);
+                frame.identifier += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The message of every nesting-limit error.
 pub fn nesting_message() -> String {
     format!(
@@ -153,6 +313,31 @@ mod tests {
     fn brackets_in_comments_do_not_count() {
         let text = format!("/* {} */ x", "{".repeat(MAX_NESTING_DEPTH * 2));
         assert!(check_nesting(&text, at).is_ok());
+    }
+
+    #[test]
+    fn a_macro_doubling_thirty_times_is_refused_at_its_define() {
+        let mut text = String::from("#version 450\n#define A0 x\n");
+        for i in 1..=30 {
+            text.push_str(&format!("#define A{i} A{} + A{}\n", i - 1, i - 1));
+        }
+        let e = check_macro_growth(&text, at).unwrap_err();
+        assert!(e.message.contains("macro `A"), "{e}");
+        assert!(e.line > 2 && e.line <= 32, "{e}");
+        // Twelve doublings (8191 tokens) are an ordinary macro.
+        let small: String = text.lines().take(14).map(|l| format!("{l}\n")).collect();
+        assert!(check_macro_growth(&small, at).is_ok());
+    }
+
+    #[test]
+    fn macros_that_name_each_other_count_once() {
+        let text = "#define A B B\n#define B A A\n#define F(x) F(x) x\n";
+        assert!(check_macro_growth(text, at).is_ok());
+        let chain: String = (1..=MAX_NESTING_DEPTH + 1)
+            .map(|i| format!("#define M{i} M{}\n", i - 1))
+            .collect();
+        let e = check_macro_growth(&chain, at).unwrap_err();
+        assert!(e.message.contains("256 levels"), "{e}");
     }
 
     #[test]

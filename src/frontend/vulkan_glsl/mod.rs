@@ -211,11 +211,13 @@ pub fn glsl_to_spirv(source: &StageSource, stage: Stage) -> Result<Vec<u32>, Fro
         return Err(fail("source contains a NUL byte".into()));
     }
     // glslang recurses per level of nesting while it parses and while it walks its tree.
-    super::limits::check_nesting(&source.text, |line, message| {
+    let at_line = |line, message| {
         source
             .line_map
             .error(line, format!("{} stage: {message}", stage.name()))
-    })?;
+    };
+    super::limits::check_nesting(&source.text, at_line)?;
+    super::limits::check_macro_growth(&source.text, at_line)?;
     super::limits::on_frontend_stack(|| glslang_on_this_stack(source, stage))
 }
 
