@@ -149,6 +149,30 @@ fn cg_call_chains_are_bounded() {
 }
 
 #[test]
+fn loops_nested_through_calls_are_refused_by_the_lowering() {
+    // Each function nests 60 loops (within the parser's limit) and calls the previous one
+    // from the innermost: inlined, the loops of eight functions nest far deeper than the IR
+    // may, and the lowering says so instead of overflowing its stack or the validator's.
+    let loops = |bound: &str| -> (String, String) {
+        let open: String = (0..60)
+            .map(|i| format!("for (int i{i} = 0; i{i} < {bound}; i{i}++) {{ "))
+            .collect();
+        (open, " }".repeat(60))
+    };
+    let mut globals = String::from("float f0(float a, float u) { return a; }\n");
+    for k in 1..8 {
+        let (open, close) = loops("int(u)");
+        globals.push_str(&format!(
+            "float f{k}(float a, float u) {{ {open}a = f{}(a, u);{close} return a; }}\n",
+            k - 1
+        ));
+    }
+    let e = compile_cg(&cg(&globals, "x = f7(x, u);")).unwrap_err();
+    assert!(e.message.contains("nested more than"), "{e}");
+    assert!(e.file.ends_with("hostile.cg"), "{e}");
+}
+
+#[test]
 fn cg_unterminated_comment_names_where_it_opens() {
     let source = format!("{}\n\n/* never closed\n", cg("", "x = 2.0;"));
     let e = refused(compile_cg(&source), "hostile.cg", "unterminated `/*`");

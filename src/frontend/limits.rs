@@ -204,8 +204,11 @@ pub fn check_macro_growth(
         identifier: usize,
         size: u64,
         largest: u64,
+        /// The most macros expanded inside each other below this one.
+        deepest: usize,
     }
-    let mut sizes: HashMap<&str, u64> = HashMap::new();
+    // Each macro's size and the depth of macros its expansion goes through.
+    let mut sizes: HashMap<&str, (u64, usize)> = HashMap::new();
     let mut on_path: HashSet<&str> = HashSet::new();
     for root in order {
         if sizes.contains_key(root) {
@@ -217,6 +220,7 @@ pub fn check_macro_growth(
             identifier: 0,
             size: defines[name][0].others,
             largest: 0,
+            deepest: 0,
         };
         let mut path = vec![start(root)];
         on_path.insert(root);
@@ -227,12 +231,19 @@ pub fn check_macro_growth(
             };
             let defs = &defines[frame.name];
             let Some(def) = defs.get(frame.define) else {
-                let (name, size) = (frame.name, frame.largest);
-                sizes.insert(name, size);
+                let (name, size, depth) = (frame.name, frame.largest, frame.deepest + 1);
+                if depth > MAX_NESTING_DEPTH {
+                    return Err(line_of(
+                        defs[0].line,
+                        format!("macro `{name}` expands through {}", nesting_message()),
+                    ));
+                }
+                sizes.insert(name, (size, depth));
                 on_path.remove(name);
                 path.pop();
                 if let Some(caller) = path.last_mut() {
                     caller.size = caller.size.saturating_add(size);
+                    caller.deepest = caller.deepest.max(depth);
                     caller.identifier += 1;
                 }
                 continue;
@@ -254,8 +265,9 @@ pub fn check_macro_growth(
                 frame.size = defs.get(frame.define).map_or(0, |d| d.others);
                 continue;
             };
-            if let Some(&size) = sizes.get(id) {
+            if let Some(&(size, below)) = sizes.get(id) {
                 frame.size = frame.size.saturating_add(size);
+                frame.deepest = frame.deepest.max(below);
                 frame.identifier += 1;
             } else if defines.contains_key(id) && !on_path.contains(id) {
                 if depth >= MAX_NESTING_DEPTH {
@@ -333,11 +345,15 @@ mod tests {
     fn macros_that_name_each_other_count_once() {
         let text = "#define A B B\n#define B A A\n#define F(x) F(x) x\n";
         assert!(check_macro_growth(text, at).is_ok());
-        let chain: String = (1..=MAX_NESTING_DEPTH + 1)
+        let chain: Vec<String> = (1..=MAX_NESTING_DEPTH + 1)
             .map(|i| format!("#define M{i} M{}\n", i - 1))
             .collect();
-        let e = check_macro_growth(&chain, at).unwrap_err();
+        let e = check_macro_growth(&chain.concat(), at).unwrap_err();
         assert!(e.message.contains("256 levels"), "{e}");
+        let reversed: String = chain.iter().rev().cloned().collect();
+        let e = check_macro_growth(&reversed, at).unwrap_err();
+        assert!(e.message.contains("256 levels"), "{e}");
+        assert!(check_macro_growth(&chain[1..].concat(), at).is_ok());
     }
 
     #[test]

@@ -715,3 +715,84 @@ fn run(body: Vec<Instruction>, immediates: &[[u32; 4]]) -> Option<[u32; 4]> {
     let uniform = out.iter().all(|lanes| lanes.iter().all(|&v| v == lanes[0]));
     uniform.then(|| out.map(|lanes| lanes[0]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::text::parse_program;
+    use crate::ir::validate::validate;
+
+    /// `depth` loops inside each other, each bounded by a constant buffer value (so none
+    /// unrolls), shaped as the naga lowering writes a `for` loop: an outer loop around a
+    /// single-trip loop whose unknown `UIF` holds the next loop.
+    fn nested_loops(depth: usize) -> Program {
+        let mut body = vec!["MOV TEMP[0].x, IMM[0].xxxx".to_string()];
+        for _ in 0..depth {
+            body.extend(
+                [
+                    "BGNLOOP :0",
+                    "MOV TEMP[3].x, IMM[0].xxxx",
+                    "BGNLOOP :0",
+                    "ISLT TEMP[1].x, TEMP[0].xxxx, CONST[0][0].xxxx",
+                    "UIF TEMP[1].xxxx :0",
+                ]
+                .map(String::from),
+            );
+        }
+        body.push("ADD TEMP[2].x, TEMP[2].xxxx, IMM[0].yyyy".into());
+        for _ in 0..depth {
+            body.extend(
+                [
+                    "BRK",
+                    "ELSE :0",
+                    "MOV TEMP[3].x, IMM[0].zzzz",
+                    "BRK",
+                    "ENDIF",
+                    "BRK",
+                    "ENDLOOP :0",
+                    "UIF TEMP[3].xxxx :0",
+                    "BRK",
+                    "ENDIF",
+                    "UADD TEMP[0].x, TEMP[0].xxxx, IMM[0].wwww",
+                    "ENDLOOP :0",
+                ]
+                .map(String::from),
+            );
+        }
+        body.push("MOV OUT[0], TEMP[2].xxxx".into());
+        body.push("END".into());
+        let mut text = String::from(
+            "FRAG\nDCL OUT[0], COLOR\nDCL CONST[0][0]\nDCL TEMP[0..3]\n\
+             IMM[0] UINT32 {0, 1065353216, 4294967295, 1}\n",
+        );
+        for (i, inst) in body.iter().enumerate() {
+            text.push_str(&format!("{i}: {inst}\n"));
+        }
+        let program = parse_program(&text).expect("the test program parses");
+        validate(&program).expect("the test program is valid");
+        program
+    }
+
+    #[test]
+    fn trying_nested_loops_walks_a_bounded_number_of_instructions() {
+        for depth in [1, 3, 10, 50] {
+            let mut program = nested_loops(depth);
+            let before = program.clone();
+            let bound = (program.instructions.len() + MAX_GROWTH) * MAX_TRIAL_STEPS_PER_INSTRUCTION;
+            let (changed, steps) =
+                unroll_counting_steps(&mut program, MAX_LOOP_INSTRUCTIONS, MAX_GROWTH);
+            assert!(
+                steps <= bound + 1,
+                "depth {depth}: {steps} steps, bound {bound}"
+            );
+            if !changed {
+                assert_eq!(program, before);
+            }
+            validate(&program).expect("valid after the pass");
+        }
+        // Three levels try each loop a few times: far below the bound, so small programs
+        // never meet it.
+        let (_, steps) = unroll_counting_steps(&mut nested_loops(3), MAX_LOOP_INSTRUCTIONS, 0);
+        assert!(steps < 2000, "{steps}");
+    }
+}

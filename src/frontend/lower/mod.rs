@@ -307,6 +307,7 @@ pub fn lower_unoptimized(
     l.entry_outputs(ep)?;
     l.lower_function(&ep.function, info.get_entry_point(entry), args, true)?;
     l.b.flow(crate::ir::Opcode::END);
+    l.check_block_nesting()?;
 
     for slot in &mut resources {
         if let ResourceKind::Sampler { units } = &mut slot.kind {
@@ -593,6 +594,38 @@ impl<'a> Lowerer<'a> {
             array_id,
             ty,
         })
+    }
+
+    /// Fails when the blocks of the program nest deeper than the validator accepts
+    /// ([`ir::validate::MAX_NESTING`](crate::ir::validate::MAX_NESTING)): each loop of the
+    /// source becomes a few nested blocks.
+    fn check_block_nesting(&self) -> R<()> {
+        use crate::ir::Opcode;
+        let limit = crate::ir::validate::MAX_NESTING;
+        let mut depth = 0usize;
+        for inst in &self.b.insts {
+            match inst.opcode {
+                Opcode::IF | Opcode::UIF | Opcode::BGNLOOP | Opcode::SWITCH | Opcode::BGNSUB => {
+                    depth += 1;
+                    if depth > limit {
+                        return Err(FrontendError::new(
+                            self.file,
+                            0,
+                            0,
+                            format!(
+                                "the shader lowers to blocks nested more than {limit} deep \
+                                 (each loop becomes two or three; see docs/limits.md)"
+                            ),
+                        ));
+                    }
+                }
+                Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH | Opcode::ENDSUB => {
+                    depth = depth.saturating_sub(1)
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Fails when `more` temporaries would take the program past
