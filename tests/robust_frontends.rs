@@ -151,7 +151,7 @@ fn cg_call_chains_are_bounded() {
 #[test]
 fn loops_nested_through_calls_are_refused_by_the_lowering() {
     // Each function nests 60 loops (within the parser's limit) and calls the previous one
-    // from the innermost: inlined, the loops of eight functions nest far deeper than the IR
+    // from the innermost: inlined, the loops of nineteen functions nest far deeper than the IR
     // may, and the lowering says so instead of overflowing its stack or the validator's.
     let loops = |bound: &str| -> (String, String) {
         let open: String = (0..60)
@@ -160,14 +160,14 @@ fn loops_nested_through_calls_are_refused_by_the_lowering() {
         (open, " }".repeat(60))
     };
     let mut globals = String::from("float f0(float a, float u) { return a; }\n");
-    for k in 1..8 {
+    for k in 1..20 {
         let (open, close) = loops("int(u)");
         globals.push_str(&format!(
             "float f{k}(float a, float u) {{ {open}a = f{}(a, u);{close} return a; }}\n",
             k - 1
         ));
     }
-    let e = compile_cg(&cg(&globals, "x = f7(x, u);")).unwrap_err();
+    let e = compile_cg(&cg(&globals, "x = f19(x, u);")).unwrap_err();
     assert!(e.message.contains("nested more than"), "{e}");
     assert!(e.file.ends_with("hostile.cg"), "{e}");
 }

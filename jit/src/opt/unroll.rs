@@ -778,11 +778,13 @@ mod tests {
         for depth in [1, 3, 10, 50] {
             let mut program = nested_loops(depth);
             let before = program.clone();
+            // Past the bound, each loop being tried stops at its next instruction.
+            let slack = program.instructions.len();
             let bound = (program.instructions.len() + MAX_GROWTH) * MAX_TRIAL_STEPS_PER_INSTRUCTION;
             let (changed, steps) =
                 unroll_counting_steps(&mut program, MAX_LOOP_INSTRUCTIONS, MAX_GROWTH);
             assert!(
-                steps <= bound + 1,
+                steps <= bound + slack,
                 "depth {depth}: {steps} steps, bound {bound}"
             );
             if !changed {

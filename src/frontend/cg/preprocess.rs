@@ -62,25 +62,30 @@ struct Macro {
 
 /// Reads `path` and preprocesses it with `PARAMETER_UNIFORM` defined.
 pub fn preprocess_file(path: &Path) -> Result<Preprocessed, FrontendError> {
-    let mut pp = Pp::default();
-    pp.define_simple("PARAMETER_UNIFORM", "1");
-    pp.include(path, &mut Vec::new(), None)?;
-    Ok(Preprocessed {
-        text: pp.out,
-        line_map: pp.map,
-        parameters: pp.parameters,
+    // Macro expansion and `#if` expressions recurse (as deep as the nesting limit allows).
+    crate::frontend::limits::on_frontend_stack(|| {
+        let mut pp = Pp::default();
+        pp.define_simple("PARAMETER_UNIFORM", "1");
+        pp.include(path, &mut Vec::new(), None)?;
+        Ok(Preprocessed {
+            text: pp.out,
+            line_map: pp.map,
+            parameters: pp.parameters,
+        })
     })
 }
 
 /// Preprocesses `source` as if read from `file` (includes resolve relative to `file`'s folder).
 pub fn preprocess_str(source: &str, file: &Path) -> Result<Preprocessed, FrontendError> {
-    let mut pp = Pp::default();
-    pp.define_simple("PARAMETER_UNIFORM", "1");
-    pp.run_text(source, file, &mut Vec::new())?;
-    Ok(Preprocessed {
-        text: pp.out,
-        line_map: pp.map,
-        parameters: pp.parameters,
+    crate::frontend::limits::on_frontend_stack(|| {
+        let mut pp = Pp::default();
+        pp.define_simple("PARAMETER_UNIFORM", "1");
+        pp.run_text(source, file, &mut Vec::new())?;
+        Ok(Preprocessed {
+            text: pp.out,
+            line_map: pp.map,
+            parameters: pp.parameters,
+        })
     })
 }
 
