@@ -3,11 +3,22 @@
 //! comment, multi-byte characters in directive lines, and nested loops that once cost
 //! exponential compile time. Each test runs the frontend in the test process on the test
 //! thread's own (small) stack: a stack overflow aborts the test binary, so it fails loudly.
+//!
+//! The ignored twin checks that no shader of a RetroArch slang-shaders checkout meets the
+//! prescans that guard glslang:
+//!
+//! ```text
+//! SLANG_SHADERS_DIR=/path/to/slang-shaders cargo test --test robust_frontends -- --ignored
+//! ```
 
 use std::path::{Path, PathBuf};
 
+mod files_support;
+
 use softgpu::frontend::cg::compile_cg_str;
-use softgpu::frontend::limits::{MAX_CALL_DEPTH, MAX_NESTING_DEPTH};
+use softgpu::frontend::limits::{
+    check_macro_growth, check_nesting, MAX_CALL_DEPTH, MAX_NESTING_DEPTH,
+};
 use softgpu::frontend::vulkan_glsl::compile_slang;
 use softgpu::frontend::{wgsl, FrontendError};
 use softgpu::ir::validate::{parse_and_validate, MAX_NESTING, MAX_REGISTERS};
@@ -455,4 +466,27 @@ fn tgsi_with_many_declarations_validates_in_reasonable_work() {
         &tgsi(&overlapping, &body),
         "overlaps an earlier declaration",
     );
+}
+
+#[test]
+#[ignore = "needs SLANG_SHADERS_DIR pointing at a libretro/slang-shaders checkout"]
+fn corpus_slang_shaders_pass_the_prescans() {
+    let dir = std::env::var("SLANG_SHADERS_DIR").expect("set SLANG_SHADERS_DIR");
+    let files = files_support::files_with_extension(Path::new(&dir), "slang");
+    assert!(!files.is_empty(), "no .slang files under {dir}");
+    let mut refused = Vec::new();
+    for file in &files {
+        let Ok(pre) = softgpu::frontend::vulkan_glsl::preprocess_file(file) else {
+            continue;
+        };
+        for stage in [&pre.vertex, &pre.fragment] {
+            let at = |line, message| stage.line_map.error(line, message);
+            if let Err(e) = check_nesting(&stage.text, at).and(check_macro_growth(&stage.text, at))
+            {
+                refused.push(e.to_string());
+            }
+        }
+    }
+    println!("{} files checked", files.len());
+    assert!(refused.is_empty(), "{refused:#?}");
 }
