@@ -4,9 +4,11 @@
 //! files through glslang and SPIR-V), [`cg`] (an in-house parser building naga modules) — each
 //! producing a validated naga module; [`lower`] turns any such module's entry point into an
 //! [`ir::Program`](crate::ir::Program), and [`reflect`] describes its interface in the one
-//! reflection model. [`retroarch`] holds the RetroArch conventions Vulkan GLSL and Cg share.
+//! reflection model. [`retroarch`] holds the RetroArch conventions Vulkan GLSL and Cg share;
+//! [`limits`] the bounds every frontend keeps on malformed input.
 
 pub mod cg;
+pub mod limits;
 pub mod lower;
 pub mod reflect;
 pub mod retroarch;

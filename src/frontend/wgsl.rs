@@ -1,5 +1,6 @@
 //! WGSL: parse and validate with naga, then reflect and lower one vertex or fragment entry point.
 
+use super::limits;
 use super::lower::{self, LoweredShader};
 use super::reflect::{self, StageReflection};
 use super::FrontendError;
@@ -32,6 +33,14 @@ pub struct Parsed {
 
 /// Parses and validates `source`; errors carry `file:line:column` from naga's spans.
 pub fn parse(source: &str, file: &str) -> Result<Parsed, FrontendError> {
+    limits::check_nesting(source, |line, message| {
+        FrontendError::new(file, line, 0, message)
+    })?;
+    limits::on_frontend_stack(|| parse_on_this_stack(source, file))
+}
+
+/// [`parse`] on the calling thread's stack.
+fn parse_on_this_stack(source: &str, file: &str) -> Result<Parsed, FrontendError> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| {
         let (line, column) = e
             .location(source)

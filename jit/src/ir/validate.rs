@@ -2,8 +2,19 @@
 //! counts, declared registers, writable destinations, texture targets, balanced control flow,
 //! subroutine labels and per-stage rules — and reports every problem it finds, not just the first.
 
+use std::collections::HashMap;
+
 use super::text::{parse_program_with_lines, ParseError};
 use super::*;
+
+/// Register indices of every file are below this (`TEMP[1048575]` is the last temporary):
+/// executors allocate each file up to its highest declared index, so a declaration like
+/// `DCL TEMP[0..100000000]` is refused before anything is allocated for it.
+pub const MAX_REGISTERS: u32 = 1 << 20;
+
+/// Deepest nesting of `IF`/`UIF`, `BGNLOOP`, `SWITCH` and `BGNSUB` blocks: passes and code
+/// generators walk nested blocks recursively.
+pub const MAX_NESTING: usize = 1024;
 
 /// One problem found by [`validate()`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,12 +38,30 @@ impl std::error::Error for ValidationError {}
 
 /// Checks `p`; returns every problem found, in instruction order (header problems first).
 pub fn validate(p: &Program) -> Result<(), Vec<ValidationError>> {
+    let declarations: Vec<&Declaration> = p.declarations().collect();
+    let mut by_file: HashMap<RegisterFile, Vec<(u32, u32)>> = HashMap::new();
+    let mut by_dimension: HashMap<(RegisterFile, u32), Vec<(u32, u32)>> = HashMap::new();
+    for d in &declarations {
+        by_file.entry(d.file).or_default().push((d.first, d.last));
+        by_dimension
+            .entry((d.file, d.dimension.unwrap_or(0)))
+            .or_default()
+            .push((d.first, d.last));
+    }
     let mut v = Validator {
         p,
-        declarations: p.declarations().collect(),
+        declarations,
         errors: Vec::new(),
         inst: None,
         imm_count: p.immediates().count(),
+        by_file: by_file
+            .into_iter()
+            .map(|(k, r)| (k, Ranges::of(r)))
+            .collect(),
+        by_dimension: by_dimension
+            .into_iter()
+            .map(|(k, r)| (k, Ranges::of(r)))
+            .collect(),
     };
     v.header();
     v.instructions();
@@ -71,6 +100,38 @@ struct Validator<'a> {
     errors: Vec<ValidationError>,
     inst: Option<usize>,
     imm_count: usize,
+    /// Declared ranges by file, and by file and dimension, for lookups in O(log n).
+    by_file: HashMap<RegisterFile, Ranges>,
+    by_dimension: HashMap<(RegisterFile, u32), Ranges>,
+}
+
+/// Declared ranges `(first, last)` sorted by `first`, with the largest `last` so far at each
+/// position: an index is declared when the last range starting at or before it reaches it.
+#[derive(Default)]
+struct Ranges {
+    firsts: Vec<u32>,
+    reach: Vec<u32>,
+}
+
+impl Ranges {
+    fn of(mut ranges: Vec<(u32, u32)>) -> Ranges {
+        ranges.sort_unstable();
+        let mut reach = Vec::with_capacity(ranges.len());
+        let mut furthest = 0;
+        for (i, &(_, last)) in ranges.iter().enumerate() {
+            furthest = if i == 0 { last } else { furthest.max(last) };
+            reach.push(furthest);
+        }
+        Ranges {
+            firsts: ranges.iter().map(|r| r.0).collect(),
+            reach,
+        }
+    }
+
+    fn contains(&self, index: i64) -> bool {
+        let at = self.firsts.partition_point(|&f| i64::from(f) <= index);
+        at > 0 && i64::from(self.reach[at - 1]) >= index
+    }
 }
 
 /// Files whose first bracket in instructions is a per-vertex index that declarations omit.
@@ -94,7 +155,7 @@ impl Validator<'_> {
     fn header(&mut self) {
         let p = self.p;
         let decls: Vec<&Declaration> = p.declarations().collect();
-        for (i, d) in decls.iter().enumerate() {
+        for d in &decls {
             let name = d.file.name();
             if d.first > d.last {
                 self.err(format!(
@@ -137,25 +198,14 @@ impl Validator<'_> {
             if d.array_id.is_some() && d.file == RegisterFile::Immediate {
                 self.err("IMM cannot be declared as an ARRAY".into());
             }
-            for e in &decls[..i] {
-                if e.file == d.file
-                    && e.dimension == d.dimension
-                    && e.first <= d.last
-                    && d.first <= e.last
-                {
-                    self.err(format!(
-                        "DCL {name}[{}..{}] overlaps an earlier declaration of {name}[{}..{}]",
-                        d.first, d.last, e.first, e.last
-                    ));
-                }
-                if d.array_id.is_some() && e.array_id == d.array_id && e.file == d.file {
-                    self.err(format!(
-                        "ARRAY({}) of {name} is declared twice",
-                        d.array_id.unwrap_or(0)
-                    ));
-                }
+            if d.last >= MAX_REGISTERS || d.dimension.is_some_and(|dim| dim >= MAX_REGISTERS) {
+                self.err(format!(
+                    "DCL {name}[{}..{}]: register indices must stay below {MAX_REGISTERS}",
+                    d.first, d.last
+                ));
             }
         }
+        self.overlaps(&decls);
         for (n, imm) in p.immediates().enumerate() {
             let wide = matches!(
                 imm.ty,
@@ -171,18 +221,64 @@ impl Validator<'_> {
         }
     }
 
+    /// Reports declarations overlapping an earlier one of the same file and dimension, and
+    /// arrays declared twice, in declaration order; sorted, so a header of many declarations
+    /// is checked in n log n.
+    fn overlaps(&mut self, decls: &[&Declaration]) {
+        let mut found: Vec<(usize, String)> = Vec::new();
+        let mut order: Vec<usize> = (0..decls.len()).collect();
+        order.sort_by_key(|&i| (decls[i].file, decls[i].dimension, decls[i].first, i));
+        // The declaration reaching furthest among those before, in sorted order, of the
+        // group (file, dimension) being swept.
+        let mut furthest: Option<usize> = None;
+        for (k, &i) in order.iter().enumerate() {
+            let d = decls[i];
+            let same_group =
+                |j: usize| decls[j].file == d.file && decls[j].dimension == d.dimension;
+            if k == 0 || !same_group(order[k - 1]) {
+                furthest = None;
+            }
+            if let Some(j) = furthest.filter(|&j| decls[j].last >= d.first) {
+                let (later, earlier) = if j < i { (d, decls[j]) } else { (decls[j], d) };
+                let name = d.file.name();
+                found.push((
+                    i.max(j),
+                    format!(
+                        "DCL {name}[{}..{}] overlaps an earlier declaration of {name}[{}..{}]",
+                        later.first, later.last, earlier.first, earlier.last
+                    ),
+                ));
+            }
+            if furthest.is_none_or(|j| d.last > decls[j].last) {
+                furthest = Some(i);
+            }
+        }
+        let mut arrays: HashMap<(RegisterFile, u32), usize> = HashMap::new();
+        for (i, d) in decls.iter().enumerate() {
+            if let Some(id) = d.array_id {
+                if arrays.insert((d.file, id), i).is_some() {
+                    found.push((
+                        i,
+                        format!("ARRAY({id}) of {} is declared twice", d.file.name()),
+                    ));
+                }
+            }
+        }
+        found.sort_by_key(|f| f.0);
+        for (_, message) in found {
+            self.err(message);
+        }
+    }
+
     fn declared(&self, file: RegisterFile, dim: Option<i32>, index: i64) -> bool {
-        let ignore_dim = per_vertex(self.p.processor, file);
-        self.declarations.iter().any(|d| {
-            d.file == file
-                && (ignore_dim
-                    || match dim {
-                        None => true,
-                        Some(dd) => i64::from(d.dimension.unwrap_or(0)) == i64::from(dd),
-                    })
-                && i64::from(d.first) <= index
-                && index <= i64::from(d.last)
-        })
+        let ranges = match dim {
+            Some(dd) if !per_vertex(self.p.processor, file) => match u32::try_from(dd) {
+                Ok(dd) => self.by_dimension.get(&(file, dd)),
+                Err(_) => None,
+            },
+            _ => self.by_file.get(&file),
+        };
+        ranges.is_some_and(|r| r.contains(index))
     }
 
     fn check_indirect(&mut self, what: &str, ind: &Indirect) {
@@ -348,6 +444,19 @@ impl Validator<'_> {
                     p.processor.name()
                 ));
             }
+            // Only these labels are read (instruction indices); executors ignore the labels of
+            // IF, ELSE and loops, which passes that move instructions leave as they were.
+            if let Some(l) = inst
+                .label
+                .filter(|_| matches!(op, Opcode::CALLNZ | Opcode::BRA))
+            {
+                if l as usize >= p.instructions.len() {
+                    self.err(format!(
+                        "{opn} :{l}: the label must be an instruction index below {}",
+                        p.instructions.len()
+                    ));
+                }
+            }
             if op == Opcode::CAL {
                 match inst.label {
                     None => self.err("CAL needs a `:label` naming its BGNSUB".into()),
@@ -364,6 +473,71 @@ impl Validator<'_> {
             }
         }
         self.inst = None;
+        self.recursion();
+    }
+
+    /// Reports a subroutine that calls itself, directly or through others: a call stack that
+    /// can only overflow (executors stop at `MAX_CALL_DEPTH` frames).
+    fn recursion(&mut self) {
+        let insts = &self.p.instructions;
+        // The subroutine (its BGNSUB) each instruction lies in, and the subroutines each calls.
+        let mut calls: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+        let mut current: Option<usize> = None;
+        for (i, inst) in insts.iter().enumerate() {
+            match inst.opcode {
+                Opcode::BGNSUB => current = Some(i),
+                Opcode::ENDSUB => current = None,
+                Opcode::CAL | Opcode::CALLNZ => {
+                    let target = inst.label.map(|l| l as usize);
+                    if let (Some(sub), Some(target)) = (current, target) {
+                        if insts.get(target).map(|t| t.opcode) == Some(Opcode::BGNSUB) {
+                            calls.entry(sub).or_default().push((i, target));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Depth-first search with an explicit stack: 0 unvisited, 1 on the path, 2 done.
+        let mut state: HashMap<usize, u8> = HashMap::new();
+        let mut subs: Vec<usize> = calls.keys().copied().collect();
+        subs.sort_unstable();
+        for root in subs {
+            if state.get(&root).copied().unwrap_or(0) != 0 {
+                continue;
+            }
+            let mut path: Vec<(usize, usize)> = vec![(root, 0)];
+            state.insert(root, 1);
+            while let Some(&mut (sub, ref mut next)) = path.last_mut() {
+                let edges = calls.get(&sub).map_or(&[][..], Vec::as_slice);
+                match edges.get(*next) {
+                    Some(&(at, target)) => {
+                        *next += 1;
+                        match state.get(&target).copied().unwrap_or(0) {
+                            0 => {
+                                state.insert(target, 1);
+                                path.push((target, 0));
+                            }
+                            1 => {
+                                self.errors.push(ValidationError {
+                                    instruction: Some(at),
+                                    message: format!(
+                                        "{} :{target} is recursive: the subroutine at \
+                                         instruction {target} calls itself (through this call)",
+                                        insts[at].opcode.name()
+                                    ),
+                                });
+                            }
+                            _ => {}
+                        }
+                    }
+                    None => {
+                        state.insert(sub, 2);
+                        path.pop();
+                    }
+                }
+            }
+        }
     }
 
     fn texture(&mut self, _i: usize, inst: &Instruction) {
@@ -417,9 +591,16 @@ impl Validator<'_> {
         let mut stack: Vec<(Frame, usize)> = Vec::new();
         let mut end_at: Option<usize> = None;
         let mut reported_open = 0usize;
+        let mut reported_deep = false;
         for (i, inst) in p.instructions.iter().enumerate() {
             self.inst = Some(i);
             let op = inst.opcode;
+            if stack.len() > MAX_NESTING && !reported_deep {
+                reported_deep = true;
+                self.err(format!(
+                    "blocks nested more than {MAX_NESTING} deep (IF, BGNLOOP, SWITCH, BGNSUB)"
+                ));
+            }
             if end_at.is_some() && stack.is_empty() && op != Opcode::BGNSUB {
                 self.err(format!(
                     "{} after END: only BGNSUB..ENDSUB subroutines may follow END",

@@ -29,6 +29,13 @@
 //! and the whole program may grow by at most [`MAX_GROWTH`] instructions; past them a loop stays a
 //! loop. A loop that never ends runs into [`MAX_TRIPS`] and stays a loop, so the instruction
 //! budget still stops it at run time. Programs with subroutines are left alone.
+//!
+//! Work is bounded too: trying to unroll a loop walks its body once per trip, and a loop nested
+//! in it is tried again on every trip (and once more when the outer loop stays a loop), so
+//! nested loops that do not unroll would cost exponentially in their depth. The instructions
+//! walked while some loop is being tried are counted; past [`MAX_TRIAL_STEPS_PER_INSTRUCTION`]
+//! per instruction of the program the loop being tried stays a loop and no further loop is
+//! tried, so what is left is walked once.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -53,6 +60,11 @@ pub const MAX_LOOP_INSTRUCTIONS: usize = 1500;
 /// Instructions the whole program may gain from unrolling.
 pub const MAX_GROWTH: usize = 4000;
 
+/// Instructions the pass may walk while trying to unroll loops, per instruction of the program
+/// plus [`MAX_GROWTH`]: far above what the shaders of the repository and the RetroArch corpora
+/// need (a 64-trip loop walks its body 64 times), far below exponential nesting.
+pub const MAX_TRIAL_STEPS_PER_INSTRUCTION: usize = 256;
+
 /// Unrolls constant loops and folds constant instructions in place (see the module
 /// documentation); returns whether the program changed.
 pub fn unroll_loops(program: &mut Program) -> bool {
@@ -62,12 +74,21 @@ pub fn unroll_loops(program: &mut Program) -> bool {
 /// [`unroll_loops`] with other limits: `loop_instructions` per unrolled loop and `growth` for the
 /// whole program.
 pub fn unroll_loops_within(program: &mut Program, loop_instructions: usize, growth: usize) -> bool {
+    unroll_counting_steps(program, loop_instructions, growth).0
+}
+
+/// [`unroll_loops_within`], also returning the instructions walked while trying loops.
+fn unroll_counting_steps(
+    program: &mut Program,
+    loop_instructions: usize,
+    growth: usize,
+) -> (bool, usize) {
     let insts = &program.instructions;
     if super::has_subroutines(insts) {
-        return false;
+        return (false, 0);
     }
     let Ok(structure) = Structure::of(insts) else {
-        return false;
+        return (false, 0);
     };
     let continuing_switches = continuing_switches(insts, &structure);
     let immediates: Vec<[u32; 4]> = program.immediates().map(Immediate::components).collect();
@@ -93,11 +114,14 @@ pub fn unroll_loops_within(program: &mut Program, loop_instructions: usize, grow
         loop_instructions,
         unrolling: 0,
         changed: false,
+        trial_steps: 0,
+        max_trial_steps: (insts.len() + growth).saturating_mul(MAX_TRIAL_STEPS_PER_INSTRUCTION),
     };
     let mut known = Known::default();
     let top = unroller.region(0, insts.len(), &mut known, Scope::Top, false, false);
+    let steps = unroller.trial_steps;
     if top.is_err() || !unroller.changed {
-        return false;
+        return (false, steps);
     }
     let Unroller {
         out, immediates, ..
@@ -109,7 +133,7 @@ pub fn unroll_loops_within(program: &mut Program, loop_instructions: usize, grow
             values: values.to_vec(),
         }));
     }
-    true
+    (true, steps)
 }
 
 /// Known components of directly addressed TEMP and ADDR registers: (file, register,
@@ -191,6 +215,10 @@ struct Unroller<'p> {
     /// Loops being unrolled around the code being walked.
     unrolling: usize,
     changed: bool,
+    /// Instructions walked while some loop was being tried.
+    trial_steps: usize,
+    /// Past this many trial steps no loop is tried any more.
+    max_trial_steps: usize,
 }
 
 impl Unroller<'_> {
@@ -208,6 +236,12 @@ impl Unroller<'_> {
     ) -> Result<Exit, Abort> {
         let mut i = start;
         while i < end {
+            if self.unrolling > 0 {
+                self.trial_steps += 1;
+                if self.trial_steps > self.max_trial_steps {
+                    return Err(Abort);
+                }
+            }
             let inst = &self.insts[i];
             match inst.opcode {
                 Opcode::IF | Opcode::UIF => {
@@ -296,7 +330,12 @@ impl Unroller<'_> {
         let mut trips = known.clone();
         let mut unrolled = false;
         self.unrolling += 1;
-        for _ in 0..MAX_TRIPS {
+        let trips_allowed = if self.trial_steps < self.max_trial_steps {
+            MAX_TRIPS
+        } else {
+            0
+        };
+        for _ in 0..trips_allowed {
             let exit = self.region(
                 begin + 1,
                 end,
@@ -675,4 +714,87 @@ fn run(body: Vec<Instruction>, immediates: &[[u32; 4]]) -> Option<[u32; 4]> {
     let out = outputs[0];
     let uniform = out.iter().all(|lanes| lanes.iter().all(|&v| v == lanes[0]));
     uniform.then(|| out.map(|lanes| lanes[0]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::text::parse_program;
+    use crate::ir::validate::validate;
+
+    /// `depth` loops inside each other, each bounded by a constant buffer value (so none
+    /// unrolls), shaped as the naga lowering writes a `for` loop: an outer loop around a
+    /// single-trip loop whose unknown `UIF` holds the next loop.
+    fn nested_loops(depth: usize) -> Program {
+        let mut body = vec!["MOV TEMP[0].x, IMM[0].xxxx".to_string()];
+        for _ in 0..depth {
+            body.extend(
+                [
+                    "BGNLOOP :0",
+                    "MOV TEMP[3].x, IMM[0].xxxx",
+                    "BGNLOOP :0",
+                    "ISLT TEMP[1].x, TEMP[0].xxxx, CONST[0][0].xxxx",
+                    "UIF TEMP[1].xxxx :0",
+                ]
+                .map(String::from),
+            );
+        }
+        body.push("ADD TEMP[2].x, TEMP[2].xxxx, IMM[0].yyyy".into());
+        for _ in 0..depth {
+            body.extend(
+                [
+                    "BRK",
+                    "ELSE :0",
+                    "MOV TEMP[3].x, IMM[0].zzzz",
+                    "BRK",
+                    "ENDIF",
+                    "BRK",
+                    "ENDLOOP :0",
+                    "UIF TEMP[3].xxxx :0",
+                    "BRK",
+                    "ENDIF",
+                    "UADD TEMP[0].x, TEMP[0].xxxx, IMM[0].wwww",
+                    "ENDLOOP :0",
+                ]
+                .map(String::from),
+            );
+        }
+        body.push("MOV OUT[0], TEMP[2].xxxx".into());
+        body.push("END".into());
+        let mut text = String::from(
+            "FRAG\nDCL OUT[0], COLOR\nDCL CONST[0][0]\nDCL TEMP[0..3]\n\
+             IMM[0] UINT32 {0, 1065353216, 4294967295, 1}\n",
+        );
+        for (i, inst) in body.iter().enumerate() {
+            text.push_str(&format!("{i}: {inst}\n"));
+        }
+        let program = parse_program(&text).expect("the test program parses");
+        validate(&program).expect("the test program is valid");
+        program
+    }
+
+    #[test]
+    fn trying_nested_loops_walks_a_bounded_number_of_instructions() {
+        for depth in [1, 3, 10, 50] {
+            let mut program = nested_loops(depth);
+            let before = program.clone();
+            // Past the bound, each loop being tried stops at its next instruction.
+            let slack = program.instructions.len();
+            let bound = (program.instructions.len() + MAX_GROWTH) * MAX_TRIAL_STEPS_PER_INSTRUCTION;
+            let (changed, steps) =
+                unroll_counting_steps(&mut program, MAX_LOOP_INSTRUCTIONS, MAX_GROWTH);
+            assert!(
+                steps <= bound + slack,
+                "depth {depth}: {steps} steps, bound {bound}"
+            );
+            if !changed {
+                assert_eq!(program, before);
+            }
+            validate(&program).expect("valid after the pass");
+        }
+        // Three levels try each loop a few times: far below the bound, so small programs
+        // never meet it.
+        let (_, steps) = unroll_counting_steps(&mut nested_loops(3), MAX_LOOP_INSTRUCTIONS, 0);
+        assert!(steps < 2000, "{steps}");
+    }
 }

@@ -133,6 +133,14 @@ pub fn compile_preprocessed(
     pre: preprocess::Preprocessed,
     file: &str,
 ) -> Result<CgShader, FrontendError> {
+    super::limits::on_frontend_stack(|| compile_on_this_stack(pre, file))
+}
+
+/// [`compile_preprocessed`] on the calling thread's stack.
+fn compile_on_this_stack(
+    pre: preprocess::Preprocessed,
+    file: &str,
+) -> Result<CgShader, FrontendError> {
     let items = parse::parse(&pre.text)
         .map_err(|e| remap(&pre.line_map, file, e.pos.line, e.pos.col, e.message))?;
     let params: Vec<String> = pre.parameters.iter().map(|p| p.id.clone()).collect();

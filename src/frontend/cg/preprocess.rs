@@ -8,16 +8,21 @@
 //! including file; an include cycle is an error naming the file. Lines keep their original
 //! spacing up to the first macro expansion, so columns stay exact on lines without macros.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::super::FrontendError;
+use crate::frontend::limits::{
+    nesting_message, MAX_INCLUDES, MAX_MACRO_EXPANSIONS, MAX_NESTING_DEPTH, MAX_PREPROCESSED_BYTES,
+};
 use crate::frontend::retroarch::{LineMap, Origin, Parameter};
 
 /// Deepest include nesting accepted.
 pub const MAX_INCLUDE_DEPTH: usize = 32;
 
-/// Longest macro expansion accepted (guards against exponential macros).
+/// Longest expansion of one line accepted (guards against exponential macros; the whole
+/// shader is bounded by [`MAX_PREPROCESSED_BYTES`] and [`MAX_MACRO_EXPANSIONS`]).
 const MAX_EXPANDED_TOKENS: usize = 1 << 20;
 
 /// The preprocessed source of a `.cg` file.
@@ -57,25 +62,30 @@ struct Macro {
 
 /// Reads `path` and preprocesses it with `PARAMETER_UNIFORM` defined.
 pub fn preprocess_file(path: &Path) -> Result<Preprocessed, FrontendError> {
-    let mut pp = Pp::default();
-    pp.define_simple("PARAMETER_UNIFORM", "1");
-    pp.include(path, &mut Vec::new(), None)?;
-    Ok(Preprocessed {
-        text: pp.out,
-        line_map: pp.map,
-        parameters: pp.parameters,
+    // Macro expansion and `#if` expressions recurse (as deep as the nesting limit allows).
+    crate::frontend::limits::on_frontend_stack(|| {
+        let mut pp = Pp::default();
+        pp.define_simple("PARAMETER_UNIFORM", "1");
+        pp.include(path, &mut Vec::new(), None)?;
+        Ok(Preprocessed {
+            text: pp.out,
+            line_map: pp.map,
+            parameters: pp.parameters,
+        })
     })
 }
 
 /// Preprocesses `source` as if read from `file` (includes resolve relative to `file`'s folder).
 pub fn preprocess_str(source: &str, file: &Path) -> Result<Preprocessed, FrontendError> {
-    let mut pp = Pp::default();
-    pp.define_simple("PARAMETER_UNIFORM", "1");
-    pp.run_text(source, file, &mut Vec::new())?;
-    Ok(Preprocessed {
-        text: pp.out,
-        line_map: pp.map,
-        parameters: pp.parameters,
+    crate::frontend::limits::on_frontend_stack(|| {
+        let mut pp = Pp::default();
+        pp.define_simple("PARAMETER_UNIFORM", "1");
+        pp.run_text(source, file, &mut Vec::new())?;
+        Ok(Preprocessed {
+            text: pp.out,
+            line_map: pp.map,
+            parameters: pp.parameters,
+        })
     })
 }
 
@@ -85,6 +95,30 @@ struct Pp {
     out: String,
     map: LineMap,
     parameters: Vec<Parameter>,
+    /// `#include`s performed so far, every repetition counted (bounded by [`MAX_INCLUDES`]).
+    includes: usize,
+    /// Macro expansions performed so far (bounded by [`MAX_MACRO_EXPANSIONS`]).
+    expansions: Cell<usize>,
+    /// Expansions in progress around the current one: macro bodies and arguments expanded
+    /// inside each other (bounded by [`MAX_NESTING_DEPTH`]).
+    expanding: Cell<usize>,
+}
+
+/// Where [`Pp::scan_calls`] stands in the tokens of a line and its continuations.
+#[derive(Default)]
+struct CallScan {
+    /// Inside the arguments of a function-like macro call.
+    in_call: bool,
+    /// Parentheses open in that call.
+    depth: i32,
+    /// The last token was the name of a function-like macro (its `(` may follow).
+    after_macro_name: bool,
+}
+
+impl CallScan {
+    fn needs_more(&self) -> bool {
+        self.in_call || self.after_macro_name
+    }
 }
 
 /// One `#if` level: whether any branch was taken, whether the current one is active, and
@@ -138,8 +172,16 @@ impl Pp {
                 path.display()
             )));
         }
-        let bytes =
-            std::fs::read(path).map_err(|e| err(format!("cannot read {}: {e}", path.display())))?;
+        self.includes += 1;
+        if self.includes > MAX_INCLUDES {
+            return Err(err(format!(
+                "more than {MAX_INCLUDES} includes (counting every repetition) at {} \
+                 (see docs/limits.md)",
+                path.display()
+            )));
+        }
+        let bytes = crate::input::read_bytes(path, "shader", crate::input::MAX_SHADER_FILE_BYTES)
+            .map_err(|e| err(e.to_string()))?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         stack.push(canon);
         let r = self.run_text(&text, path, stack);
@@ -155,7 +197,14 @@ impl Pp {
     ) -> Result<(), FrontendError> {
         let fname = path.display().to_string();
         let fidx = self.file_index(&fname);
-        let lines = logical_lines(text);
+        let lines = logical_lines(text).map_err(|line| {
+            FrontendError::new(
+                &fname,
+                line,
+                0,
+                "unterminated `/*` comment: expected `*/` before the end of the file",
+            )
+        })?;
         let mut conds: Vec<Cond> = Vec::new();
         let active = |c: &Vec<Cond>| c.last().is_none_or(|c| c.active);
         let mut i = 0;
@@ -247,17 +296,16 @@ impl Pp {
                 continue;
             }
             let mut toks = tokenize(line);
-            let mut last_line = lno;
+            let mut scan = CallScan::default();
+            self.scan_calls(&mut scan, &toks);
             // A function-like macro call whose arguments continue on the next lines.
-            while self.needs_more(&toks)
-                && i < lines.len()
-                && !lines[i].1.trim_start().starts_with('#')
+            while scan.needs_more() && i < lines.len() && !lines[i].1.trim_start().starts_with('#')
             {
-                toks.extend(tokenize(&format!(" {}", lines[i].1)));
-                last_line = lines[i].0;
+                let more = tokenize(&format!(" {}", lines[i].1));
+                self.scan_calls(&mut scan, &more);
+                toks.extend(more);
                 i += 1;
             }
-            let _ = last_line;
             let expanded = self.expand(toks, &mut Vec::new()).map_err(err)?;
             let mut s = String::new();
             for t in &expanded {
@@ -266,6 +314,12 @@ impl Pp {
             }
             self.out.push_str(&s);
             self.out.push('\n');
+            if self.out.len() > MAX_PREPROCESSED_BYTES {
+                return Err(err(format!(
+                    "the preprocessed shader grows past {MAX_PREPROCESSED_BYTES} bytes here \
+                     (includes and macros expanded; see docs/limits.md)"
+                )));
+            }
             self.map.lines.push(Origin {
                 file: fidx,
                 line: lno,
@@ -282,37 +336,30 @@ impl Pp {
         Ok(())
     }
 
-    /// Whether `toks` ends inside the argument list of a function-like macro call.
-    fn needs_more(&self, toks: &[PTok]) -> bool {
-        let mut depth: i32 = 0;
-        let mut in_call = false;
-        let mut k = 0;
-        while k < toks.len() {
-            let t = &toks[k];
-            if !in_call {
-                if t.kind == PKind::Ident
-                    && self.macros.get(&t.text).is_some_and(|m| m.params.is_some())
-                {
-                    match toks.get(k + 1) {
-                        Some(n) if n.text == "(" => {
-                            in_call = true;
-                            depth = 0;
-                        }
-                        None => return true,
-                        _ => {}
-                    }
-                }
-            } else if t.text == "(" {
-                depth += 1;
-            } else if t.text == ")" {
-                depth -= 1;
-                if depth == 0 {
-                    in_call = false;
+    /// Feeds `toks` to `scan`, which tracks whether the tokens so far end inside the argument
+    /// list of a function-like macro call (or right after such a macro's name). Incremental, so
+    /// a call spanning many lines is scanned once, not once per line.
+    fn scan_calls(&self, scan: &mut CallScan, toks: &[PTok]) {
+        for t in toks {
+            if scan.after_macro_name {
+                scan.after_macro_name = false;
+                if t.text == "(" {
+                    scan.in_call = true;
+                    scan.depth = 0;
                 }
             }
-            k += 1;
+            if !scan.in_call {
+                scan.after_macro_name = t.kind == PKind::Ident
+                    && self.macros.get(&t.text).is_some_and(|m| m.params.is_some());
+            } else if t.text == "(" {
+                scan.depth += 1;
+            } else if t.text == ")" {
+                scan.depth -= 1;
+                if scan.depth == 0 {
+                    scan.in_call = false;
+                }
+            }
         }
-        in_call
     }
 
     fn define(&mut self, rest: &str) -> Result<(), String> {
@@ -446,6 +493,7 @@ impl Pp {
         let mut p = IfParser {
             toks: &toks,
             pos: 0,
+            depth: 0,
         };
         let v = p.ternary()?;
         if p.pos != toks.len() {
@@ -459,6 +507,21 @@ impl Pp {
 
     /// Expands macros in `toks`; `disabled` holds the macros being expanded (no recursion).
     fn expand(&self, toks: Vec<PTok>, disabled: &mut Vec<String>) -> Result<Vec<PTok>, String> {
+        if self.expanding.get() >= MAX_NESTING_DEPTH {
+            return Err(format!("macro expansion: {}", nesting_message()));
+        }
+        self.expanding.set(self.expanding.get() + 1);
+        let result = self.expand_nested(toks, disabled);
+        self.expanding.set(self.expanding.get() - 1);
+        result
+    }
+
+    /// [`Pp::expand`] one level deeper.
+    fn expand_nested(
+        &self,
+        toks: Vec<PTok>,
+        disabled: &mut Vec<String>,
+    ) -> Result<Vec<PTok>, String> {
         let mut out = Vec::with_capacity(toks.len());
         let mut k = 0;
         while k < toks.len() {
@@ -471,6 +534,12 @@ impl Pp {
                 k += 1;
                 continue;
             };
+            self.expansions.set(self.expansions.get() + 1);
+            if self.expansions.get() > MAX_MACRO_EXPANSIONS {
+                return Err(format!(
+                    "more than {MAX_MACRO_EXPANSIONS} macro expansions (see docs/limits.md)"
+                ));
+            }
             let ws = t.ws.clone();
             let name = t.text.clone();
             let body = match &m.params {
@@ -661,13 +730,15 @@ fn split_word(s: &str) -> (&str, &str) {
 }
 
 /// Splits `text` into logical lines (backslash continuations joined, comments blanked) with
-/// the 1-based line each starts on.
-fn logical_lines(text: &str) -> Vec<(u32, String)> {
+/// the 1-based line each starts on; a `/*` comment still open at the end is an error carrying
+/// the line it opens on.
+fn logical_lines(text: &str) -> Result<Vec<(u32, String)>, u32> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut start_line = 1u32;
     let mut line = 1u32;
     let mut in_block = false;
+    let mut block_line = 0u32;
     let mut chars = text.chars().peekable();
     let mut in_str = false;
     while let Some(c) = chars.next() {
@@ -697,6 +768,7 @@ fn logical_lines(text: &str) -> Vec<(u32, String)> {
             '/' if !in_str && chars.peek() == Some(&'*') => {
                 chars.next();
                 in_block = true;
+                block_line = line;
                 cur.push(' ');
             }
             '\\' if matches!(chars.peek(), Some('\n') | Some('\r')) => {
@@ -718,10 +790,13 @@ fn logical_lines(text: &str) -> Vec<(u32, String)> {
             _ => cur.push(c),
         }
     }
+    if in_block {
+        return Err(block_line);
+    }
     if !cur.is_empty() {
         out.push((start_line, cur));
     }
-    out
+    Ok(out)
 }
 
 fn tokenize(s: &str) -> Vec<PTok> {
@@ -797,6 +872,8 @@ fn tokenize(s: &str) -> Vec<PTok> {
 struct IfParser<'a> {
     toks: &'a [PTok],
     pos: usize,
+    /// Nesting of the operator being parsed (bounded by [`MAX_NESTING_DEPTH`]).
+    depth: usize,
 }
 
 impl IfParser<'_> {
@@ -805,6 +882,21 @@ impl IfParser<'_> {
     }
 
     fn ternary(&mut self) -> Result<i64, String> {
+        self.nested(Self::ternary_nested)
+    }
+
+    /// Runs `parse` one level of nesting deeper.
+    fn nested(&mut self, parse: fn(&mut Self) -> Result<i64, String>) -> Result<i64, String> {
+        if self.depth >= MAX_NESTING_DEPTH {
+            return Err(format!("#if expression {}", nesting_message()));
+        }
+        self.depth += 1;
+        let result = parse(self);
+        self.depth -= 1;
+        result
+    }
+
+    fn ternary_nested(&mut self) -> Result<i64, String> {
         let c = self.binary(0)?;
         if self.peek() == Some("?") {
             self.pos += 1;
@@ -867,6 +959,10 @@ impl IfParser<'_> {
     }
 
     fn unary(&mut self) -> Result<i64, String> {
+        self.nested(Self::unary_nested)
+    }
+
+    fn unary_nested(&mut self) -> Result<i64, String> {
         let Some(t) = self.toks.get(self.pos) else {
             return Err("#if expression ends early".into());
         };

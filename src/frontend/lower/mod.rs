@@ -226,7 +226,18 @@ pub(crate) struct Lowerer<'a> {
     pub header: Vec<Declaration>,
     outputs: Vec<OutSlot>,
     uses_position_input: bool,
+    /// Statement lists being lowered around the current one (nested blocks, the rest of a
+    /// block after a `return`, inlined calls), bounded by [`MAX_LOWERING_DEPTH`].
+    pub depth: usize,
 }
+
+/// Deepest recursion of the lowering over nested statement lists: a source nested
+/// [`MAX_NESTING_DEPTH`](super::limits::MAX_NESTING_DEPTH) deep, through calls, stays below it.
+pub const MAX_LOWERING_DEPTH: usize = 4 * super::limits::MAX_NESTING_DEPTH;
+
+/// The most instructions the lowering may emit for one entry point (before the cleanup), so
+/// calls inlined into calls cannot grow a small source exponentially.
+pub const MAX_LOWERED_INSTRUCTIONS: usize = 1 << 20;
 
 type R<T> = Result<T, FrontendError>;
 
@@ -241,9 +252,11 @@ pub fn lower(
     source: Option<&str>,
     file: &str,
 ) -> Result<LoweredShader, FrontendError> {
-    let mut shader = lower_unoptimized(module, info, entry, source, file)?;
-    crate::opt::cleanup(&mut shader.program);
-    Ok(shader)
+    super::limits::on_frontend_stack(|| {
+        let mut shader = lower_unoptimized(module, info, entry, source, file)?;
+        crate::opt::cleanup(&mut shader.program);
+        Ok(shader)
+    })
 }
 
 /// [`lower`] without the cleanup: one `MOV` per naga load and store (for tests of the
@@ -287,12 +300,14 @@ pub fn lower_unoptimized(
         header: Vec::new(),
         outputs: Vec::new(),
         uses_position_input: false,
+        depth: 0,
     };
     let mut resources = l.globals_setup(info.get_entry_point(entry))?;
     let args = l.entry_inputs(ep)?;
     l.entry_outputs(ep)?;
     l.lower_function(&ep.function, info.get_entry_point(entry), args, true)?;
     l.b.flow(crate::ir::Opcode::END);
+    l.check_block_nesting()?;
 
     for slot in &mut resources {
         if let ResourceKind::Sampler { units } = &mut slot.kind {
@@ -327,11 +342,12 @@ pub(crate) fn reg_size(module: &naga::Module, ty: &TypeInner) -> u32 {
             base,
             size: naga::ArraySize::Constant(n),
             ..
-        } => n.get() * reg_size(module, &module.types[*base].inner),
-        TypeInner::Struct { members, .. } => members
-            .iter()
-            .map(|m| reg_size(module, &module.types[m.ty].inner))
-            .sum(),
+        } => n
+            .get()
+            .saturating_mul(reg_size(module, &module.types[*base].inner)),
+        TypeInner::Struct { members, .. } => members.iter().fold(0u32, |sum, m| {
+            sum.saturating_add(reg_size(module, &module.types[m.ty].inner))
+        }),
         _ => 1,
     }
 }
@@ -540,7 +556,7 @@ impl<'a> Lowerer<'a> {
                 },
                 naga::AddressSpace::Private => {
                     let ty = self.shared_type(g.ty);
-                    let place = self.alloc_storage(ty);
+                    let place = self.alloc_storage(ty)?;
                     self.globals.insert(h, Ev::Ptr(place));
                 }
                 _ => {}
@@ -559,15 +575,16 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Fresh temporaries for a variable of type `ty`; more than one register makes a TEMP ARRAY.
-    pub fn alloc_storage(&mut self, ty: Rc<TypeInner>) -> Place {
+    pub fn alloc_storage(&mut self, ty: Rc<TypeInner>) -> R<Place> {
         let n = reg_size(self.module, &ty);
+        self.check_registers(n)?;
         let (base, array_id) = if n > 1 {
             let (first, id) = self.b.temp_array(n);
             (first, Some(id))
         } else {
             (self.b.temp().index as u32, None)
         };
-        Place {
+        Ok(Place {
             file: RegisterFile::Temporary,
             dim: None,
             base,
@@ -576,7 +593,53 @@ impl<'a> Lowerer<'a> {
             dyn_comp: None,
             array_id,
             ty,
+        })
+    }
+
+    /// Fails when the blocks of the program nest deeper than the validator accepts
+    /// ([`ir::validate::MAX_NESTING`](crate::ir::validate::MAX_NESTING)): each loop of the
+    /// source becomes a few nested blocks.
+    fn check_block_nesting(&self) -> R<()> {
+        use crate::ir::Opcode;
+        let limit = crate::ir::validate::MAX_NESTING;
+        let mut depth = 0usize;
+        for inst in &self.b.insts {
+            match inst.opcode {
+                Opcode::IF | Opcode::UIF | Opcode::BGNLOOP | Opcode::SWITCH | Opcode::BGNSUB => {
+                    depth += 1;
+                    if depth > limit {
+                        return Err(FrontendError::new(
+                            self.file,
+                            0,
+                            0,
+                            format!(
+                                "the shader lowers to blocks nested more than {limit} deep \
+                                 (each loop becomes two or three; see docs/limits.md)"
+                            ),
+                        ));
+                    }
+                }
+                Opcode::ENDIF | Opcode::ENDLOOP | Opcode::ENDSWITCH | Opcode::ENDSUB => {
+                    depth = depth.saturating_sub(1)
+                }
+                _ => {}
+            }
         }
+        Ok(())
+    }
+
+    /// Fails when `more` temporaries would take the program past
+    /// [`ir::validate::MAX_REGISTERS`](crate::ir::validate::MAX_REGISTERS), before any is used.
+    pub fn check_registers(&self, more: u32) -> R<()> {
+        let limit = crate::ir::validate::MAX_REGISTERS;
+        if u64::from(self.b.next_temp) + u64::from(more) > u64::from(limit) {
+            return Err(self.err(format!(
+                "a variable of {more} registers (one per vector, matrix column and array \
+                 element) takes the program past the {limit} temporaries it may have \
+                 (see docs/limits.md)"
+            )));
+        }
+        Ok(())
     }
 
     fn io_decl(&mut self, file: RegisterFile, index: u32, size: u32) -> Declaration {

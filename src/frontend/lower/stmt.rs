@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use super::builder::{s, Slot};
 use super::{column_stride, reg_size, Ev, Lowerer, Place, Value, R};
+use crate::frontend::limits::MAX_CALL_DEPTH;
 use crate::ir::{Dimension, Opcode, Register, RegisterFile};
 
 /// A construct `break` (BRK) leaves.
@@ -105,7 +106,7 @@ impl<'a> Lowerer<'a> {
         for (h, local) in func.local_variables.iter() {
             self.span = func.local_variables.get_span(h);
             let ty = self.shared_type(local.ty);
-            let place = self.alloc_storage(ty);
+            let place = self.alloc_storage(ty)?;
             let value = match local.init {
                 Some(e) => match self.eval(&mut ctx, e)? {
                     Ev::Val(v) => v,
@@ -119,7 +120,7 @@ impl<'a> Lowerer<'a> {
         if !is_entry {
             if let Some(res) = &func.result {
                 let ty = self.shared_type(res.ty);
-                ctx.result = Some(self.alloc_storage(ty));
+                ctx.result = Some(self.alloc_storage(ty)?);
             }
         }
         // A flag is needed unless the only return is the body's last statement.
@@ -144,9 +145,40 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_stmts(&mut self, ctx: &mut FnCtx<'a>, stmts: &[(&'a Statement, naga::Span)]) -> R<()> {
+        if let Some(&(_, span)) = stmts.first() {
+            if span.is_defined() {
+                self.span = span;
+            }
+        }
+        if self.depth >= super::MAX_LOWERING_DEPTH {
+            return Err(self.err(format!(
+                "statements nested more than {} levels deep, counting inlined calls and the \
+                 code after each early `return` (see docs/limits.md)",
+                super::MAX_LOWERING_DEPTH
+            )));
+        }
+        self.depth += 1;
+        let result = self.lower_stmts_nested(ctx, stmts);
+        self.depth -= 1;
+        result
+    }
+
+    /// [`Self::lower_stmts`] one level deeper.
+    fn lower_stmts_nested(
+        &mut self,
+        ctx: &mut FnCtx<'a>,
+        stmts: &[(&'a Statement, naga::Span)],
+    ) -> R<()> {
         for (i, &(st, span)) in stmts.iter().enumerate() {
             if span.is_defined() {
                 self.span = span;
+            }
+            if self.b.insts.len() > super::MAX_LOWERED_INSTRUCTIONS {
+                return Err(self.err(format!(
+                    "the shader lowers to more than {} instructions (calls are inlined; see \
+                     docs/limits.md)",
+                    super::MAX_LOWERED_INSTRUCTIONS
+                )));
             }
             self.lower_stmt(ctx, st)?;
             let rest = &stmts[i + 1..];
@@ -342,6 +374,11 @@ impl<'a> Lowerer<'a> {
                 arguments,
                 result,
             } => {
+                if self.call_stack.len() >= MAX_CALL_DEPTH {
+                    return Err(self.err(format!(
+                        "calls nested more than {MAX_CALL_DEPTH} deep (see docs/limits.md)"
+                    )));
+                }
                 if self.call_stack.contains(function) {
                     let name = self.module.functions[*function]
                         .name
@@ -699,8 +736,9 @@ impl<'a> Lowerer<'a> {
 
     /// Copies a composite value into a fresh TEMP ARRAY so it can be indexed dynamically.
     pub fn materialize(&mut self, value: &Value, ty: &TypeInner) -> R<Place> {
-        let mut place = self.alloc_storage(Rc::new(ty.clone()));
+        let mut place = self.alloc_storage(Rc::new(ty.clone()))?;
         if place.array_id.is_none() {
+            self.check_registers(1)?;
             // A one-register composite still needs an array id for ADDR indexing.
             let (first, id) = self.b.temp_array(1);
             place.base = first;

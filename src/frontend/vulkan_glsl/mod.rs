@@ -152,8 +152,10 @@ pub fn compile_preprocessed(path: &Path, pre: Preprocessed) -> Result<SlangShade
 
 /// Runs one preprocessed stage through glslang, the sampler split, naga and reflection.
 pub fn compile_stage(source: StageSource, stage: Stage) -> Result<SlangStage, FrontendError> {
-    let words = glsl_to_spirv(&source, stage)?;
-    compile_stage_from_spirv(source, stage, &words)
+    super::limits::on_frontend_stack(|| {
+        let words = glsl_to_spirv(&source, stage)?;
+        compile_stage_from_spirv(source, stage, &words)
+    })
 }
 
 /// The part of [`compile_stage`] after glslang: `words` is glslang's SPIR-V for `source`.
@@ -203,15 +205,30 @@ pub fn compile_stage_from_spirv(
 /// and the shared built-in symbol tables are made under glslang's own lock
 /// (`tests/frontend_vulkan_glsl_threads.rs` compares concurrent compiles with serial ones).
 pub fn glsl_to_spirv(source: &StageSource, stage: Stage) -> Result<Vec<u32>, FrontendError> {
+    let root = source.line_map.files.first().map_or("", |f| f.as_str());
+    let fail = |m: String| FrontendError::new(root, 0, 0, format!("{} stage: {m}", stage.name()));
+    if source.text.contains('\0') {
+        return Err(fail("source contains a NUL byte".into()));
+    }
+    // glslang recurses per level of nesting while it parses and while it walks its tree.
+    let at_line = |line, message| {
+        source
+            .line_map
+            .error(line, format!("{} stage: {message}", stage.name()))
+    };
+    super::limits::check_nesting(&source.text, at_line)?;
+    super::limits::check_macro_growth(&source.text, at_line)?;
+    super::limits::on_frontend_stack(|| glslang_on_this_stack(source, stage))
+}
+
+/// [`glsl_to_spirv`] after its checks, on the calling thread's stack.
+fn glslang_on_this_stack(source: &StageSource, stage: Stage) -> Result<Vec<u32>, FrontendError> {
     use glslang::{
         CompilerOptions, ShaderInput, ShaderMessage, ShaderSource, ShaderStage, SourceLanguage,
         SpirvVersion, Target, VulkanVersion,
     };
     let root = source.line_map.files.first().map_or("", |f| f.as_str());
     let fail = |m: String| FrontendError::new(root, 0, 0, format!("{} stage: {m}", stage.name()));
-    if source.text.contains('\0') {
-        return Err(fail("source contains a NUL byte".into()));
-    }
     let compiler =
         glslang::Compiler::acquire().ok_or_else(|| fail("glslang failed to initialise".into()))?;
     let glsl = ShaderSource::from(source.text.as_str());

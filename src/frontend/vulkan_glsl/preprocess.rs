@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::super::FrontendError;
+use crate::frontend::limits::{MAX_INCLUDES, MAX_PREPROCESSED_BYTES};
 use crate::frontend::retroarch::{LineMap, Origin, Parameter};
 
 /// Deepest include nesting accepted; real shader packs stay far below this.
@@ -94,6 +95,10 @@ struct Flattener {
     /// Canonical paths of the files being included right now, outermost first, with the index
     /// of their display name; a path already on this stack is an include cycle.
     stack: Vec<(PathBuf, u32)>,
+    /// Files read so far, every repetition counted (bounded by [`MAX_INCLUDES`]).
+    includes: usize,
+    /// Bytes of the lines kept so far (bounded by [`MAX_PREPROCESSED_BYTES`]).
+    bytes: usize,
 }
 
 /// Decodes shader bytes: UTF-8, or else Windows-1252/Latin-1 as RetroArch's loader tolerates
@@ -124,8 +129,18 @@ impl Flattener {
                 format!("includes nested deeper than {MAX_INCLUDE_DEPTH} levels at `{display}`"),
             ));
         }
-        let bytes = std::fs::read(path)
-            .map_err(|e| err_at(&self.files, format!("cannot read `{display}`: {e}")))?;
+        self.includes += 1;
+        if self.includes > MAX_INCLUDES {
+            return Err(err_at(
+                &self.files,
+                format!(
+                    "more than {MAX_INCLUDES} includes (counting every repetition) at \
+                     `{display}` (see docs/limits.md)"
+                ),
+            ));
+        }
+        let bytes = crate::input::read_bytes(path, "shader", crate::input::MAX_SHADER_FILE_BYTES)
+            .map_err(|e| err_at(&self.files, e.to_string()))?;
         let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if let Some(pos) = self.stack.iter().position(|(p, _)| *p == canonical) {
             let mut chain: Vec<&str> = self.stack[pos..]
@@ -159,6 +174,18 @@ impl Flattener {
             } else if let Some(rest) = trimmed.strip_prefix("#pragma include_optional") {
                 (rest, true)
             } else {
+                self.bytes += raw.len() + 1;
+                if self.bytes > MAX_PREPROCESSED_BYTES {
+                    return Err(FrontendError::new(
+                        &self.files[file as usize],
+                        line,
+                        0,
+                        format!(
+                            "the preprocessed shader grows past {MAX_PREPROCESSED_BYTES} bytes \
+                             here (includes expanded; see docs/limits.md)"
+                        ),
+                    ));
+                }
                 self.lines.push(FlatLine {
                     text: raw.to_string(),
                     origin,

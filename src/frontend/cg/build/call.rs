@@ -243,6 +243,16 @@ impl Cx<'_> {
                 ),
             );
         }
+        if self.compiling.len() >= crate::frontend::limits::MAX_CALL_DEPTH {
+            return err(
+                f.pos,
+                format!(
+                    "calls nested more than {} deep at function `{}` (see docs/limits.md)",
+                    crate::frontend::limits::MAX_CALL_DEPTH,
+                    f.name
+                ),
+            );
+        }
         self.compiling.push(idx);
         let ret = self.resolve_type(&f.ret)?;
         if matches!(ret, Ty::Sampler(_)) {

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 
 mod lex;
 
+use crate::frontend::limits::{nesting_message, MAX_NESTING_DEPTH};
 use lex::{lex, Tok};
 
 /// A position in the preprocessed text.
@@ -327,6 +328,7 @@ pub fn parse(src: &str) -> Result<Vec<Item>, ParseError> {
         i: 0,
         types: HashSet::new(),
         typedefs: Vec::new(),
+        depth: 0,
     };
     let mut items = Vec::new();
     while !p.at_eof() {
@@ -340,6 +342,11 @@ struct Parser {
     i: usize,
     types: HashSet<String>,
     typedefs: Vec<(String, TypeRef)>,
+    /// Nesting of the construct being parsed: statements, assignments, unary operators,
+    /// initializer lists and the operands of left-associative operator chains (each link of
+    /// `a + b + c` nests the tree one level deeper for the checker and builder that recurse
+    /// over it). Bounded by [`MAX_NESTING_DEPTH`].
+    depth: usize,
 }
 
 type PResult<T> = Result<T, ParseError>;
@@ -393,6 +400,22 @@ impl Parser {
             pos: self.pos(),
             message: format!("expected {what}, found {}", Self::describe(self.peek())),
         })
+    }
+    /// Enters `levels` more levels of nesting, or fails past [`MAX_NESTING_DEPTH`]; the caller
+    /// leaves them with [`Parser::leave`] whatever its result.
+    fn enter(&mut self, levels: usize) -> PResult<()> {
+        if self.depth + levels > MAX_NESTING_DEPTH {
+            return Err(ParseError {
+                pos: self.pos(),
+                message: nesting_message(),
+            });
+        }
+        self.depth += levels;
+        Ok(())
+    }
+    fn leave<T>(&mut self, levels: usize, result: PResult<T>) -> PResult<T> {
+        self.depth -= levels;
+        result
     }
     fn expect(&mut self, p: &str) -> PResult<()> {
         if self.eat(p) {
@@ -480,6 +503,12 @@ impl Parser {
         }
         // `float a[2][3]` is an array of 2 of (float[3]); declared dims go outermost first.
         dims.extend(std::mem::take(&mut ty.dims));
+        if dims.len() > MAX_NESTING_DEPTH {
+            return Err(ParseError {
+                pos: ty.pos,
+                message: format!("{} dimensions: {}", dims.len(), nesting_message()),
+            });
+        }
         ty.dims = dims;
         Ok(())
     }
@@ -642,6 +671,12 @@ impl Parser {
     }
 
     fn initializer(&mut self) -> PResult<Expr> {
+        self.enter(1)?;
+        let result = self.initializer_nested();
+        self.leave(1, result)
+    }
+
+    fn initializer_nested(&mut self) -> PResult<Expr> {
         let pos = self.pos();
         if self.eat("{") {
             let mut v = Vec::new();
@@ -750,6 +785,12 @@ impl Parser {
     }
 
     fn stmt(&mut self) -> PResult<Stmt> {
+        self.enter(1)?;
+        let result = self.stmt_nested();
+        self.leave(1, result)
+    }
+
+    fn stmt_nested(&mut self) -> PResult<Stmt> {
         self.attributes();
         let pos = self.pos();
         if self.eat(";") {
@@ -890,6 +931,12 @@ impl Parser {
     }
 
     fn assign(&mut self) -> PResult<Expr> {
+        self.enter(1)?;
+        let result = self.assign_nested();
+        self.leave(1, result)
+    }
+
+    fn assign_nested(&mut self) -> PResult<Expr> {
         let lhs = self.ternary()?;
         let op = match self.peek() {
             Tok::Punct("=") => None,
@@ -958,11 +1005,20 @@ impl Parser {
     }
 
     fn binary(&mut self, min: u8) -> PResult<Expr> {
+        let mut links = 0;
+        let result = self.binary_links(min, &mut links);
+        self.leave(links, result)
+    }
+
+    /// [`Parser::binary`], counting the links of the chain in `links` (levels entered).
+    fn binary_links(&mut self, min: u8, links: &mut usize) -> PResult<Expr> {
         let mut l = self.unary()?;
         while let Some((op, prec)) = self.binop() {
             if prec < min {
                 break;
             }
+            self.enter(1)?;
+            *links += 1;
             let pos = self.pos();
             self.bump();
             let r = self.binary(prec + 1)?;
@@ -975,6 +1031,12 @@ impl Parser {
     }
 
     fn unary(&mut self) -> PResult<Expr> {
+        self.enter(1)?;
+        let result = self.unary_nested();
+        self.leave(1, result)
+    }
+
+    fn unary_nested(&mut self) -> PResult<Expr> {
         let pos = self.pos();
         let op = match self.peek() {
             Tok::Punct("-") => Some(UnOp::Neg),
@@ -1016,8 +1078,19 @@ impl Parser {
     }
 
     fn postfix(&mut self) -> PResult<Expr> {
+        let mut links = 0;
+        let result = self.postfix_links(&mut links);
+        self.leave(links, result)
+    }
+
+    /// [`Parser::postfix`], counting the operators applied in `links` (levels entered).
+    fn postfix_links(&mut self, links: &mut usize) -> PResult<Expr> {
         let mut e = self.primary()?;
         loop {
+            if self.is(".") || self.is("[") || self.is("++") || self.is("--") {
+                self.enter(1)?;
+                *links += 1;
+            }
             let pos = self.pos();
             if self.eat(".") {
                 let name = self.ident()?;
