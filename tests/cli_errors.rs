@@ -375,3 +375,17 @@ fn a_texture_larger_than_allowed_is_refused_naming_its_file() {
         &["--texture 0", "wide.png", "16385x1", "1..=16384"],
     );
 }
+
+#[test]
+fn an_invalid_tgsi_program_is_refused_naming_its_file_and_line() {
+    let s = Scratch::new();
+    let bad = s.write(
+        "bad.tgsi",
+        "FRAG\nDCL OUT[0], COLOR\n  0: MOV OUT[0], TEMP[5]\n  1: END\n",
+    );
+    let bad = bad.to_string_lossy().into_owned();
+    let compiled = softgpu(&["compile", bad.as_str()]);
+    assert_error(&compiled, 1, &[&bad, "line 3", "TEMP[5] is not declared"]);
+    let drawn = s.draw("bad.tgsi", "out.png", &[]);
+    assert_error(&drawn, 1, &[&bad, "line 3", "TEMP[5] is not declared"]);
+}

@@ -11,7 +11,7 @@ use super::cache::{ShaderCache, StageCacheUse};
 use super::Stage;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::reflect::StageReflection;
-use crate::ir::{text, validate, Processor, Program};
+use crate::ir::{validate, Processor, Program};
 
 /// The language of a shader file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,18 +61,23 @@ pub fn compile_shader(
         .program)
 }
 
+/// Parses and validates the TGSI text `source` of the file at `path`; every error names the file
+/// and the source line it concerns.
+pub fn parse_tgsi(path: &Path, source: &str) -> Result<Program> {
+    validate::parse_and_validate(source).map_err(|errors| match errors.as_slice() {
+        [one] => anyhow!("{}: {one}", path.display()),
+        _ => anyhow!(
+            "{}: invalid program:\n  {}",
+            path.display(),
+            errors.join("\n  ")
+        ),
+    })
+}
+
 /// Reads and validates a TGSI program file; errors name the file and line.
 pub fn load_program(path: &Path, expected: Processor) -> Result<Program> {
     let source = crate::input::read_text(path, "shader", crate::input::MAX_SHADER_FILE_BYTES)?;
-    let program = text::parse_program(&source).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    validate::validate(&program).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-        anyhow!(
-            "{}: invalid program:\n  {}",
-            path.display(),
-            lines.join("\n  ")
-        )
-    })?;
+    let program = parse_tgsi(path, &source)?;
     if program.processor != expected {
         bail!(
             "{}: expected a {} program, found {}",

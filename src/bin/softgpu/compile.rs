@@ -5,7 +5,7 @@ use crate::read;
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
 use softgpu::input::MAX_SHADER_FILE_BYTES;
-use softgpu::ir::{text, validate, Processor};
+use softgpu::ir::{text, Processor};
 use softgpu::shader::{self, Language};
 use std::path::PathBuf;
 
@@ -293,15 +293,6 @@ fn compile(
         ));
     }
     let source = read(&args.file, "shader", MAX_SHADER_FILE_BYTES)?;
-    let program =
-        text::parse_program(&source).map_err(|e| anyhow!("{}: {e}", args.file.display()))?;
-    if let Err(errors) = validate::validate(&program) {
-        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-        return Err(anyhow!(
-            "{}: invalid program:\n  {}",
-            args.file.display(),
-            lines.join("\n  ")
-        ));
-    }
+    let program = shader::parse_tgsi(&args.file, &source)?;
     Ok((text::print_program(&program), None))
 }
