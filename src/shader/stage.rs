@@ -11,6 +11,7 @@ use super::cache::{ShaderCache, StageCacheUse};
 use super::Stage;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::reflect::StageReflection;
+use crate::frontend::slang_lang::{self, SlangOptions};
 use crate::ir::{text, validate, Processor, Program};
 
 /// The language of a shader file.
@@ -22,16 +23,34 @@ pub enum Language {
     Wgsl,
     /// RetroArch's Vulkan GLSL (`.slang`): GLSL with `#pragma stage` (through glslang, SPIR-V and naga).
     VulkanGlsl,
+    /// The Slang shading language (`.slang` without `#version`/`#pragma stage`; through the Slang
+    /// compiler, SPIR-V and naga).
+    Slang,
 }
 
 impl Language {
-    /// The language a file name implies: `.wgsl` is WGSL, `.slang` RetroArch slang, anything
-    /// else TGSI text.
+    /// The language a file implies: `.wgsl` is WGSL, `.slang` RetroArch's Vulkan GLSL or Slang as
+    /// [`Language::detect`] tells (RetroArch where the file cannot be read or is neither: the
+    /// compile then reports why), anything else TGSI text.
     pub fn from_path(path: &Path) -> Language {
+        Language::detect(path).unwrap_or(Language::VulkanGlsl)
+    }
+
+    /// The language of the file at `path`: by extension, and for `.slang` by its text (see
+    /// [`crate::frontend::slang_lang::detect`]); errors name the file.
+    pub fn detect(path: &Path) -> Result<Language> {
+        use crate::frontend::slang_lang::detect::{detect, SlangFlavor};
         match path.extension().and_then(|e| e.to_str()) {
-            Some(ext) if ext.eq_ignore_ascii_case("wgsl") => Language::Wgsl,
-            Some(ext) if ext.eq_ignore_ascii_case("slang") => Language::VulkanGlsl,
-            _ => Language::Tgsi,
+            Some(ext) if ext.eq_ignore_ascii_case("wgsl") => Ok(Language::Wgsl),
+            Some(ext) if ext.eq_ignore_ascii_case("slang") => {
+                let text =
+                    crate::input::read_text(path, "shader", crate::input::MAX_SHADER_FILE_BYTES)?;
+                match detect(&text).map_err(|e| anyhow!("{}: {e}", path.display()))? {
+                    SlangFlavor::RetroArch => Ok(Language::VulkanGlsl),
+                    SlangFlavor::Slang => Ok(Language::Slang),
+                }
+            }
+            _ => Ok(Language::Tgsi),
         }
     }
 }
@@ -44,7 +63,11 @@ pub fn compile_shader(
     expected: Processor,
     language: Option<Language>,
 ) -> Result<Program> {
-    if language.unwrap_or_else(|| Language::from_path(path)) == Language::VulkanGlsl {
+    let language = match language {
+        Some(l) => l,
+        None => Language::detect(path)?,
+    };
+    if language == Language::VulkanGlsl {
         use crate::frontend::vulkan_glsl;
         let vertex = slang_stage(path, expected)? == vulkan_glsl::Stage::Vertex;
         let shader = vulkan_glsl::compile_slang(path)?;
@@ -55,7 +78,7 @@ pub fn compile_shader(
         };
         return Ok(vulkan_glsl::lower_stage(stage)?.program);
     }
-    Ok(build_stage(path, expected, language, None)?
+    Ok(build_stage(path, expected, Some(language), None)?
         .0
         .lowered
         .program)
@@ -95,7 +118,32 @@ pub fn build_stage(
     language: Option<Language>,
     cache: Option<&Path>,
 ) -> Result<(Stage, StageCacheUse)> {
-    let language = language.unwrap_or_else(|| Language::from_path(path));
+    build_stage_with(path, expected, language, &SlangOptions::default(), cache)
+}
+
+/// [`build_stage`] with the options of a Slang-language stage (entry point, search paths,
+/// macros, library); other languages ignore them.
+pub fn build_stage_with(
+    path: &Path,
+    expected: Processor,
+    language: Option<Language>,
+    slang: &SlangOptions,
+    cache: Option<&Path>,
+) -> Result<(Stage, StageCacheUse)> {
+    let language = match language {
+        Some(l) => l,
+        None => Language::detect(path)?,
+    };
+    if language == Language::Slang {
+        let stage = slang_stage(path, expected)?;
+        let compiled = slang_lang::compile_stage(path, stage, slang)?;
+        let lowered = slang_lang::lower_stage(path, &compiled)?;
+        let stage = Stage {
+            lowered,
+            reflection: compiled.reflection,
+        };
+        return Ok((stage, StageCacheUse::Uncached));
+    }
     if language == Language::Tgsi {
         let stage = Stage {
             lowered: LoweredShader {
@@ -177,7 +225,9 @@ impl StageFrontend {
                 };
                 Ok(StageFrontend::Slang { source, stage })
             }
-            Language::Tgsi => bail!("{}: TGSI has no frontend", path.display()),
+            Language::Tgsi | Language::Slang => {
+                bail!("{}: no cached frontend for this language", path.display())
+            }
         }
     }
 

@@ -93,3 +93,30 @@ pub fn parse_size(text: &str) -> Result<(u32, u32)> {
     };
     Ok((parse(w)?, parse(h)?))
 }
+
+/// How Slang-language shaders are compiled (ignored for other languages).
+#[derive(clap::Args, Clone, Default)]
+pub struct SlangArgs {
+    /// The Slang compiler library (libslang-compiler.so*) or its directory [default:
+    /// $SOFTGPU_SLANG_LIB, else $SLANG_DIR, else the slangpy or slangtorch Python package]
+    #[arg(long, value_name = "PATH")]
+    slang_lib: Option<PathBuf>,
+    /// Add DIR to the directories Slang's `import` and `#include` search; repeatable.
+    #[arg(short = 'I', long = "include", value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Define a preprocessor macro for Slang shaders; repeatable.
+    #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+}
+
+impl SlangArgs {
+    /// The compile options these flags give, with `entry` as the entry point.
+    pub fn options(&self, entry: Option<&str>) -> softgpu::frontend::slang_lang::SlangOptions {
+        softgpu::frontend::slang_lang::SlangOptions {
+            library: self.slang_lib.clone(),
+            entry: entry.map(str::to_string),
+            include_dirs: self.include.clone(),
+            defines: self.define.clone(),
+        }
+    }
+}
