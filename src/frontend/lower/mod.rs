@@ -4,7 +4,8 @@
 //! **Interface.** Vertex inputs `@location(n)` → `IN[n]`; `@builtin(vertex_index)` /
 //! `instance_index` → `SV` `VERTEXID` / `INSTANCEID`. Varyings `@location(n)` → `GENERIC[n]`
 //! (fragment inputs keep their interpolation: perspective, `LINEAR` for `linear`, `CONSTANT` for
-//! `flat`). Vertex `@builtin(position)` → `OUT POSITION`. Fragment `@builtin(position)` → `IN`
+//! `flat`); `base_vertex` / `base_instance` are the immediate 0 (draws start at vertex 0).
+//! Vertex `@builtin(position)` → `OUT POSITION`. Fragment `@builtin(position)` → `IN`
 //! `POSITION` with `FS_COORD_ORIGIN UPPER_LEFT` and `FS_COORD_PIXEL_CENTER HALF_INTEGER`, as WGSL
 //! defines `position`; `@builtin(front_facing)` → `IN FACE` (true where FACE > 0);
 //! `@location(n)` outputs → `COLOR[n]`; `@builtin(frag_depth)` → `OUT POSITION`.z.
@@ -721,6 +722,12 @@ impl<'a> Lowerer<'a> {
                         &[builder::s(&[zero]), builder::s(&[face])],
                     );
                     Ok(Value::V(r))
+                }
+                // softgpu draws start at vertex 0 and instance 0 (no base vertex or first
+                // instance), so both bases are 0; Slang reads SV_VertexID as
+                // `VertexIndex - BaseVertex`.
+                (naga::BuiltIn::BaseVertex | naga::BuiltIn::BaseInstance, true) => {
+                    Ok(Value::V(vec![self.b.imm(0)]))
                 }
                 (other, _) => self.unsupported(format!(
                     "@builtin({other:?}) input of a {} shader",

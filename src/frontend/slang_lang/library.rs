@@ -163,6 +163,18 @@ pub struct CompileOutput {
     pub dependencies: Vec<String>,
 }
 
+/// Which code a compile returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CodeFrom {
+    /// The whole target's (SPIR-V: asking a SPIR-V target for one entry point's blob crashes
+    /// Slang 2026.12).
+    Target,
+    /// Entry point 0's (GLSL, whose target blob is refused).
+    EntryPoint,
+    /// None: the compile is for its diagnostics and reflection.
+    Nothing,
+}
+
 /// A loaded Slang library with one global session.
 pub struct SlangLibrary {
     library: libloading::Library,
@@ -234,9 +246,8 @@ impl SlangLibrary {
     }
 
     /// Compiles with slangc-style `args` (source files, `-target`, `-entry`, `-stage`, `-I`,
-    /// `-D`, …). `per_entry_point` takes the code of entry point 0 (GLSL) instead of the whole
-    /// target's (SPIR-V: asking a SPIR-V target for one entry point's blob crashes Slang 2026.12).
-    pub fn compile(&self, args: &[String], per_entry_point: bool) -> Result<CompileOutput, String> {
+    /// `-D`, …) and takes the code `from` where it says.
+    pub fn compile(&self, args: &[String], from: CodeFrom) -> Result<CompileOutput, String> {
         let create: libloading::Symbol<CreateCompileRequest> =
             self.symbol(b"spCreateCompileRequest\0")?;
         let process: libloading::Symbol<ProcessArguments> =
@@ -274,7 +285,9 @@ impl SlangLibrary {
                 return Ok(());
             }
             let mut blob: *mut Blob = std::ptr::null_mut();
-            let r = if per_entry_point {
+            let r = if from == CodeFrom::Nothing {
+                0
+            } else if from == CodeFrom::EntryPoint {
                 let f: libloading::Symbol<
                     unsafe extern "C" fn(*mut c_void, c_int, c_int, *mut *mut Blob) -> i32,
                 > = self.symbol(b"spGetEntryPointCodeBlob\0")?;
@@ -285,7 +298,7 @@ impl SlangLibrary {
                 // SAFETY: target 0 of a compiled request; `blob` is filled.
                 unsafe { f(request, 0, &mut blob) }
             };
-            if r < 0 || blob.is_null() {
+            if from != CodeFrom::Nothing && (r < 0 || blob.is_null()) {
                 out.ok = false;
                 // SAFETY: as above; code generation may have added diagnostics.
                 out.diagnostics = unsafe { c_text(diagnostics(request)) };
@@ -294,8 +307,10 @@ impl SlangLibrary {
                 }
                 return Ok(());
             }
-            // SAFETY: `blob` is a live ISlangBlob Slang just returned.
-            out.code = unsafe { take_blob(blob) };
+            if !blob.is_null() {
+                // SAFETY: `blob` is a live ISlangBlob Slang just returned.
+                out.code = unsafe { take_blob(blob) };
+            }
             let get: libloading::Symbol<GetReflection> = self.symbol(b"spGetReflection\0")?;
             let to_json: libloading::Symbol<ReflectionJson> =
                 self.symbol(b"spReflection_ToJson\0")?;

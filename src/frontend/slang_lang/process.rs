@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 
-use super::library::SlangLibrary;
+use super::library::{CodeFrom, SlangLibrary};
 
 /// The hidden subcommand a child is started with.
 pub const CHILD_COMMAND: &str = "__slang-compile";
@@ -208,7 +208,7 @@ fn serve(request: &Request) -> Response {
         Some(name) => name.clone(),
         None => {
             // Compile the whole program once to learn its entry points from the reflection.
-            let all = match library.compile(&request.args, false) {
+            let all = match library.compile(&request.args, CodeFrom::Nothing) {
                 Ok(out) if out.ok => out,
                 Ok(out) => return failed(out.diagnostics),
                 Err(e) => return failed(e),
@@ -239,7 +239,14 @@ fn serve(request: &Request) -> Response {
         "-stage".to_string(),
         request.stage.clone(),
     ]);
-    match library.compile(&args, request.per_entry_point) {
+    match library.compile(
+        &args,
+        if request.per_entry_point {
+            CodeFrom::EntryPoint
+        } else {
+            CodeFrom::Target
+        },
+    ) {
         Ok(out) => Response {
             ok: out.ok,
             entry_point: entry,
