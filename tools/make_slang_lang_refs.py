@@ -12,6 +12,8 @@ writing reference-images/slang_lang/NAME.png and NAME.command.txt (the two comma
 Slang writes Vulkan GLSL; the few Vulkan-only spellings are rewritten for OpenGL, each with the
 same meaning: separate `texture2D` + `sampler` become one `sampler2D` (GL keeps the sampler state
 in the texture unit), `gl_VertexIndex - gl_BaseVertex` becomes `gl_VertexID` (draws start at 0),
+descriptor set S binding B becomes binding 8S+B, the push-constant block a uniform buffer at
+binding 15 (the cases push only vec4s, laid out alike in std430 and std140),
 `#version 460` runs through Mesa's version override (softpipe reports GL 3.3 but compiles the
 features used). Uniform buffers are filled from Slang's own reflection (`--emit reflection`,
 `slang_reflection`: each field's std140 offset), at the binding Slang gave each block.
@@ -45,11 +47,19 @@ def to_gl(glsl):
     """Rewrites the Vulkan-only spellings of Slang's GLSL for OpenGL (see the module doc)."""
     glsl = re.sub(r'#version \d+', '#version 460', glsl)
     glsl = re.sub(r'#extension GL_ARB_shader_draw_parameters : require\n', '', glsl)
+    # texelFetch on a texture2D needs this extension; on the sampler2D it becomes, it does not.
+    glsl = re.sub(r'#extension GL_EXT_samplerless_texture_functions : require\n', '', glsl)
     glsl = glsl.replace('gl_VertexIndex - gl_BaseVertex', 'gl_VertexID')
     glsl = glsl.replace('gl_InstanceIndex - gl_BaseInstance', 'gl_InstanceID')
     glsl = re.sub(r'uniform texture2D (\w+);', r'uniform sampler2D \1;', glsl)
     glsl = re.sub(r'(layout\(binding = \d+\)\s*)?uniform sampler (\w+);', '', glsl)
     glsl = re.sub(r'sampler2D\((\w+),\s*\w+\)', r'\1', glsl)
+    glsl = re.sub(r'layout\(binding = (\d+), set = (\d+)\)',
+                  lambda m: f'layout(binding = {int(m[2]) * SET_STRIDE + int(m[1])})', glsl)
+    # Push constants become a uniform buffer; the cases' push constants are vec4s, laid out
+    # alike in std430 and std140.
+    glsl = re.sub(r'layout\(push_constant\)\s*layout\(std430\) uniform',
+                  f'layout(binding = {PUSH_CONSTANT_BINDING}) layout(std140) uniform', glsl)
     return glsl
 
 
@@ -83,20 +93,41 @@ def type_scalars(ty):
     raise SystemExit(f'uniform of type {ty["kind"]}: only scalars and vectors are set here')
 
 
+PUSH_CONSTANT_BINDING = 15
+SET_STRIDE = 8
+
+
 def uniform_blocks(reflection):
-    """{block name: (binding, {field: (offset, type)})} from Slang's reflection JSON."""
+    """{block name: (GL binding, {field: (offset, type)})} from Slang's reflection JSON: global
+    uniforms (`globalParams`), constant buffers, parameter blocks and the entry points' uniform
+    parameters (push constants)."""
     blocks = {}
     globals_ = {}
+
+    def fields_of(ty):
+        return {f['name']: (f['binding']['offset'], f['type'])
+                for f in ty.get('fields', []) if f.get('binding', {}).get('kind') == 'uniform'}
+
     for p in reflection.get('parameters', []):
         b, ty = p.get('binding', {}), p['type']
         if b.get('kind') == 'uniform':
             globals_[p['name']] = (b['offset'], ty)
-        elif ty['kind'] in ('constantBuffer', 'parameterBlock'):
-            fields = {f['name']: (f['binding']['offset'], f['type'])
-                      for f in ty['elementType'].get('fields', []) if f.get('binding', {}).get('kind') == 'uniform'}
-            blocks[p['name']] = (b['index'], fields)
+        elif ty['kind'] == 'constantBuffer':
+            blocks[p['name']] = (b['index'], fields_of(ty['elementType']))
+        elif ty['kind'] == 'parameterBlock':
+            space = b['index'] if b.get('kind') in ('subElementRegisterSpace', 'registerSpace') else 0
+            slot = next((x['index'] for x in ty['containerVarLayout'].get('bindings', [])
+                         if x['kind'] == 'descriptorTableSlot'), 0)
+            blocks[p['name']] = (space * SET_STRIDE + slot, fields_of(ty['elementType']))
     if globals_:
         blocks['globalParams'] = (0, globals_)
+    push = {}
+    for e in reflection.get('entryPoints', []):
+        for p in e.get('parameters', []):
+            if p.get('binding', {}).get('kind') == 'uniform':
+                push[p['name']] = (p['binding']['offset'], p['type'])
+    if push:
+        blocks['entryPointParams'] = (PUSH_CONSTANT_BINDING, push)
     return blocks
 
 
@@ -114,7 +145,11 @@ def render(case, softgpu):
             args += ['--entry', entry]
         stages[stage] = to_gl(softgpu_output(softgpu, args))
         r = json.loads(softgpu_output(softgpu, [a if a != 'slang-glsl' else 'reflection' for a in args]))
-        reflection = reflection or r['slang_reflection']
+        if reflection is None:
+            reflection = r['slang_reflection']
+        else:
+            reflection['entryPoints'] = reflection.get('entryPoints', []) + \
+                r['slang_reflection'].get('entryPoints', [])
     ctx = moderngl.create_standalone_context(backend='egl')
     prog = ctx.program(vertex_shader=stages['vertex'], fragment_shader=stages['fragment'])
     rows = read_vertices(os.path.join(DATA, case['vertices']))

@@ -224,7 +224,7 @@ fn serve(request: &Request) -> Response {
                 }
                 several => {
                     return failed(format!(
-                        "error: several {} entry points ({}); choose one by name",
+                        "error: several {} entry points ({}); choose one with --entry (draw: --vs-entry, --fs-entry)",
                         request.stage,
                         several.join(", ")
                     ))
