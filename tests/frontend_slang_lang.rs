@@ -373,17 +373,71 @@ fn a_library_that_is_not_slang_is_refused() {
     assert_error(&out, &["s.slang", "not the Slang compiler"]);
 }
 
+/// One test for both uses of the process-wide compiler executable: a warm build from the shader
+/// cache starts no compiler process (the executable is a crashing script by then), and a
+/// crashing compiler is an error naming the file.
 #[cfg(unix)]
 #[test]
-fn a_crashing_compiler_is_an_error_naming_the_file() {
+fn warm_builds_start_no_compiler_and_a_crash_is_an_error_naming_the_file() {
     use softgpu::frontend::slang_lang::process::{
         compile_in_child, set_compiler_executable, Request,
     };
+    use softgpu::frontend::slang_lang::SlangOptions;
+    use softgpu::ir::Processor;
+    use softgpu::shader::{build_stage_with, StageCacheUse};
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let crash = dir.path().join("crash.sh");
     std::fs::write(&crash, "#!/bin/sh\nkill -SEGV $$\n").unwrap();
     std::fs::set_permissions(&crash, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    if slang_available("warm_builds_start_no_compiler") {
+        set_compiler_executable(PathBuf::from(env!("CARGO_BIN_EXE_softgpu")));
+        let cache = dir.path().join("cache");
+        let options = SlangOptions::default();
+        let shader = data("patterns.slang");
+        let build = || {
+            build_stage_with(
+                &shader,
+                Processor::Fragment,
+                None,
+                &options,
+                Some(cache.as_path()),
+            )
+        };
+        let (cold, used) = build().unwrap();
+        assert_eq!(used, StageCacheUse::Miss);
+        set_compiler_executable(crash.clone());
+        let (warm, used) = build().expect("a warm build runs no compiler");
+        assert_eq!(used, StageCacheUse::Hit);
+        assert_eq!(warm.lowered.program, cold.lowered.program);
+        // An imported module's text is part of the key: a copy with an edited module misses.
+        let copy = dir.path().join("copy");
+        std::fs::create_dir(&copy).unwrap();
+        for f in ["patterns.slang", "shading.slang"] {
+            std::fs::copy(data(f), copy.join(f)).unwrap();
+        }
+        set_compiler_executable(PathBuf::from(env!("CARGO_BIN_EXE_softgpu")));
+        let copied = copy.join("patterns.slang");
+        let run = |p: &Path| {
+            build_stage_with(
+                p,
+                Processor::Fragment,
+                None,
+                &options,
+                Some(cache.as_path()),
+            )
+            .unwrap()
+            .1
+        };
+        assert_eq!(run(&copied), StageCacheUse::Miss);
+        assert_eq!(run(&copied), StageCacheUse::Hit);
+        let module = copy.join("shading.slang");
+        let text = std::fs::read_to_string(&module).unwrap();
+        std::fs::write(&module, text.replace("40.0", "20.0")).unwrap();
+        assert_eq!(run(&copied), StageCacheUse::Miss);
+    }
+
     set_compiler_executable(crash);
     let request = Request {
         library: PathBuf::from("/nonexistent/libslang-compiler.so"),

@@ -135,14 +135,7 @@ pub fn build_stage_with(
         None => Language::detect(path)?,
     };
     if language == Language::Slang {
-        let stage = slang_stage(path, expected)?;
-        let compiled = slang_lang::compile_stage(path, stage, slang)?;
-        let lowered = slang_lang::lower_stage(path, &compiled)?;
-        let stage = Stage {
-            lowered,
-            reflection: compiled.reflection,
-        };
-        return Ok((stage, StageCacheUse::Uncached));
+        return build_slang_stage(path, expected, slang, cache);
     }
     if language == Language::Tgsi {
         let stage = Stage {
@@ -171,6 +164,44 @@ pub fn build_stage_with(
         cache.store_stage(language_key, expected, &source, &stage);
     }
     Ok((stage, used))
+}
+
+/// [`build_stage_with`] of a Slang-language stage: through the cache when the key
+/// ([`slang_lang::cache_key`]) can be made, so a warm build neither starts the compiler process
+/// nor creates a Slang global session.
+fn build_slang_stage(
+    path: &Path,
+    expected: Processor,
+    options: &SlangOptions,
+    cache: Option<&Path>,
+) -> Result<(Stage, StageCacheUse)> {
+    const LANGUAGE_KEY: &str = "slang-lang";
+    let stage = slang_stage(path, expected)?;
+    let cache = cache.map(|dir| ShaderCache::new(dir.to_path_buf()));
+    let key = match &cache {
+        Some(_) => slang_lang::cache_key::cache_key(path, stage, options),
+        None => None,
+    };
+    let mut used = StageCacheUse::Uncached;
+    if let (Some(cache), Some((key, _))) = (&cache, &key) {
+        let (found, outcome) = cache.load_stage(LANGUAGE_KEY, expected, key);
+        if let Some(stage) = found {
+            return Ok((stage, outcome));
+        }
+        used = outcome;
+    }
+    let compiled = slang_lang::compile_stage(path, stage, options)?;
+    let lowered = slang_lang::lower_stage(path, &compiled)?;
+    let built = Stage {
+        lowered,
+        reflection: compiled.reflection,
+    };
+    if let (Some(cache), Some((key, covered))) = (&cache, &key) {
+        if slang_lang::cache_key::covers(covered, &compiled.output.dependencies) {
+            cache.store_stage(LANGUAGE_KEY, expected, key, &built);
+        }
+    }
+    Ok((built, used))
 }
 
 /// The slang stage that compiles to `expected`; other processors are an error naming `path`.

@@ -12,6 +12,7 @@
 //! `.slang` stage goes after glslang (`vulkan_glsl::spirv_to_naga`), without RetroArch's rules
 //! (one uniform buffer, `#pragma` metadata). [`detect`] tells a Slang file from a RetroArch one.
 
+pub mod cache_key;
 pub mod detect;
 pub mod library;
 pub mod process;
