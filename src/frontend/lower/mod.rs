@@ -423,6 +423,7 @@ impl<'a> Lowerer<'a> {
             uniform_buffer.insert((g, b), buffer);
         }
         let push_buffer = next_buffer;
+        let mut texture_sets: BTreeMap<u32, u32> = BTreeMap::new();
         for (h, g) in module.global_variables.iter() {
             self.span = module.global_variables.get_span(h);
             let inner = &module.types[g.ty].inner;
@@ -496,6 +497,16 @@ impl<'a> Lowerer<'a> {
                             naga::ScalarKind::Uint => ReturnType::Uint,
                             _ => ReturnType::Float,
                         };
+                        // Units are bindings: textures of two descriptor sets at one binding
+                        // would share a unit.
+                        if let Some(other) = texture_sets.insert(binding, group) {
+                            if other != group {
+                                return self.unsupported(format!(
+                                    "textures at binding {binding} of descriptor sets {other} and \
+                                     {group} (texture units are bindings)"
+                                ));
+                            }
+                        }
                         self.units.insert(binding, target);
                         let mut samp = Declaration::new(RegisterFile::Sampler, binding, binding);
                         samp.usage_mask = 0xF;

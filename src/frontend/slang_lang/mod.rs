@@ -173,7 +173,7 @@ pub fn stage_from_spirv(
 ) -> Result<SlangLangStage, FrontendError> {
     let file = path.display().to_string();
     let fail = |m: String| FrontendError::new(&file, 0, 0, format!("{} stage: {m}", stage.name()));
-    if output.code.len() % 4 != 0 || output.code.is_empty() {
+    if !output.code.len().is_multiple_of(4) || output.code.is_empty() {
         return Err(fail(format!(
             "Slang returned {} bytes, not SPIR-V words",
             output.code.len()
