@@ -450,3 +450,47 @@ fn warm_builds_start_no_compiler_and_a_crash_is_an_error_naming_the_file() {
     assert!(error.starts_with("shaders/x.slang: "), "{error}");
     assert!(error.contains("crashed with signal 11"), "{error}");
 }
+
+#[test]
+fn a_naga_panic_on_slangs_spirv_is_an_error_naming_the_file() {
+    if !slang_available("a_naga_panic_on_slangs_spirv_is_an_error_naming_the_file") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("array_load.slang");
+    // naga 30's SPIR-V reader panics on this `Load` of a 2D array texture.
+    std::fs::write(
+        &file,
+        "Texture2DArray<float4> t;\n\
+         [shader(\"fragment\")] float4 m() : SV_Target { return t.Load(int4(0, 0, 0, 0)); }\n",
+    )
+    .unwrap();
+    let out = softgpu(&["compile".as_ref(), file.as_os_str()]);
+    assert_error(&out, &["array_load.slang", "naga's SPIR-V reader failed"]);
+    assert!(!stderr(&out).contains("panicked at"), "{}", stderr(&out));
+}
+
+#[test]
+fn further_slang_arguments_reach_the_compiler() {
+    if !slang_available("further_slang_arguments_reach_the_compiler") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("glsl_syntax.slang");
+    // GLSL built-ins in Slang need `-allow-glsl`.
+    std::fs::write(
+        &file,
+        "[shader(\"fragment\")] float4 m(float4 p : SV_Position) : SV_Target \
+         { return vec4(fract(p.x), 0, 0, 1); }\n",
+    )
+    .unwrap();
+    let out = softgpu(&["compile".as_ref(), file.as_os_str()]);
+    assert_error(&out, &["glsl_syntax.slang"]);
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--slang-arg".as_ref(),
+        "-allow-glsl".as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

@@ -107,6 +107,10 @@ pub struct SlangArgs {
     /// Define a preprocessor macro for Slang shaders; repeatable.
     #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]")]
     define: Vec<String>,
+    /// Pass a further argument to the Slang compiler as slangc takes it (`-allow-glsl`);
+    /// repeatable.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    slang_arg: Vec<String>,
 }
 
 impl SlangArgs {
@@ -117,6 +121,7 @@ impl SlangArgs {
             entry: entry.map(str::to_string),
             include_dirs: self.include.clone(),
             defines: self.define.clone(),
+            extra_args: self.slang_arg.clone(),
         }
     }
 }

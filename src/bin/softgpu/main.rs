@@ -59,10 +59,11 @@ fn main() -> ExitCode {
         return ExitCode::from(code as u8);
     }
     // A code-generator panic is caught by `draw::build_shader` (the interpreter runs the program
-    // instead); keep it off stderr. Every other panic is reported as usual.
+    // instead), a panic of naga's SPIR-V reader on Slang's output by the Slang frontend (an
+    // error naming the file); keep them off stderr. Every other panic is reported as usual.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !softgpu::shader::jit_compiling() {
+        if !softgpu::shader::jit_compiling() && !softgpu::frontend::slang_lang::reading_spirv() {
             default_hook(info);
         }
     }));

@@ -1,6 +1,6 @@
 //! The shader-cache key of a Slang stage, made without running Slang: the library's identity
 //! (its path, size and modification time, so another Slang version is another key), the stage,
-//! the entry point, the search paths and macros, and the text of the file and of every module
+//! the entry point, the search paths, macros and further arguments, and the text of the file and of every module
 //! it imports or file it includes, found by following `import`, `__include` and `#include` lines
 //! through the file's directory and the search paths.
 //!
@@ -34,13 +34,14 @@ pub fn cache_key(
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
     let mut key = format!(
-        "library {} {} {modified}\nstage {}\nentry {:?}\ninclude {:?}\ndefine {:?}\n",
+        "library {} {} {modified}\nstage {}\nentry {:?}\ninclude {:?}\ndefine {:?}\nargs {:?}\n",
         library.display(),
         meta.len(),
         stage.name(),
         options.entry,
         options.include_dirs,
-        options.defines
+        options.defines,
+        options.extra_args
     );
     let mut seen = BTreeSet::new();
     let mut queue = vec![std::fs::canonicalize(path).ok()?];

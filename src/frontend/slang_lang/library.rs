@@ -136,6 +136,17 @@ struct Blob {
 }
 
 type CreateGlobalSession = unsafe extern "C" fn(i64, *mut *mut c_void) -> i32;
+type CreateGlobalSession2 = unsafe extern "C" fn(*const GlobalSessionDesc, *mut *mut c_void) -> i32;
+
+/// `SlangGlobalSessionDesc` of slang.h.
+#[repr(C)]
+struct GlobalSessionDesc {
+    structure_size: u32,
+    api_version: u32,
+    min_language_version: u32,
+    enable_glsl: bool,
+    reserved: [u32; 16],
+}
 type CreateCompileRequest = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
 type ProcessArguments = unsafe extern "C" fn(*mut c_void, *const *const c_char, c_int) -> i32;
 type RequestFn = unsafe extern "C" fn(*mut c_void) -> i32;
@@ -183,8 +194,9 @@ pub struct SlangLibrary {
 
 impl SlangLibrary {
     /// Loads the library at `path` and creates a global session (0.25–0.9 s: Slang builds its
-    /// core module).
-    pub fn load(path: &Path) -> Result<SlangLibrary, String> {
+    /// core module); `enable_glsl` also loads its `glsl` module, which GLSL-flavoured Slang
+    /// (`-allow-glsl`) needs.
+    pub fn load(path: &Path, enable_glsl: bool) -> Result<SlangLibrary, String> {
         // SAFETY: loading runs the library's initializers; the file is the Slang compiler as
         // found by `find_library` or named by the user, the one library this module exists to
         // load.
@@ -206,8 +218,25 @@ impl SlangLibrary {
             ));
         }
         let mut session = std::ptr::null_mut();
-        // SAFETY: API version 0 (SLANG_API_VERSION) and an out pointer the call fills.
-        let result = unsafe { create(0, &mut session) };
+        // SAFETY: the symbol's type is `slang_createGlobalSession2`'s in slang.h.
+        let create2 =
+            unsafe { library.get::<CreateGlobalSession2>(b"slang_createGlobalSession2\0") };
+        let result = match (enable_glsl, create2) {
+            (true, Ok(create2)) => {
+                let desc = GlobalSessionDesc {
+                    structure_size: std::mem::size_of::<GlobalSessionDesc>() as u32,
+                    api_version: 0,
+                    // SLANG_LANGUAGE_VERSION_2025, slang.h's default.
+                    min_language_version: 2025,
+                    enable_glsl: true,
+                    reserved: [0; 16],
+                };
+                // SAFETY: a complete descriptor that outlives the call, and an out pointer.
+                unsafe { create2(&desc, &mut session) }
+            }
+            // SAFETY: API version 0 (SLANG_API_VERSION) and an out pointer the call fills.
+            _ => unsafe { create(0, &mut session) },
+        };
         if result < 0 || session.is_null() {
             return Err(format!(
                 "{}: slang_createGlobalSession failed (result {result:#x})",

@@ -38,6 +38,8 @@ pub struct SlangOptions {
     pub include_dirs: Vec<PathBuf>,
     /// Preprocessor macros, `NAME` or `NAME=VALUE` (`-D`).
     pub defines: Vec<String>,
+    /// Further slangc-style arguments, passed as given (`-allow-glsl`, `-matrix-layout-column-major`).
+    pub extra_args: Vec<String>,
 }
 
 /// What Slang emits.
@@ -109,6 +111,7 @@ fn base_args(path: &Path, target: Target, options: &SlangOptions) -> Vec<String>
         args.push("-D".into());
         args.push(define.clone());
     }
+    args.extend(options.extra_args.iter().cloned());
     args
 }
 
@@ -184,7 +187,25 @@ pub fn stage_from_spirv(
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
-    let (module, info, split) = vulkan_glsl::spirv_to_naga(&words, stage, &file)?;
+    // naga's SPIR-V reader panics on some of Slang's output (multisampled array images, for
+    // one); that is an error about this file, not the end of softgpu.
+    let read = {
+        let _guard = ReadingSpirv::enter();
+        std::panic::catch_unwind(|| vulkan_glsl::spirv_to_naga(&words, stage, &file))
+    };
+    let (module, info, split) = match read {
+        Ok(result) => result?,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            return Err(fail(format!(
+                "naga's SPIR-V reader failed on Slang's output (an internal error of naga: {what})"
+            )));
+        }
+    };
     let wanted = match stage {
         Stage::Vertex => naga::ShaderStage::Vertex,
         Stage::Fragment => naga::ShaderStage::Fragment,
@@ -213,6 +234,32 @@ pub fn stage_from_spirv(
         entry_index,
         reflection,
     })
+}
+
+thread_local! {
+    static READING_SPIRV: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is reading Slang's SPIR-V with naga, whose panics become errors: a panic
+/// hook can stay quiet about them.
+pub fn reading_spirv() -> bool {
+    READING_SPIRV.with(|r| r.get())
+}
+
+/// Marks this thread as reading SPIR-V until dropped.
+struct ReadingSpirv;
+
+impl ReadingSpirv {
+    fn enter() -> ReadingSpirv {
+        READING_SPIRV.with(|r| r.set(true));
+        ReadingSpirv
+    }
+}
+
+impl Drop for ReadingSpirv {
+    fn drop(&mut self) {
+        READING_SPIRV.with(|r| r.set(false));
+    }
 }
 
 /// Lowers a compiled stage to a TGSI program; errors name the file and the stage.

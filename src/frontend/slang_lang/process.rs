@@ -189,7 +189,11 @@ pub fn serve_child_if_requested() -> Option<i32> {
 }
 
 fn serve(request: &Request) -> Response {
-    let library = match SlangLibrary::load(Path::new(&request.library)) {
+    let glsl = request
+        .args
+        .iter()
+        .any(|a| a == "-allow-glsl" || a == "-enable-glsl");
+    let library = match SlangLibrary::load(Path::new(&request.library), glsl) {
         Ok(l) => l,
         Err(e) => {
             return Response {
@@ -208,7 +212,7 @@ fn serve(request: &Request) -> Response {
         Some(name) => name.clone(),
         None => {
             // Compile the whole program once to learn its entry points from the reflection.
-            let all = match library.compile(&request.args, CodeFrom::Nothing) {
+            let all = match compile_with_fallback(&library, &request.args, CodeFrom::Nothing) {
                 Ok(out) if out.ok => out,
                 Ok(out) => return failed(out.diagnostics),
                 Err(e) => return failed(e),
@@ -239,7 +243,8 @@ fn serve(request: &Request) -> Response {
         "-stage".to_string(),
         request.stage.clone(),
     ]);
-    match library.compile(
+    match compile_with_fallback(
+        &library,
         &args,
         if request.per_entry_point {
             CodeFrom::EntryPoint
@@ -258,6 +263,22 @@ fn serve(request: &Request) -> Response {
         },
         Err(e) => failed(e),
     }
+}
+
+/// Compiles; a library shipped without the SPIR-V optimizer (slangtorch's) fails at `-O1`, so
+/// such a failure is retried unoptimized (`-O0`).
+fn compile_with_fallback(
+    library: &SlangLibrary,
+    args: &[String],
+    from: CodeFrom,
+) -> Result<super::library::CompileOutput, String> {
+    let out = library.compile(args, from)?;
+    if out.ok || !out.diagnostics.contains("downstream compiler 'spirv-opt'") {
+        return Ok(out);
+    }
+    let mut unoptimized = args.to_vec();
+    unoptimized.push("-O0".into());
+    library.compile(&unoptimized, from)
 }
 
 /// The names of the entry points of `stage` in Slang's reflection JSON.
