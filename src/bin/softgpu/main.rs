@@ -32,7 +32,7 @@ struct Cli {
 enum Command {
     /// Draw triangles with a vertex and a fragment shader (TGSI, WGSL, RetroArch .slang or the
     /// Slang language) into an RGBA8 PNG.
-    Draw(draw::DrawArgs),
+    Draw(Box<draw::DrawArgs>),
     /// Compile a shader (TGSI, WGSL, RetroArch .slang, Slang or Cg) and print its TGSI program, naga module,
     /// reflection or a translation by naga.
     Compile(compile::CompileArgs),
@@ -74,7 +74,7 @@ fn main() -> ExitCode {
         .stack_size(WORKER_STACK_BYTES)
         .build_global();
     let result = match Cli::parse().command {
-        Command::Draw(args) => draw::run(args),
+        Command::Draw(args) => draw::run(*args),
         Command::Compile(args) => compile::run(args),
         Command::Render(args) => render::run(args),
         Command::Compare(args) => return compare::run(args),
