@@ -494,3 +494,21 @@ fn further_slang_arguments_reach_the_compiler() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn softgpu_test_suites_take_slang_stages() {
+    if !slang_available("softgpu_test_suites_take_slang_stages") {
+        return;
+    }
+    let report = tempfile::tempdir().unwrap();
+    let suite = data("suite.toml");
+    let out = softgpu(&[
+        "test".as_ref(),
+        suite.as_os_str(),
+        "--report".as_ref(),
+        report.path().as_os_str(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("2 passed, 0 failed"), "{text}");
+}
