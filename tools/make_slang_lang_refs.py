@@ -21,7 +21,9 @@ features used). Uniform buffers are filled from Slang's own reflection (`--emit 
 The picture is read back without flipping rows: the vertex shader's clip space is Vulkan's (as
 softgpu's `--convention vulkan` draws it), so NDC y = -1 lands in GL's bottom row, which is read
 first, and gl_FragCoord.y and dFdy count from that row as Vulkan's do downwards: row 0 of the PNG
-is Vulkan's framebuffer row 0. Needs: apt libgl1-mesa-dri libegl-mesa0 libegl1; pip moderngl
+is Vulkan's framebuffer row 0. Only the fill rule's tie-break (a pixel centre exactly on an
+edge) follows GL's row order: cases whose triangles carry different flat values keep their
+shared edges off pixel centres (skewed_quad.txt). Needs: apt libgl1-mesa-dri libegl-mesa0 libegl1; pip moderngl
 numpy pillow; the Slang library (pip install --no-deps slangpy==0.43.1).
 """
 import argparse
