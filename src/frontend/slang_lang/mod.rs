@@ -10,7 +10,13 @@
 //! [`library`] finds and calls the compiler; [`process`] runs it in a child of softgpu so a crash
 //! in it becomes an error naming the file. From the SPIR-V on, a stage goes the way a RetroArch
 //! `.slang` stage goes after glslang (`vulkan_glsl::spirv_to_naga`), without RetroArch's rules
-//! (one uniform buffer, `#pragma` metadata). [`detect`] tells a Slang file from a RetroArch one.
+//! (one uniform buffer, `#pragma` metadata). [`detect`] tells a Slang file from a RetroArch one;
+//! [`cache_key`] keys a stage in the shader cache without running Slang.
+//!
+//! The child is the running executable started as `EXE __slang-compile`: a program other than
+//! the `softgpu` binary that compiles Slang through this module calls
+//! [`serve_child_if_requested`] first thing in `main`, or names such a program with
+//! [`set_compiler_executable`].
 
 pub mod cache_key;
 pub mod detect;
