@@ -1,7 +1,8 @@
 //! Building one stage from a file, as `softgpu draw` and `compile` do: the language from the
-//! extension (or the caller), then TGSI text parsed and validated, or WGSL and Vulkan GLSL
-//! through their frontend, reflection and lowering — through the shader cache when one is given
-//! (TGSI is not cached: parsing it is what a hit would do anyway).
+//! extension and, for `.slang`, the file's first lines (or the caller), then TGSI text parsed and
+//! validated, or WGSL, Vulkan GLSL and Slang through their frontend, reflection and lowering —
+//! through the shader cache when one is given (TGSI is not cached: parsing it is what a hit would
+//! do anyway).
 
 use std::path::Path;
 
