@@ -348,7 +348,25 @@ pub fn compile_stage_cached(
     language: Option<Language>,
     cache: Option<&Path>,
 ) -> Result<(CompiledStage, StageCacheUse)> {
-    let (stage, used) = crate::shader::build_stage(path, expected, language, cache)?;
+    compile_stage_cached_with(
+        path,
+        expected,
+        language,
+        &crate::frontend::slang_lang::SlangOptions::default(),
+        cache,
+    )
+}
+
+/// [`compile_stage_cached`] with the options of a Slang-language stage (see
+/// [`crate::shader::build_stage_with`]).
+pub fn compile_stage_cached_with(
+    path: &Path,
+    expected: Processor,
+    language: Option<Language>,
+    slang: &crate::frontend::slang_lang::SlangOptions,
+    cache: Option<&Path>,
+) -> Result<(CompiledStage, StageCacheUse)> {
+    let (stage, used) = crate::shader::build_stage_with(path, expected, language, slang, cache)?;
     Ok((CompiledStage::of(stage), used))
 }
 

@@ -1,7 +1,8 @@
 //! Shader frontends: source languages compiled through a `naga::Module` into the TGSI IR.
 //!
 //! One module per language — [`wgsl`] (naga's own parser), [`vulkan_glsl`] (RetroArch `.slang`
-//! files through glslang and SPIR-V), [`cg`] (an in-house parser building naga modules) — each
+//! files through glslang and SPIR-V), [`cg`] (an in-house parser building naga modules),
+//! [`slang_lang`] (the Slang shading language through the Slang compiler and SPIR-V) — each
 //! producing a validated naga module; [`lower`] turns any such module's entry point into an
 //! [`ir::Program`](crate::ir::Program), and [`reflect`] describes its interface in the one
 //! reflection model. [`retroarch`] holds the RetroArch conventions Vulkan GLSL and Cg share;
@@ -12,6 +13,7 @@ pub mod limits;
 pub mod lower;
 pub mod reflect;
 pub mod retroarch;
+pub mod slang_lang;
 pub mod vulkan_glsl;
 pub mod wgsl;
 

@@ -101,7 +101,7 @@ fn render_draw(
             .convention
             .unwrap_or(match Language::from_path(&case.vs) {
                 Language::Wgsl => ClipConvention::WebGpu,
-                Language::VulkanGlsl => ClipConvention::Vulkan,
+                Language::VulkanGlsl | Language::Slang => ClipConvention::Vulkan,
                 Language::Tgsi => ClipConvention::OpenGl,
             }),
         math: MathMode::Exact,

@@ -14,7 +14,9 @@ pub use cache::{ShaderCache, ShaderCacheStats, StageCacheUse, BUILD_ID};
 pub use executor::{build_shader, jit_compiling, Executor};
 pub use pass::{build_pass, PassLanguage, PassShader};
 pub use softgpu_cache::default_dir as default_cache_dir;
-pub use stage::{build_stage, compile_shader, load_program, parse_tgsi, Language};
+pub use stage::{
+    build_stage, build_stage_with, compile_shader, load_program, parse_tgsi, Language,
+};
 
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::reflect::StageReflection;

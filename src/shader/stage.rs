@@ -1,7 +1,8 @@
 //! Building one stage from a file, as `softgpu draw` and `compile` do: the language from the
-//! extension (or the caller), then TGSI text parsed and validated, or WGSL and Vulkan GLSL
-//! through their frontend, reflection and lowering — through the shader cache when one is given
-//! (TGSI is not cached: parsing it is what a hit would do anyway).
+//! extension and, for `.slang`, the file's first lines (or the caller), then TGSI text parsed and
+//! validated, or WGSL, Vulkan GLSL and Slang through their frontend, reflection and lowering —
+//! through the shader cache when one is given (TGSI is not cached: parsing it is what a hit would
+//! do anyway).
 
 use std::path::Path;
 
@@ -11,6 +12,7 @@ use super::cache::{ShaderCache, StageCacheUse};
 use super::Stage;
 use crate::frontend::lower::LoweredShader;
 use crate::frontend::reflect::StageReflection;
+use crate::frontend::slang_lang::{self, SlangOptions};
 use crate::ir::{validate, Processor, Program};
 
 /// The language of a shader file.
@@ -22,16 +24,34 @@ pub enum Language {
     Wgsl,
     /// RetroArch's Vulkan GLSL (`.slang`): GLSL with `#pragma stage` (through glslang, SPIR-V and naga).
     VulkanGlsl,
+    /// The Slang shading language (`.slang` without `#version`/`#pragma stage`; through the Slang
+    /// compiler, SPIR-V and naga).
+    Slang,
 }
 
 impl Language {
-    /// The language a file name implies: `.wgsl` is WGSL, `.slang` RetroArch slang, anything
-    /// else TGSI text.
+    /// The language a file implies: `.wgsl` is WGSL, `.slang` RetroArch's Vulkan GLSL or Slang as
+    /// [`Language::detect`] tells (RetroArch where the file cannot be read or is neither: the
+    /// compile then reports why), anything else TGSI text.
     pub fn from_path(path: &Path) -> Language {
+        Language::detect(path).unwrap_or(Language::VulkanGlsl)
+    }
+
+    /// The language of the file at `path`: by extension, and for `.slang` by its text (see
+    /// [`crate::frontend::slang_lang::detect`]); errors name the file.
+    pub fn detect(path: &Path) -> Result<Language> {
+        use crate::frontend::slang_lang::detect::{detect, SlangFlavor};
         match path.extension().and_then(|e| e.to_str()) {
-            Some(ext) if ext.eq_ignore_ascii_case("wgsl") => Language::Wgsl,
-            Some(ext) if ext.eq_ignore_ascii_case("slang") => Language::VulkanGlsl,
-            _ => Language::Tgsi,
+            Some(ext) if ext.eq_ignore_ascii_case("wgsl") => Ok(Language::Wgsl),
+            Some(ext) if ext.eq_ignore_ascii_case("slang") => {
+                let text =
+                    crate::input::read_text(path, "shader", crate::input::MAX_SHADER_FILE_BYTES)?;
+                match detect(&text).map_err(|e| anyhow!("{}: {e}", path.display()))? {
+                    SlangFlavor::RetroArch => Ok(Language::VulkanGlsl),
+                    SlangFlavor::Slang => Ok(Language::Slang),
+                }
+            }
+            _ => Ok(Language::Tgsi),
         }
     }
 }
@@ -44,7 +64,11 @@ pub fn compile_shader(
     expected: Processor,
     language: Option<Language>,
 ) -> Result<Program> {
-    if language.unwrap_or_else(|| Language::from_path(path)) == Language::VulkanGlsl {
+    let language = match language {
+        Some(l) => l,
+        None => Language::detect(path)?,
+    };
+    if language == Language::VulkanGlsl {
         use crate::frontend::vulkan_glsl;
         let vertex = slang_stage(path, expected)? == vulkan_glsl::Stage::Vertex;
         let shader = vulkan_glsl::compile_slang(path)?;
@@ -55,7 +79,7 @@ pub fn compile_shader(
         };
         return Ok(vulkan_glsl::lower_stage(stage)?.program);
     }
-    Ok(build_stage(path, expected, language, None)?
+    Ok(build_stage(path, expected, Some(language), None)?
         .0
         .lowered
         .program)
@@ -99,7 +123,25 @@ pub fn build_stage(
     language: Option<Language>,
     cache: Option<&Path>,
 ) -> Result<(Stage, StageCacheUse)> {
-    let language = language.unwrap_or_else(|| Language::from_path(path));
+    build_stage_with(path, expected, language, &SlangOptions::default(), cache)
+}
+
+/// [`build_stage`] with the options of a Slang-language stage (entry point, search paths,
+/// macros, library); other languages ignore them.
+pub fn build_stage_with(
+    path: &Path,
+    expected: Processor,
+    language: Option<Language>,
+    slang: &SlangOptions,
+    cache: Option<&Path>,
+) -> Result<(Stage, StageCacheUse)> {
+    let language = match language {
+        Some(l) => l,
+        None => Language::detect(path)?,
+    };
+    if language == Language::Slang {
+        return build_slang_stage(path, expected, slang, cache);
+    }
     if language == Language::Tgsi {
         let stage = Stage {
             lowered: LoweredShader {
@@ -127,6 +169,44 @@ pub fn build_stage(
         cache.store_stage(language_key, expected, &source, &stage);
     }
     Ok((stage, used))
+}
+
+/// [`build_stage_with`] of a Slang-language stage: through the cache when the key
+/// ([`slang_lang::cache_key`]) can be made, so a warm build neither starts the compiler process
+/// nor creates a Slang global session.
+fn build_slang_stage(
+    path: &Path,
+    expected: Processor,
+    options: &SlangOptions,
+    cache: Option<&Path>,
+) -> Result<(Stage, StageCacheUse)> {
+    const LANGUAGE_KEY: &str = "slang-lang";
+    let stage = slang_stage(path, expected)?;
+    let cache = cache.map(|dir| ShaderCache::new(dir.to_path_buf()));
+    let key = match &cache {
+        Some(_) => slang_lang::cache_key::cache_key(path, stage, options),
+        None => None,
+    };
+    let mut used = StageCacheUse::Uncached;
+    if let (Some(cache), Some((key, _))) = (&cache, &key) {
+        let (found, outcome) = cache.load_stage(LANGUAGE_KEY, expected, key);
+        if let Some(stage) = found {
+            return Ok((stage, outcome));
+        }
+        used = outcome;
+    }
+    let compiled = slang_lang::compile_stage(path, stage, options)?;
+    let lowered = slang_lang::lower_stage(path, &compiled)?;
+    let built = Stage {
+        lowered,
+        reflection: compiled.reflection,
+    };
+    if let (Some(cache), Some((key, covered))) = (&cache, &key) {
+        if slang_lang::cache_key::covers(covered, &compiled.output.dependencies) {
+            cache.store_stage(LANGUAGE_KEY, expected, key, &built);
+        }
+    }
+    Ok((built, used))
 }
 
 /// The slang stage that compiles to `expected`; other processors are an error naming `path`.
@@ -181,7 +261,9 @@ impl StageFrontend {
                 };
                 Ok(StageFrontend::Slang { source, stage })
             }
-            Language::Tgsi => bail!("{}: TGSI has no frontend", path.display()),
+            Language::Tgsi | Language::Slang => {
+                bail!("{}: no cached frontend for this language", path.display())
+            }
         }
     }
 

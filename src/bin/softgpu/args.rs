@@ -118,3 +118,45 @@ impl MemoryBudgetArgs {
         softgpu::budget::resolve(self.memory_budget.as_deref()).map_err(|e| anyhow!(e))
     }
 }
+
+/// How Slang-language shaders are compiled (ignored for other languages).
+#[derive(clap::Args, Clone, Default)]
+pub struct SlangArgs {
+    /// The Slang compiler library (libslang-compiler.so*) or its directory [default:
+    /// $SOFTGPU_SLANG_LIB, else $SLANG_DIR, else the slangpy or slangtorch Python package]
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
+    slang_lib: Option<PathBuf>,
+    /// Add DIR to the directories Slang's `import` and `#include` search; repeatable.
+    #[arg(
+        short = 'I',
+        long = "include",
+        value_name = "DIR",
+        allow_hyphen_values = true
+    )]
+    include: Vec<PathBuf>,
+    /// Define a preprocessor macro for Slang shaders; repeatable.
+    #[arg(
+        short = 'D',
+        long = "define",
+        value_name = "NAME[=VALUE]",
+        allow_hyphen_values = true
+    )]
+    define: Vec<String>,
+    /// Pass a further argument to the Slang compiler as slangc takes it (`-allow-glsl`);
+    /// repeatable.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    slang_arg: Vec<String>,
+}
+
+impl SlangArgs {
+    /// The compile options these flags give, with `entry` as the entry point.
+    pub fn options(&self, entry: Option<&str>) -> softgpu::frontend::slang_lang::SlangOptions {
+        softgpu::frontend::slang_lang::SlangOptions {
+            library: self.slang_lib.clone(),
+            entry: entry.map(str::to_string),
+            include_dirs: self.include.clone(),
+            defines: self.define.clone(),
+            extra_args: self.slang_arg.clone(),
+        }
+    }
+}

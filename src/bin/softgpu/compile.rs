@@ -1,6 +1,7 @@
 //! `softgpu compile`: a shader in any supported language to TGSI text, its naga module, its
 //! reflection, or a translation by naga's backends.
 
+use crate::args::SlangArgs;
 use crate::read;
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
@@ -16,8 +17,11 @@ enum LangArg {
     Tgsi,
     /// WGSL.
     Wgsl,
-    /// RetroArch's Vulkan GLSL (.slang files).
-    SlangGlsl,
+    /// RetroArch's Vulkan GLSL (.slang files with `#version` and `#pragma stage`).
+    #[value(alias = "slang-glsl", alias = "vulkan-glsl")]
+    Retroarch,
+    /// The Slang shading language (through the Slang compiler library).
+    Slang,
     /// RetroArch's Cg (.cg files).
     Cg,
 }
@@ -46,17 +50,30 @@ enum EmitArg {
     Glsl,
     /// The stage translated to SPIR-V by naga (WGSL, .slang and Cg shaders).
     Spirv,
+    /// The SPIR-V the Slang compiler wrote for the entry point (Slang-language shaders): a
+    /// disassembly on stdout, binary with --output.
+    SlangSpirv,
+    /// The GLSL the Slang compiler writes for the entry point (Slang-language shaders).
+    SlangGlsl,
 }
 
 /// The flags of `softgpu compile`.
 #[derive(clap::Args)]
 pub struct CompileArgs {
-    /// The shader: Mesa TGSI text, WGSL, a RetroArch .slang file or a Cg .cg file.
+    /// The shader: Mesa TGSI text, WGSL, a .slang file (RetroArch or Slang language) or a Cg
+    /// .cg file.
     file: PathBuf,
-    /// Source language [default: from the file's extension: .wgsl wgsl, .slang slang-glsl, .cg cg,
-    /// any other tgsi]
+    /// Source language [default: from the file's extension: .wgsl wgsl, .cg cg, .slang retroarch
+    /// when it starts with `#version` and has `#pragma stage`, slang when it has neither; any
+    /// other tgsi]
     #[arg(long, value_enum, allow_hyphen_values = true)]
     lang: Option<LangArg>,
+    /// The entry point of a Slang-language shader [default: its only `[shader("…")]` function
+    /// of --stage]
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+    entry: Option<String>,
+    #[command(flatten)]
+    slang: SlangArgs,
     /// The stage to compile from a WGSL, .slang or Cg shader (a TGSI program names its own).
     #[arg(
         long,
@@ -188,6 +205,56 @@ fn compile_cg(args: &CompileArgs, stage: Processor) -> Result<(String, Option<Ve
     }
 }
 
+/// `softgpu compile` of a Slang-language shader: the text (and, for SPIR-V, the binary)
+/// `--emit` asks for.
+fn compile_slang(args: &CompileArgs, stage: Processor) -> Result<(String, Option<Vec<u8>>)> {
+    use softgpu::frontend::slang_lang::{self, Target};
+    use softgpu::frontend::vulkan_glsl::Stage;
+    let options = args.slang.options(args.entry.as_deref());
+    let slang_stage = if stage == Processor::Vertex {
+        Stage::Vertex
+    } else {
+        Stage::Fragment
+    };
+    match args.emit {
+        EmitArg::SlangGlsl => {
+            let out = slang_lang::compile_to(&args.file, slang_stage, Target::Glsl, &options)?;
+            return Ok((String::from_utf8_lossy(&out.code).into_owned(), None));
+        }
+        EmitArg::SlangSpirv => {
+            let out = slang_lang::compile_to(&args.file, slang_stage, Target::Spirv, &options)?;
+            let mut loader = rspirv::dr::Loader::new();
+            rspirv::binary::parse_bytes(&out.code, &mut loader)
+                .map_err(|e| anyhow!("{}: Slang's SPIR-V: {e}", args.file.display()))?;
+            use rspirv::binary::Disassemble;
+            let text = loader.module().disassemble() + "\n";
+            return Ok((text, Some(out.code)));
+        }
+        _ => {}
+    }
+    let compiled = slang_lang::compile_stage(&args.file, slang_stage, &options)?;
+    match args.emit {
+        EmitArg::Tgsi => {
+            let lowered = slang_lang::lower_stage(&args.file, &compiled)?;
+            Ok((text::print_program(&lowered.program), None))
+        }
+        EmitArg::Naga => Ok((format!("{:#?}\n", compiled.module), None)),
+        EmitArg::Reflection => {
+            let slang: serde_json::Value = serde_json::from_str(&compiled.output.reflection_json)
+                .unwrap_or(serde_json::Value::Null);
+            let json = serde_json::json!({
+                "entry_point": compiled.output.entry_point,
+                "stage": slang_stage.name(),
+                "slang_version": compiled.output.version,
+                "stage_reflection": compiled.reflection,
+                "slang_reflection": slang,
+            });
+            Ok((serde_json::to_string_pretty(&json)? + "\n", None))
+        }
+        emit => translate(&compiled.module, &compiled.info, compiled.entry_index, emit),
+    }
+}
+
 /// Runs `softgpu compile`: what `--emit` asks for goes to `--output` (checked before the shader
 /// is compiled, written atomically) or to stdout.
 pub fn run(args: CompileArgs) -> Result<()> {
@@ -197,13 +264,30 @@ pub fn run(args: CompileArgs) -> Result<()> {
     let language = match args.lang {
         Some(LangArg::Tgsi) => Language::Tgsi,
         Some(LangArg::Wgsl) => Language::Wgsl,
-        Some(LangArg::SlangGlsl) => Language::VulkanGlsl,
-        Some(LangArg::Cg) | None => Language::from_path(&args.file),
+        Some(LangArg::Retroarch) => Language::VulkanGlsl,
+        Some(LangArg::Slang) => Language::Slang,
+        Some(LangArg::Cg) => Language::Tgsi,
+        None if args
+            .file
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("cg")) =>
+        {
+            Language::Tgsi
+        }
+        None => Language::detect(&args.file)?,
     };
     let stage = match args.stage {
         StageArg::Vertex => Processor::Vertex,
         StageArg::Fragment => Processor::Fragment,
     };
+    if language == Language::Slang {
+        return write_translation(compile_slang(&args, stage)?, &args.output);
+    }
+    if matches!(args.emit, EmitArg::SlangGlsl | EmitArg::SlangSpirv) {
+        return Err(anyhow!(
+            "--emit slang-glsl/slang-spirv needs a Slang-language shader (--lang slang)"
+        ));
+    }
     let is_cg = matches!(args.lang, Some(LangArg::Cg))
         || (args.lang.is_none()
             && args
@@ -253,7 +337,7 @@ fn compile(
                 )?;
                 translate(&parsed.module, &parsed.info, index, args.emit)
             }
-            Language::Tgsi => Err(anyhow!(
+            Language::Tgsi | Language::Slang => Err(anyhow!(
                 "--emit wgsl/glsl/spirv translates WGSL, .slang and Cg shaders; TGSI programs have no naga module"
             )),
         };
@@ -271,7 +355,7 @@ fn compile(
     }
     if args.emit == EmitArg::Reflection {
         return Err(anyhow!(
-            "--emit reflection needs a .slang or Cg shader (--lang slang-glsl or cg)"
+            "--emit reflection needs a .slang or Cg shader (--lang retroarch, slang or cg)"
         ));
     }
     if language == Language::VulkanGlsl {

@@ -1,6 +1,6 @@
 //! `softgpu draw`: one draw call from shader files and plain-text vertex and constant files.
 
-use crate::args::{parse_size, ExecArg, MathArg, MemoryBudgetArgs, ShaderCacheArgs};
+use crate::args::{parse_size, ExecArg, MathArg, MemoryBudgetArgs, ShaderCacheArgs, SlangArgs};
 use crate::read;
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
@@ -49,12 +49,22 @@ enum ConventionArg {
 /// The flags of `softgpu draw`.
 #[derive(clap::Args)]
 pub struct DrawArgs {
-    /// Vertex shader: Mesa TGSI text, or the vertex stage of a .wgsl or .slang file.
+    /// Vertex shader: Mesa TGSI text, or the vertex stage of a .wgsl or .slang file (RetroArch
+    /// or Slang language).
     #[arg(long, value_name = "VS", allow_hyphen_values = true)]
     vs: PathBuf,
-    /// Fragment shader: Mesa TGSI text, or the fragment stage of a .wgsl or .slang file.
+    /// Fragment shader: Mesa TGSI text, or the fragment stage of a .wgsl or .slang file
+    /// (RetroArch or Slang language).
     #[arg(long, value_name = "FS", allow_hyphen_values = true)]
     fs: PathBuf,
+    /// The vertex entry point of a Slang-language --vs [default: its only
+    /// `[shader("vertex")]` function]
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+    vs_entry: Option<String>,
+    /// The fragment entry point of a Slang-language --fs [default: its only
+    /// `[shader("fragment")]` function]
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+    fs_entry: Option<String>,
     /// Vertex file: one vertex per line, every three lines a triangle.
     ///
     /// Each line's values (floats, or raw bits as 0x hex) are taken four at a time into IN[0],
@@ -65,14 +75,17 @@ pub struct DrawArgs {
     /// Constant file: one `x y z w` line per CONST[0][i], read by both stages.
     ///
     /// Values are floats, or raw bits as 0x hex. CONST[0] of a WGSL or .slang shader is its
-    /// uniform buffer at group (set) 0, binding 0.
+    /// uniform buffer at group (set) 0, binding 0 (a Slang shader's `globalParams` when it has
+    /// global uniforms).
     #[arg(long, value_name = "C.txt", allow_hyphen_values = true)]
     consts: Option<PathBuf>,
     /// Set a uniform-buffer or push-constant member of a WGSL or .slang shader by name;
     /// repeatable.
     ///
     /// NAME is a member (`Tint`), optionally qualified by its block's instance or type name
-    /// (`params.Tint`), and reaches into structs, arrays and matrix columns (`Lights[1].pos`).
+    /// (`params.Tint`; Slang's global uniforms are in `globalParams`, entry-point uniforms in
+    /// the push-constant block), and reaches into structs, arrays and matrix columns
+    /// (`Lights[1].pos`).
     /// Values are comma-separated, matrices column by column. Applied after --consts and
     /// --push-consts.
     #[arg(long, value_name = "NAME=V1,V2,...", allow_hyphen_values = true)]
@@ -120,6 +133,8 @@ pub struct DrawArgs {
     cache: ShaderCacheArgs,
     #[command(flatten)]
     memory: MemoryBudgetArgs,
+    #[command(flatten)]
+    slang: SlangArgs,
 }
 
 /// Runs `softgpu draw`.
@@ -169,9 +184,20 @@ pub fn run(args: DrawArgs) -> Result<()> {
     };
     let cache = args.cache.dir();
     softgpu::jit::codegen::disk::set_kernel_cache(cache.clone(), softgpu::shader::BUILD_ID);
-    let (vs, _) = draw::compile_stage_cached(&args.vs, Processor::Vertex, None, cache.as_deref())?;
-    let (fs, _) =
-        draw::compile_stage_cached(&args.fs, Processor::Fragment, None, cache.as_deref())?;
+    let (vs, _) = draw::compile_stage_cached_with(
+        &args.vs,
+        Processor::Vertex,
+        None,
+        &args.slang.options(args.vs_entry.as_deref()),
+        cache.as_deref(),
+    )?;
+    let (fs, _) = draw::compile_stage_cached_with(
+        &args.fs,
+        Processor::Fragment,
+        None,
+        &args.slang.options(args.fs_entry.as_deref()),
+        cache.as_deref(),
+    )?;
     let stage_constants = draw::stage_constants(
         &vs.blocks,
         &fs.blocks,
@@ -194,7 +220,7 @@ pub fn run(args: DrawArgs) -> Result<()> {
             Some(ConventionArg::Webgpu) => ClipConvention::WebGpu,
             None => match Language::from_path(&args.vs) {
                 Language::Wgsl => ClipConvention::WebGpu,
-                Language::VulkanGlsl => ClipConvention::Vulkan,
+                Language::VulkanGlsl | Language::Slang => ClipConvention::Vulkan,
                 Language::Tgsi => ClipConvention::OpenGl,
             },
         },

@@ -30,10 +30,10 @@ struct Cli {
 /// The subcommands, each run by its module's `run`.
 #[derive(Subcommand)]
 enum Command {
-    /// Draw triangles with a vertex and a fragment shader (TGSI, WGSL or .slang) into an RGBA8
-    /// PNG.
-    Draw(draw::DrawArgs),
-    /// Compile a shader (TGSI, WGSL, .slang or Cg) and print its TGSI program, naga module,
+    /// Draw triangles with a vertex and a fragment shader (TGSI, WGSL, RetroArch .slang or the
+    /// Slang language) into an RGBA8 PNG.
+    Draw(Box<draw::DrawArgs>),
+    /// Compile a shader (TGSI, WGSL, RetroArch .slang, Slang or Cg) and print its TGSI program, naga module,
     /// reflection or a translation by naga.
     Compile(compile::CompileArgs),
     /// Render a RetroArch preset (.slangp or .cgp) on an input frame (or a directory of frames)
@@ -55,11 +55,16 @@ fn read(path: &Path, what: &str, limit: u64) -> Result<String> {
 const WORKER_STACK_BYTES: usize = 256 << 20;
 
 fn main() -> ExitCode {
+    // `softgpu __slang-compile` is the child process that runs the Slang compiler for its parent.
+    if let Some(code) = softgpu::frontend::slang_lang::serve_child_if_requested() {
+        return ExitCode::from(code as u8);
+    }
     // A code-generator panic is caught by `draw::build_shader` (the interpreter runs the program
-    // instead); keep it off stderr. Every other panic is reported as usual.
+    // instead), a panic of naga's SPIR-V reader on Slang's output by the Slang frontend (an
+    // error naming the file); keep them off stderr. Every other panic is reported as usual.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !softgpu::shader::jit_compiling() {
+        if !softgpu::shader::jit_compiling() && !softgpu::frontend::slang_lang::reading_spirv() {
             default_hook(info);
         }
     }));
@@ -70,7 +75,7 @@ fn main() -> ExitCode {
         .stack_size(WORKER_STACK_BYTES)
         .build_global();
     let result = match Cli::parse().command {
-        Command::Draw(args) => draw::run(args),
+        Command::Draw(args) => draw::run(*args),
         Command::Compile(args) => compile::run(args),
         Command::Render(args) => render::run(args),
         Command::Compare(args) => return compare::run(args),

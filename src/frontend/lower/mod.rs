@@ -4,7 +4,8 @@
 //! **Interface.** Vertex inputs `@location(n)` → `IN[n]`; `@builtin(vertex_index)` /
 //! `instance_index` → `SV` `VERTEXID` / `INSTANCEID`. Varyings `@location(n)` → `GENERIC[n]`
 //! (fragment inputs keep their interpolation: perspective, `LINEAR` for `linear`, `CONSTANT` for
-//! `flat`). Vertex `@builtin(position)` → `OUT POSITION`. Fragment `@builtin(position)` → `IN`
+//! `flat`); `base_vertex` / `base_instance` are the immediate 0 (draws start at vertex 0).
+//! Vertex `@builtin(position)` → `OUT POSITION`. Fragment `@builtin(position)` → `IN`
 //! `POSITION` with `FS_COORD_ORIGIN UPPER_LEFT` and `FS_COORD_PIXEL_CENTER HALF_INTEGER`, as WGSL
 //! defines `position`; `@builtin(front_facing)` → `IN FACE` (true where FACE > 0);
 //! `@location(n)` outputs → `COLOR[n]`; `@builtin(frag_depth)` → `OUT POSITION`.z.
@@ -438,6 +439,7 @@ impl<'a> Lowerer<'a> {
             uniform_buffer.insert((g, b), buffer);
         }
         let push_buffer = next_buffer;
+        let mut texture_sets: BTreeMap<u32, u32> = BTreeMap::new();
         for (h, g) in module.global_variables.iter() {
             self.span = module.global_variables.get_span(h);
             let inner = &module.types[g.ty].inner;
@@ -511,6 +513,16 @@ impl<'a> Lowerer<'a> {
                             naga::ScalarKind::Uint => ReturnType::Uint,
                             _ => ReturnType::Float,
                         };
+                        // Units are bindings: textures of two descriptor sets at one binding
+                        // would share a unit.
+                        if let Some(other) = texture_sets.insert(binding, group) {
+                            if other != group {
+                                return self.unsupported(format!(
+                                    "textures at binding {binding} of descriptor sets {other} and \
+                                     {group} (texture units are bindings)"
+                                ));
+                            }
+                        }
                         self.units.insert(binding, target);
                         let mut samp = Declaration::new(RegisterFile::Sampler, binding, binding);
                         samp.usage_mask = 0xF;
@@ -784,6 +796,12 @@ impl<'a> Lowerer<'a> {
                         &[builder::s(&[zero]), builder::s(&[face])],
                     );
                     Ok(Value::V(r))
+                }
+                // softgpu draws start at vertex 0 and instance 0 (no base vertex or first
+                // instance), so both bases are 0; Slang reads SV_VertexID as
+                // `VertexIndex - BaseVertex`.
+                (naga::BuiltIn::BaseVertex | naga::BuiltIn::BaseInstance, true) => {
+                    Ok(Value::V(vec![self.b.imm(0)]))
                 }
                 (other, _) => self.unsupported(format!(
                     "@builtin({other:?}) input of a {} shader",

@@ -51,6 +51,21 @@ pub fn reflect_stage(
     split: &[SplitSampler],
     padded: &[PaddedMatrix],
 ) -> Result<StageReflection, String> {
+    let out = reflect_spirv_stage(module, info, entry, spirv, split, padded)?;
+    retroarch::check_one_uniform_buffer(&out)?;
+    Ok(out)
+}
+
+/// [`reflect_stage`] without RetroArch's rules: the reflection of any stage read from SPIR-V
+/// through [`super::spirv_to_naga`] (the Slang language's stages too).
+pub fn reflect_spirv_stage(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry: usize,
+    spirv: &[u32],
+    split: &[SplitSampler],
+    padded: &[PaddedMatrix],
+) -> Result<StageReflection, String> {
     let pairs: Vec<SamplerPair> = split
         .iter()
         .map(|s| SamplerPair {
@@ -60,7 +75,6 @@ pub fn reflect_stage(
         })
         .collect();
     let mut out = reflect::reflect_stage(module, info, entry, &pairs)?;
-    retroarch::check_one_uniform_buffer(&out)?;
     // naga's SPIR-V reader leaves the members of the output struct unnamed; take the names
     // from the SPIR-V variables at the same locations.
     let (in_names, out_names) = io_names(spirv);

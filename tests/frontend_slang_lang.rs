@@ -1,0 +1,514 @@
+//! The Slang shading language frontend from the outside: `softgpu draw` of the cases in
+//! tests/data/slang_lang/cases.json against Mesa softpipe's pictures of the same Slang shaders
+//! (reference-images/slang_lang/, made by tools/make_slang_lang_refs.py), `softgpu compile`,
+//! Slang's diagnostics, language detection, a missing or wrong library and a crashing compiler.
+//!
+//! Tests that run the Slang compiler skip, saying why, where the library is not installed (CI
+//! installs it: .ci/run); the others need nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn data(name: &str) -> PathBuf {
+    root().join("tests/data/slang_lang").join(name)
+}
+
+/// Whether the Slang library is here; prints why a test is skipped when it is not.
+fn slang_available(test: &str) -> bool {
+    match softgpu::frontend::slang_lang::library::find_library(None) {
+        Ok(_) => true,
+        Err(why) => {
+            eprintln!("skipping {test}: {why}");
+            false
+        }
+    }
+}
+
+fn softgpu<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_softgpu"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_error(output: &Output, needles: &[&str]) {
+    let text = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "exit code; stderr: {text}");
+    assert!(
+        !text.contains("panicked"),
+        "panic instead of an error: {text}"
+    );
+    for needle in needles {
+        assert!(text.contains(needle), "`{needle}` missing from: {text}");
+    }
+}
+
+/// One case of cases.json.
+#[derive(serde::Deserialize)]
+struct Case {
+    name: String,
+    shader: String,
+    vertices: String,
+    #[serde(default)]
+    vs_entry: Option<String>,
+    #[serde(default)]
+    fs_entry: Option<String>,
+    #[serde(default)]
+    uniforms: Vec<String>,
+    #[serde(default)]
+    textures: Vec<String>,
+    #[serde(default)]
+    filter: Option<String>,
+    #[serde(default)]
+    wrap: Option<String>,
+    #[serde(default)]
+    size: Option<String>,
+}
+
+fn draw_case(case: &Case, out: &Path) -> Output {
+    let mut args: Vec<String> = vec![
+        "draw".into(),
+        "--vs".into(),
+        data(&case.shader).display().to_string(),
+        "--fs".into(),
+        data(&case.shader).display().to_string(),
+        "--vertices".into(),
+        data(&case.vertices).display().to_string(),
+        "--filter".into(),
+        case.filter.clone().unwrap_or_else(|| "linear".into()),
+        "--wrap".into(),
+        case.wrap.clone().unwrap_or_else(|| "repeat".into()),
+        "--size".into(),
+        case.size.clone().unwrap_or_else(|| "64x64".into()),
+        "--no-shader-cache".into(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    for (flag, entry) in [
+        ("--vs-entry", &case.vs_entry),
+        ("--fs-entry", &case.fs_entry),
+    ] {
+        if let Some(e) = entry {
+            args.extend([flag.to_string(), e.clone()]);
+        }
+    }
+    for u in &case.uniforms {
+        args.extend(["--uniform".to_string(), u.clone()]);
+    }
+    for t in &case.textures {
+        let (unit, png) = t.split_once('=').unwrap();
+        args.extend([
+            "--texture".to_string(),
+            format!("{unit}={}", data(png).display()),
+        ]);
+    }
+    softgpu(&args)
+}
+
+#[test]
+fn slang_draws_match_softpipe_within_one_step() {
+    if !slang_available("slang_draws_match_softpipe_within_one_step") {
+        return;
+    }
+    let cases: Vec<Case> =
+        serde_json::from_str(&std::fs::read_to_string(data("cases.json")).unwrap()).unwrap();
+    assert!(cases.len() >= 4, "cases.json lists the reference cases");
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let out = dir.path().join(format!("{}.png", case.name));
+        let result = draw_case(case, &out);
+        if !result.status.success() {
+            failures.push(format!("{}: {}", case.name, stderr(&result)));
+            continue;
+        }
+        let got = image::open(&out).unwrap().to_rgba8();
+        let reference = root()
+            .join("reference-images/slang_lang")
+            .join(format!("{}.png", case.name));
+        let want = image::open(&reference).unwrap().to_rgba8();
+        assert_eq!(got.dimensions(), want.dimensions(), "{}", case.name);
+        let worst = got
+            .as_raw()
+            .iter()
+            .zip(want.as_raw())
+            .map(|(a, b)| a.abs_diff(*b))
+            .max()
+            .unwrap_or(0);
+        if worst > 1 {
+            failures.push(format!(
+                "{}: differs from softpipe by up to {worst}/255",
+                case.name
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn compile_prints_tgsi_naga_reflection_and_slang_outputs() {
+    if !slang_available("compile_prints_tgsi_naga_reflection_and_slang_outputs") {
+        return;
+    }
+    let file = data("gradient.slang");
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--stage".as_ref(),
+        "vertex".as_ref(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        text.starts_with("VERT\n") && text.contains("CONST[0]"),
+        "{text}"
+    );
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--emit".as_ref(),
+        "reflection".as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["entry_point"], "fragmentMain");
+    let blocks = json["stage_reflection"]["uniform_buffers"]
+        .as_array()
+        .unwrap();
+    let names: Vec<&str> = blocks.iter().filter_map(|b| b["name"].as_str()).collect();
+    assert!(names.contains(&"tint"), "{names:?}");
+    assert!(json["slang_reflection"]["parameters"].is_array());
+    for emit in ["slang-glsl", "wgsl", "naga"] {
+        let out = softgpu(&[
+            "compile".as_ref(),
+            file.as_os_str(),
+            "--emit".as_ref(),
+            emit.as_ref(),
+        ]);
+        assert!(out.status.success(), "--emit {emit}: {}", stderr(&out));
+        assert!(!out.stdout.is_empty(), "--emit {emit} printed nothing");
+    }
+}
+
+#[test]
+fn entry_points_are_chosen_by_name_or_stage() {
+    if !slang_available("entry_points_are_chosen_by_name_or_stage") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two.slang");
+    std::fs::write(
+        &file,
+        "[shader(\"fragment\")] float4 red() : SV_Target { return float4(1, 0, 0, 1); }\n\
+         [shader(\"fragment\")] float4 green() : SV_Target { return float4(0, 1, 0, 1); }\n",
+    )
+    .unwrap();
+    let out = softgpu(&["compile".as_ref(), file.as_os_str()]);
+    assert_error(&out, &["several fragment entry points", "red", "green"]);
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--entry".as_ref(),
+        "green".as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--stage".as_ref(),
+        "vertex".as_ref(),
+    ]);
+    assert_error(&out, &["no [shader(\"vertex\")] entry point"]);
+}
+
+#[test]
+fn slang_errors_carry_its_diagnostics_at_file_line_column() {
+    if !slang_available("slang_errors_carry_its_diagnostics_at_file_line_column") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.slang");
+    std::fs::write(
+        &file,
+        "float4 f() { return x; }\n[shader(\"fragment\")] float4 m() : SV_Target { return f(); }\n",
+    )
+    .unwrap();
+    let out = softgpu(&["compile".as_ref(), file.as_os_str()]);
+    assert_error(&out, &["bad.slang:1:21: undefined identifier", "E30015"]);
+}
+
+#[test]
+fn include_dirs_and_defines_reach_slang() {
+    if !slang_available("include_dirs_and_defines_reach_slang") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("lib")).unwrap();
+    std::fs::write(
+        dir.path().join("lib/colors.slang"),
+        "module colors;\npublic float4 shade() { return float4(SHADE, 0, 0, 1); }\n",
+    )
+    .unwrap();
+    let file = dir.path().join("main.slang");
+    std::fs::write(
+        &file,
+        "import colors;\n[shader(\"fragment\")] float4 m() : SV_Target { return shade(); }\n",
+    )
+    .unwrap();
+    let lib = dir.path().join("lib");
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "-I".as_ref(),
+        lib.as_os_str(),
+        "-D".as_ref(),
+        "SHADE=0.5".as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // 0.5 is 0x3f000000 = 1056964608.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1056964608"), "{text}");
+}
+
+#[test]
+fn a_file_that_is_neither_language_states_both_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("half.slang");
+    std::fs::write(&file, "#version 450\nvoid main() {}\n").unwrap();
+    let out = softgpu(&["compile".as_ref(), file.as_os_str()]);
+    assert_error(
+        &out,
+        &["half.slang", "#pragma stage", "#version", "--lang slang"],
+    );
+}
+
+#[test]
+fn retroarch_files_stay_retroarch_and_lang_overrides() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ra.slang");
+    std::fs::write(
+        &file,
+        "#version 450\n#pragma stage vertex\nlayout(location = 0) in vec4 Position;\n\
+         void main() { gl_Position = Position; }\n#pragma stage fragment\n\
+         layout(location = 0) out vec4 FragColor;\nvoid main() { FragColor = vec4(1.0); }\n",
+    )
+    .unwrap();
+    for lang in [
+        None,
+        Some("retroarch"),
+        Some("slang-glsl"),
+        Some("vulkan-glsl"),
+    ] {
+        let mut args = vec!["compile".to_string(), file.display().to_string()];
+        if let Some(l) = lang {
+            args.extend(["--lang".to_string(), l.to_string()]);
+        }
+        let out = softgpu(&args);
+        assert!(out.status.success(), "{lang:?}: {}", stderr(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("FRAG"));
+    }
+}
+
+#[test]
+fn a_missing_library_is_one_error_saying_how_to_install_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.slang");
+    std::fs::write(
+        &file,
+        "[shader(\"fragment\")] float4 m() : SV_Target { return 1; }\n",
+    )
+    .unwrap();
+    // No python3 on PATH and no variables: nothing to find.
+    let out = Command::new(env!("CARGO_BIN_EXE_softgpu"))
+        .args(["compile".as_ref(), file.as_os_str()])
+        .env("PATH", dir.path())
+        .env_remove("SOFTGPU_SLANG_LIB")
+        .env_remove("SLANG_DIR")
+        .output()
+        .unwrap();
+    assert_error(&out, &["s.slang", "pip install --no-deps slangpy==0.43.1"]);
+    // A named place without the library is an error naming it.
+    let out = Command::new(env!("CARGO_BIN_EXE_softgpu"))
+        .args(["compile".as_ref(), file.as_os_str()])
+        .env("SOFTGPU_SLANG_LIB", dir.path().join("nowhere"))
+        .output()
+        .unwrap();
+    assert_error(&out, &["$SOFTGPU_SLANG_LIB", "nowhere"]);
+}
+
+#[test]
+fn a_library_that_is_not_slang_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.slang");
+    std::fs::write(
+        &file,
+        "[shader(\"fragment\")] float4 m() : SV_Target { return 1; }\n",
+    )
+    .unwrap();
+    // The test binary's own C library: loadable, but not Slang.
+    let Some(libc) = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+    ]
+    .into_iter()
+    .map(Path::new)
+    .find(|p| p.is_file()) else {
+        eprintln!("skipping a_library_that_is_not_slang_is_refused: no libm.so.6 here");
+        return;
+    };
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--slang-lib".as_ref(),
+        libc.as_os_str(),
+    ]);
+    assert_error(&out, &["s.slang", "not the Slang compiler"]);
+}
+
+/// One test for both uses of the process-wide compiler executable: a warm build from the shader
+/// cache starts no compiler process (the executable is a crashing script by then), and a
+/// crashing compiler is an error naming the file.
+#[cfg(unix)]
+#[test]
+fn warm_builds_start_no_compiler_and_a_crash_is_an_error_naming_the_file() {
+    use softgpu::frontend::slang_lang::process::{
+        compile_in_child, set_compiler_executable, Request,
+    };
+    use softgpu::frontend::slang_lang::SlangOptions;
+    use softgpu::ir::Processor;
+    use softgpu::shader::{build_stage_with, StageCacheUse};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let crash = dir.path().join("crash.sh");
+    std::fs::write(&crash, "#!/bin/sh\nkill -SEGV $$\n").unwrap();
+    std::fs::set_permissions(&crash, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    if slang_available("warm_builds_start_no_compiler") {
+        set_compiler_executable(PathBuf::from(env!("CARGO_BIN_EXE_softgpu")));
+        let cache = dir.path().join("cache");
+        let options = SlangOptions::default();
+        let shader = data("patterns.slang");
+        let build = || {
+            build_stage_with(
+                &shader,
+                Processor::Fragment,
+                None,
+                &options,
+                Some(cache.as_path()),
+            )
+        };
+        let (cold, used) = build().unwrap();
+        assert_eq!(used, StageCacheUse::Miss);
+        set_compiler_executable(crash.clone());
+        let (warm, used) = build().expect("a warm build runs no compiler");
+        assert_eq!(used, StageCacheUse::Hit);
+        assert_eq!(warm.lowered.program, cold.lowered.program);
+        // An imported module's text is part of the key: a copy with an edited module misses.
+        let copy = dir.path().join("copy");
+        std::fs::create_dir(&copy).unwrap();
+        for f in ["patterns.slang", "shading.slang"] {
+            std::fs::copy(data(f), copy.join(f)).unwrap();
+        }
+        set_compiler_executable(PathBuf::from(env!("CARGO_BIN_EXE_softgpu")));
+        let copied = copy.join("patterns.slang");
+        let run = |p: &Path| {
+            build_stage_with(
+                p,
+                Processor::Fragment,
+                None,
+                &options,
+                Some(cache.as_path()),
+            )
+            .unwrap()
+            .1
+        };
+        assert_eq!(run(&copied), StageCacheUse::Miss);
+        assert_eq!(run(&copied), StageCacheUse::Hit);
+        let module = copy.join("shading.slang");
+        let text = std::fs::read_to_string(&module).unwrap();
+        std::fs::write(&module, text.replace("40.0", "20.0")).unwrap();
+        assert_eq!(run(&copied), StageCacheUse::Miss);
+    }
+
+    set_compiler_executable(crash);
+    let request = Request {
+        library: PathBuf::from("/nonexistent/libslang-compiler.so"),
+        args: vec!["x.slang".into()],
+        entry: None,
+        stage: "fragment".into(),
+        per_entry_point: false,
+    };
+    let error = compile_in_child(&request, "shaders/x.slang").unwrap_err();
+    assert!(error.starts_with("shaders/x.slang: "), "{error}");
+    assert!(error.contains("crashed with signal 11"), "{error}");
+}
+
+#[test]
+fn a_naga_panic_on_slangs_spirv_is_an_error_naming_the_file() {
+    if !slang_available("a_naga_panic_on_slangs_spirv_is_an_error_naming_the_file") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("array_load.slang");
+    // naga 30's SPIR-V reader panics on this `Load` of a 2D array texture.
+    std::fs::write(
+        &file,
+        "Texture2DArray<float4> t;\n\
+         [shader(\"fragment\")] float4 m() : SV_Target { return t.Load(int4(0, 0, 0, 0)); }\n",
+    )
+    .unwrap();
+    let out = softgpu(&["compile".as_ref(), file.as_os_str()]);
+    assert_error(&out, &["array_load.slang", "naga's SPIR-V reader failed"]);
+    assert!(!stderr(&out).contains("panicked at"), "{}", stderr(&out));
+}
+
+#[test]
+fn further_slang_arguments_reach_the_compiler() {
+    if !slang_available("further_slang_arguments_reach_the_compiler") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("glsl_syntax.slang");
+    // GLSL built-ins in Slang need `-allow-glsl`.
+    std::fs::write(
+        &file,
+        "[shader(\"fragment\")] float4 m(float4 p : SV_Position) : SV_Target \
+         { return vec4(fract(p.x), 0, 0, 1); }\n",
+    )
+    .unwrap();
+    let out = softgpu(&["compile".as_ref(), file.as_os_str()]);
+    assert_error(&out, &["glsl_syntax.slang"]);
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--slang-arg".as_ref(),
+        "-allow-glsl".as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn softgpu_test_suites_take_slang_stages() {
+    if !slang_available("softgpu_test_suites_take_slang_stages") {
+        return;
+    }
+    let report = tempfile::tempdir().unwrap();
+    let suite = data("suite.toml");
+    let out = softgpu(&[
+        "test".as_ref(),
+        suite.as_os_str(),
+        "--report".as_ref(),
+        report.path().as_os_str(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("2 passed, 0 failed"), "{text}");
+}
