@@ -17,10 +17,15 @@ fn data(name: &str) -> PathBuf {
     root().join("tests/data/slang_lang").join(name)
 }
 
-/// Whether the Slang library is here; prints why a test is skipped when it is not.
+/// Whether the Slang library is here; prints why a test is skipped when it is not. Where
+/// `SOFTGPU_REQUIRE_SLANG` is set (CI installs the library and sets it), a missing library fails
+/// the test instead.
 fn slang_available(test: &str) -> bool {
     match softgpu::frontend::slang_lang::library::find_library(None) {
         Ok(_) => true,
+        Err(why) if std::env::var_os("SOFTGPU_REQUIRE_SLANG").is_some_and(|v| !v.is_empty()) => {
+            panic!("{test}: SOFTGPU_REQUIRE_SLANG is set but {why}")
+        }
         Err(why) => {
             eprintln!("skipping {test}: {why}");
             false
