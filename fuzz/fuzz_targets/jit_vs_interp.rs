@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 use softgpu_fuzz::MAX_PROGRAM_INPUT;
 use softgpu_jit::codegen::JitShader;
-use softgpu_jit::exec::ExecError;
+use softgpu_jit::exec::{ExecError, QuadShader};
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
 
@@ -25,11 +25,9 @@ mod splitmix {
     impl Rng {
         /// Choices read from `bytes`.
         pub fn from_bytes(bytes: &[u8]) -> Rng {
-            let state = bytes
-                .iter()
-                .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-                    (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-                });
+            let state = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+            });
             Rng {
                 bytes: bytes.to_vec(),
                 pos: 0,
@@ -106,8 +104,9 @@ fuzz_target!(|data: &[u8]| {
     let statements = 4 + (kind as usize >> 3) % 24;
     let (plain, repeats, uniform) = (kind & 1 != 0, kind & 2 != 0, kind & 4 != 0);
     let text = progen::generate(&mut rng, statements, plain, repeats, uniform);
-    let program = parse_program(&text)
-        .unwrap_or_else(|e| panic!("the generator made a program that does not parse: {e}\n{text}"));
+    let program = parse_program(&text).unwrap_or_else(|e| {
+        panic!("the generator made a program that does not parse: {e}\n{text}")
+    });
     let Ok(interp) = Interpreter::new(&program) else {
         return;
     };
