@@ -49,7 +49,8 @@ for ((i = 0; i < ${#targets[@]}; i += parallel)); do
 done
 
 # The fork-mode status lines read `#EXECS: cov: C ft: F corp: N exec/s: E oom/timeout/crash:
-# O/T/C time: Ss ...`; the last one holds the campaign's totals.
+# O/T/C time: Ss ...`; the last one holds the run's totals (its exec/s is the last interval's,
+# so the table gives executions over seconds instead).
 summary="$out/summary.md"
 {
     echo "| target | seconds | executions | exec/s | cov | ft | corpus | crashes | timeouts | ooms |"
@@ -58,8 +59,10 @@ summary="$out/summary.md"
         corpus=$(find "fuzz/corpus/$target" -type f | wc -l)
         grep -E '^#[0-9]+: cov:' "$out/$target.log" | tail -n 1 | awk -v t="$target" -v c="$corpus" '
             { for (i = 1; i <= NF; i++) v[$i] = $(i + 1)
-              split(v["oom/timeout/crash:"], o, "/"); sub(/s$/, "", v["time:"]); sub(/:$/, "", $1); sub(/^#/, "", $1)
-              printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t, v["time:"], $1, v["exec/s:"], v["cov:"], v["ft:"], c, o[3], o[2], o[1]
+              split(v["oom/timeout/crash:"], o, "/"); sub(/s$/, "", v["time:"])
+              execs = substr($1, 2, length($1) - 2)
+              printf "| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s |\n", t, v["time:"], execs,
+                  execs / (v["time:"] > 0 ? v["time:"] : 1), v["cov:"], v["ft:"], c, o[3], o[2], o[1]
               found = 1 }
             END { if (!found) printf "| %s | no status line: see %s.log |||||||||\n", t, t }'
     done

@@ -6,18 +6,20 @@
 use libfuzzer_sys::fuzz_target;
 use softgpu::frontend::cg::compile_cg_str;
 use softgpu::ir::validate::validate;
-use softgpu_fuzz::{text_input, write_files, MAX_TEXT_INPUT};
+use softgpu_fuzz::{on_small_stack, text_input, write_files, MAX_TEXT_INPUT};
 
 fuzz_target!(|data: &[u8]| {
     let Some(text) = text_input(data, MAX_TEXT_INPUT) else {
         return;
     };
-    let (path, main_text) = write_files(text, "main.cg");
-    let Ok(shader) = compile_cg_str(main_text, &path) else {
-        return;
-    };
-    if let Ok((vertex, fragment)) = shader.lower() {
-        let _ = validate(&vertex.program);
-        let _ = validate(&fragment.program);
-    }
+    on_small_stack(|| {
+        let (path, main_text) = write_files(text, "main.cg");
+        let Ok(shader) = compile_cg_str(main_text, &path) else {
+            return;
+        };
+        if let Ok((vertex, fragment)) = shader.lower() {
+            let _ = validate(&vertex.program);
+            let _ = validate(&fragment.program);
+        }
+    });
 });

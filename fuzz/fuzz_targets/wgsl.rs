@@ -5,15 +5,17 @@
 use libfuzzer_sys::fuzz_target;
 use softgpu::frontend::wgsl::{compile, Stage};
 use softgpu::ir::validate::validate;
-use softgpu_fuzz::{text_input, MAX_TEXT_INPUT};
+use softgpu_fuzz::{on_small_stack, text_input, MAX_TEXT_INPUT};
 
 fuzz_target!(|data: &[u8]| {
     let Some(text) = text_input(data, MAX_TEXT_INPUT) else {
         return;
     };
-    for stage in [Stage::Fragment, Stage::Vertex] {
-        if let Ok(lowered) = compile(text, "fuzz.wgsl", stage, None) {
-            let _ = validate(&lowered.program);
+    on_small_stack(|| {
+        for stage in [Stage::Fragment, Stage::Vertex] {
+            if let Ok(lowered) = compile(text, "fuzz.wgsl", stage, None) {
+                let _ = validate(&lowered.program);
+            }
         }
-    }
+    });
 });

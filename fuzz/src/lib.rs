@@ -20,6 +20,8 @@ pub const MAX_TEXT_INPUT: usize = 64 << 10;
 pub const MAX_IMAGE_INPUT: usize = 256 << 10;
 /// The largest input the JIT-against-interpreter target reads.
 pub const MAX_PROGRAM_INPUT: usize = 4 << 10;
+/// Stack size of the thread the front-end targets run on (see [`on_small_stack`]).
+pub const TARGET_STACK_BYTES: usize = 1 << 20;
 /// The most files one multi-file input may carry (the main file included).
 pub const MAX_FILES: usize = 8;
 
@@ -161,4 +163,20 @@ pub fn write_files<'a>(text: &'a str, main_name: &str) -> (PathBuf, &'a str) {
         let _ = fs::write(&path, body);
     }
     (dir.join(&files[0].0), files[0].1)
+}
+
+/// Runs `work` on a thread with a [`TARGET_STACK_BYTES`] stack and returns its result; a panic
+/// in it is raised again here. Inputs are bounded to tens of KiB, so recursion whose depth the
+/// input decides would overflow the 8 MiB main thread only with inputs far larger than that:
+/// on a small stack the same unbounded recursion shows as a stack overflow with a small input.
+pub fn on_small_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .stack_size(TARGET_STACK_BYTES)
+            .spawn_scoped(scope, work)
+            .expect("a thread can be started");
+        handle
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
