@@ -4,8 +4,10 @@
 //! run, outputs are written whole (no temporary file left behind), and `compile -o` writes
 //! every `--emit`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
+
+use cli_support::{assert_error, softgpu, stderr};
+use std::process::Output;
 
 const VS: &str = "VERT
 DCL IN[0]
@@ -34,38 +36,24 @@ IMM[0] FLT32 {1.0, 0.0, 0.0, 1.0}
 const TRIANGLE: &str = "-1 -1 0 1\n3 -1 0 1\n-1 3 0 1\n";
 
 /// A scratch directory with a draw's files and a small preset.
-struct Scratch {
-    dir: tempfile::TempDir,
+struct Scratch(cli_support::Scratch);
+
+impl std::ops::Deref for Scratch {
+    type Target = cli_support::Scratch;
+    fn deref(&self) -> &cli_support::Scratch {
+        &self.0
+    }
 }
 
 impl Scratch {
     fn new() -> Scratch {
-        let s = Scratch {
-            dir: tempfile::tempdir().unwrap(),
-        };
+        let s = Scratch(cli_support::Scratch::new());
         s.write("vs.tgsi", VS);
         s.write("fs.tgsi", FS);
         s.write("loop.tgsi", FS_LOOP);
         s.write("v.txt", TRIANGLE);
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chain");
-        std::fs::copy(root.join("shaders/stock.slang"), s.path("stock.slang")).unwrap();
-        std::fs::copy(root.join("inputs/scene64x48.png"), s.path("in.png")).unwrap();
         s.write("p.slangp", "shaders = 1\nshader0 = stock.slang\n");
         s
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn arg(&self, name: &str) -> String {
-        self.path(name).to_string_lossy().into_owned()
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.path(name);
-        std::fs::write(&path, text).unwrap();
-        path
     }
 
     fn draw(&self, fs: &str, out: &str, extra: &[&str]) -> Output {
@@ -104,44 +92,11 @@ impl Scratch {
 
     /// Files whose names mark them as temporary outputs.
     fn leftovers(&self) -> Vec<String> {
-        std::fs::read_dir(self.dir.path())
+        std::fs::read_dir(self.dir())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n.contains("softgpu-tmp"))
             .collect()
-    }
-}
-
-fn softgpu<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_softgpu"))
-        .args(args)
-        .env_remove("SOFTGPU_MEMORY_BUDGET")
-        .output()
-        .unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// A failed run with one `softgpu: error:` line (exit `code`) that contains every needle.
-fn assert_error(output: &Output, code: i32, needles: &[&str]) {
-    let text = stderr(output);
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "exit code; stderr: {text}"
-    );
-    assert!(!text.contains("panicked"), "panic: {text}");
-    assert_eq!(
-        text.lines()
-            .filter(|l| l.starts_with("softgpu: error"))
-            .count(),
-        1,
-        "one error line expected: {text}"
-    );
-    for needle in needles {
-        assert!(text.contains(needle), "`{needle}` missing from: {text}");
     }
 }
 

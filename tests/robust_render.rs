@@ -3,42 +3,30 @@
 //! before anything is allocated and names what needs the most; LUT errors name the preset line;
 //! input history deeper than a chain keeps is refused by pass.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
+
+use cli_support::{assert_failure, softgpu_command, stderr};
+use std::path::Path;
+use std::process::Output;
 
 /// A scratch directory holding the stock pass-through shader and a small input.
-struct Scratch {
-    dir: tempfile::TempDir,
+struct Scratch(cli_support::Scratch);
+
+impl std::ops::Deref for Scratch {
+    type Target = cli_support::Scratch;
+    fn deref(&self) -> &cli_support::Scratch {
+        &self.0
+    }
 }
 
 impl Scratch {
     fn new() -> Scratch {
-        let s = Scratch {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chain");
-        std::fs::copy(root.join("shaders/stock.slang"), s.path("stock.slang")).unwrap();
-        std::fs::copy(root.join("inputs/scene64x48.png"), s.path("in.png")).unwrap();
-        s
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn arg(&self, name: &str) -> String {
-        self.path(name).to_string_lossy().into_owned()
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.path(name);
-        std::fs::write(&path, text).unwrap();
-        path
+        Scratch(cli_support::Scratch::new())
     }
 
     /// `softgpu render` of `preset` with `extra` flags and environment.
     fn render(&self, preset: &str, extra: &[&str], env: Option<&str>) -> Output {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_softgpu"));
+        let mut command = softgpu_command();
         command
             .args([
                 "render",
@@ -50,8 +38,7 @@ impl Scratch {
                 &self.arg("out.png"),
                 "--no-shader-cache",
             ])
-            .args(extra)
-            .env_remove("SOFTGPU_MEMORY_BUDGET");
+            .args(extra);
         if let Some(budget) = env {
             command.env("SOFTGPU_MEMORY_BUDGET", budget);
         }
@@ -59,17 +46,9 @@ impl Scratch {
     }
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
+/// A refused run: exit 1, no panic, every needle in stderr.
 fn assert_error(output: &Output, needles: &[&str]) {
-    let text = stderr(output);
-    assert_eq!(output.status.code(), Some(1), "exit code; stderr: {text}");
-    assert!(!text.contains("panicked"), "panic: {text}");
-    for needle in needles {
-        assert!(text.contains(needle), "`{needle}` missing from: {text}");
-    }
+    assert_failure(output, 1, needles);
 }
 
 /// A preset of `passes` passes, each an absolute 16384x16384 float target read with mipmaps:
@@ -207,7 +186,7 @@ fn a_draw_and_a_suite_case_over_the_budget_are_refused() {
         "FRAG\nDCL OUT[0], COLOR\nIMM[0] FLT32 {1.0, 0.0, 0.0, 1.0}\n  0: MOV OUT[0], IMM[0]\n  1: END\n",
     );
     s.write("v.txt", "-1 -1 0 1\n3 -1 0 1\n-1 3 0 1\n");
-    let out = Command::new(env!("CARGO_BIN_EXE_softgpu"))
+    let out = softgpu_command()
         .args([
             "draw",
             "--vs",
@@ -235,7 +214,7 @@ fn a_draw_and_a_suite_case_over_the_budget_are_refused() {
         "[[case]]\nname = \"huge\"\nvs = \"vs.tgsi\"\nfs = \"fs.tgsi\"\nvertices = \"v.txt\"\n\
          size = \"16384x16384\"\nexpected = \"huge.png\"\n",
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_softgpu"))
+    let out = softgpu_command()
         .args([
             "test",
             &s.arg("suite.toml"),
@@ -341,7 +320,7 @@ fn a_draw_of_too_many_large_triangles_is_refused_naming_the_vertex_file() {
     // 200 triangles, each covering a 4096x4096 target: 2^24 pixels each, over 2^31 together.
     s.write("v.txt", &"-1 -1 0 1\n3 -1 0 1\n-1 3 0 1\n".repeat(200));
     let started = std::time::Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_softgpu"))
+    let out = softgpu_command()
         .args([
             "draw",
             "--vs",
