@@ -261,26 +261,27 @@ pub fn run(args: CompileArgs) -> Result<()> {
     if let Some(path) = &args.output {
         softgpu::output::check_output(path, "--output", &[])?;
     }
+    // Cg is not a `shader::Language` (a Cg file holds both stages and is compiled whole): `None`.
     let language = match args.lang {
-        Some(LangArg::Tgsi) => Language::Tgsi,
-        Some(LangArg::Wgsl) => Language::Wgsl,
-        Some(LangArg::Retroarch) => Language::VulkanGlsl,
-        Some(LangArg::Slang) => Language::Slang,
-        Some(LangArg::Cg) => Language::Tgsi,
+        Some(LangArg::Tgsi) => Some(Language::Tgsi),
+        Some(LangArg::Wgsl) => Some(Language::Wgsl),
+        Some(LangArg::Retroarch) => Some(Language::VulkanGlsl),
+        Some(LangArg::Slang) => Some(Language::Slang),
+        Some(LangArg::Cg) => None,
         None if args
             .file
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("cg")) =>
         {
-            Language::Tgsi
+            None
         }
-        None => Language::detect(&args.file)?,
+        None => Some(Language::detect(&args.file)?),
     };
     let stage = match args.stage {
         StageArg::Vertex => Processor::Vertex,
         StageArg::Fragment => Processor::Fragment,
     };
-    if language == Language::Slang {
+    if language == Some(Language::Slang) {
         return write_translation(compile_slang(&args, stage)?, &args.output);
     }
     if matches!(args.emit, EmitArg::SlangGlsl | EmitArg::SlangSpirv) {
@@ -288,16 +289,9 @@ pub fn run(args: CompileArgs) -> Result<()> {
             "--emit slang-glsl/slang-spirv needs a Slang-language shader (--lang slang)"
         ));
     }
-    let is_cg = matches!(args.lang, Some(LangArg::Cg))
-        || (args.lang.is_none()
-            && args
-                .file
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("cg")));
-    let out = if is_cg {
-        compile_cg(&args, stage)?
-    } else {
-        compile(&args, language, stage)?
+    let out = match language {
+        None => compile_cg(&args, stage)?,
+        Some(language) => compile(&args, language, stage)?,
     };
     write_translation(out, &args.output)
 }
