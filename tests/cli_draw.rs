@@ -2,7 +2,10 @@
 //! error (file, line, what was expected) with a non-zero exit for every kind of bad input.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
+
+use cli_support::{softgpu, stderr};
+use std::process::Output;
 
 const VS: &str = "VERT
 DCL IN[0]
@@ -81,35 +84,9 @@ impl Scratch {
     }
 }
 
-fn softgpu<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_softgpu"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
+/// A refused run: exit 1, one `softgpu: error` line with every needle, no panic.
 fn assert_error(output: &Output, needles: &[&str]) {
-    let text = stderr(output);
-    assert!(!output.status.success(), "expected failure, got success");
-    assert_eq!(output.status.code(), Some(1), "exit code; stderr: {text}");
-    assert!(
-        !text.contains("panicked"),
-        "panic instead of an error: {text}"
-    );
-    assert_eq!(
-        text.lines()
-            .filter(|l| l.starts_with("softgpu: error"))
-            .count(),
-        1,
-        "one error line expected: {text}"
-    );
-    for needle in needles {
-        assert!(text.contains(needle), "`{needle}` missing from: {text}");
-    }
+    cli_support::assert_error(output, 1, needles);
 }
 
 fn pixel(path: &Path, x: u32, y: u32) -> [u8; 4] {

@@ -7,6 +7,9 @@
 //! installs it: .ci/run); the others need nothing.
 
 use std::path::{Path, PathBuf};
+mod cli_support;
+
+use cli_support::{softgpu, stderr};
 use std::process::{Command, Output};
 
 fn root() -> PathBuf {
@@ -33,27 +36,9 @@ fn slang_available(test: &str) -> bool {
     }
 }
 
-fn softgpu<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_softgpu"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
+/// A refused run: exit 1, every needle in stderr, no panic.
 fn assert_error(output: &Output, needles: &[&str]) {
-    let text = stderr(output);
-    assert_eq!(output.status.code(), Some(1), "exit code; stderr: {text}");
-    assert!(
-        !text.contains("panicked"),
-        "panic instead of an error: {text}"
-    );
-    for needle in needles {
-        assert!(text.contains(needle), "`{needle}` missing from: {text}");
-    }
+    cli_support::assert_failure(output, 1, needles);
 }
 
 /// One case of cases.json.
