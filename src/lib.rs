@@ -7,7 +7,8 @@
 //! IR, with one reflection model); [`shader`] (building a stage or a pass's stages from a file,
 //! through the on-disk cache, and the executor that runs them); [`draw`] (one draw call) and
 //! [`chain`] (RetroArch presets rendered frame after frame); [`golden`] (reference-image
-//! suites). The IR, the interpreter, the optimizer and the JIT are the `softgpu-jit` crate
+//! suites). Beside them: [`video`] (Y4M and raw frame streams, read and written a frame at a
+//! time) and [`encode`] (rendered frames as PNG, 16-bit with colour metadata for HDR). The IR, the interpreter, the optimizer and the JIT are the `softgpu-jit` crate
 //! ([`jit`]); the on-disk cache is the `softgpu-cache` crate.
 
 pub use softgpu_jit as jit;
@@ -16,6 +17,7 @@ pub use softgpu_jit::{exec, interp, ir, opt};
 pub mod budget;
 pub mod chain;
 pub mod draw;
+pub mod encode;
 pub mod frontend;
 pub mod golden;
 pub mod input;
@@ -23,3 +25,4 @@ pub mod output;
 pub mod raster;
 pub mod shader;
 pub mod texture;
+pub mod video;

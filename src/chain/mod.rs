@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use crate::texture::Texture;
 
 pub use runtime::{
-    ChainOptions, FilterChain, FrameOptions, PassTiming, SrgbCurve, MAX_HISTORY_DEPTH,
+    ChainOptions, ColorSpace, FeatureDefines, FilterChain, FrameOptions, HostUniforms,
+    LoadProgress, LoadStep, PassTiming, SrgbCurve, MAX_HISTORY_DEPTH,
 };
 
 /// Why a chain could not be built or rendered; the message names the file (and line, where
@@ -90,6 +91,25 @@ pub fn input_frames(path: &Path) -> Result<Vec<PathBuf>, ChainError> {
     Ok(frames)
 }
 
+/// A source of input frames that arrive one at a time (a video stream): frame `i` of a render
+/// is the `i`-th frame it gives, and the render ends where it ends.
+pub trait FrameStream {
+    /// The next frame, or `None` at the end.
+    fn next_frame(&mut self) -> Result<Option<Texture>, ChainError>;
+    /// The size of its frames.
+    fn frame_size(&self) -> (u32, u32);
+}
+
+impl<R: std::io::BufRead> FrameStream for crate::video::FrameReader<R> {
+    fn next_frame(&mut self) -> Result<Option<Texture>, ChainError> {
+        crate::video::FrameReader::next_frame(self).map_err(|e| ChainError::new(e.message))
+    }
+
+    fn frame_size(&self) -> (u32, u32) {
+        crate::video::FrameReader::frame_size(self)
+    }
+}
+
 /// Renders frames `0..frames` of a preset and returns the last one. Frame `i` is fed input
 /// `min(i, inputs - 1)`: a directory shorter than `--frames` holds its last picture.
 /// `progress(done, total)` is called after every frame.
@@ -116,13 +136,41 @@ pub fn render_timed(
     request: &RenderRequest,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<(Texture, RenderTimings), ChainError> {
+    let mut last = None;
+    let timings = render_each(
+        request,
+        None,
+        |_, frame| {
+            last = Some(frame);
+            Ok(())
+        },
+        |done, total| progress(done, total.unwrap_or(done)),
+    )?;
+    let image = last.ok_or_else(|| ChainError::new("no frame was rendered"))?;
+    Ok((image, timings))
+}
+
+/// Renders a preset frame after frame and hands every frame to `on_frame(index, image)` as soon
+/// as it is rendered, so a caller can write each one out and memory stays bounded by the chain.
+///
+/// The input frames come from `stream` when one is given (then at most `request.frames` frames
+/// are rendered, fewer when the stream ends first, and `request.inputs` is not read), else
+/// from `request.inputs` as [`render`] feeds them. `progress(done, total)` is called after
+/// every frame (`total` is `None` for a stream). The chain is built with
+/// `request.chain` (its [`ChainOptions::progress`] reports the load).
+pub fn render_each(
+    request: &RenderRequest,
+    mut stream: Option<&mut dyn FrameStream>,
+    mut on_frame: impl FnMut(u64, Texture) -> Result<(), ChainError>,
+    mut progress: impl FnMut(u64, Option<u64>),
+) -> Result<RenderTimings, ChainError> {
     if request.frames == 0 || request.frames > MAX_FRAMES {
         return Err(ChainError::new(format!(
             "--frames {}: expected 1..={MAX_FRAMES}",
             request.frames
         )));
     }
-    if request.inputs.is_empty() {
+    if stream.is_none() && request.inputs.is_empty() {
         return Err(ChainError::new("no input frames"));
     }
     let started = Instant::now();
@@ -131,39 +179,56 @@ pub fn render_timed(
         load: started.elapsed(),
         ..RenderTimings::default()
     };
+    if let Some(stream) = &stream {
+        let size = stream.frame_size();
+        chain.check_memory(size, request.size.unwrap_or(size))?;
+    }
+    let total = stream.is_none().then_some(request.frames);
     let mut loaded: Option<(usize, Arc<Texture>)> = None;
-    let mut last = None;
     for frame in 0..request.frames {
-        let which = (frame as usize).min(request.inputs.len() - 1);
-        let input = match &loaded {
-            Some((i, t)) if *i == which => t.clone(),
-            _ => {
-                let path = &request.inputs[which];
-                // The frame's memory is checked from the image header, before it is decoded.
-                let header = crate::input::image_reader(path, "input frame", u32::MAX)
-                    .ok()
-                    .and_then(|r| r.into_dimensions().ok());
-                if let Some((w, h)) = header.filter(|&(w, h)| {
-                    (1..=Texture::MAX_DIMENSION).contains(&w)
-                        && (1..=Texture::MAX_DIMENSION).contains(&h)
-                }) {
-                    chain.check_memory((w, h), request.size.unwrap_or((w, h)))?;
+        let started = Instant::now();
+        let input = match stream.as_deref_mut() {
+            Some(stream) => match stream.next_frame()? {
+                Some(t) => Arc::new(t),
+                None => break,
+            },
+            None => {
+                let which = (frame as usize).min(request.inputs.len() - 1);
+                match &loaded {
+                    Some((i, t)) if *i == which => t.clone(),
+                    _ => {
+                        let t = load_input_frame(&chain, &request.inputs[which], request.size)?;
+                        loaded = Some((which, t.clone()));
+                        t
+                    }
                 }
-                let started = Instant::now();
-                let t =
-                    Arc::new(Texture::load(path).map_err(|e| {
-                        ChainError::new(format!("--input {}: {e}", path.display()))
-                    })?);
-                timings.inputs += started.elapsed();
-                loaded = Some((which, t.clone()));
-                t
             }
         };
+        timings.inputs += started.elapsed();
         let size = request.size.unwrap_or((input.width(), input.height()));
-        last = Some(chain.frame(&input, size, frame, &request.frame)?);
-        progress(frame + 1, request.frames);
+        let image = chain.frame(&input, size, frame, &request.frame)?;
+        on_frame(frame, image)?;
+        progress(frame + 1, total);
     }
     timings.passes = chain.pass_timings().to_vec();
-    let image = last.ok_or_else(|| ChainError::new("no frame was rendered"))?;
-    Ok((image, timings))
+    Ok(timings)
+}
+
+/// Loads an input image file, its memory checked from the image header before it is decoded.
+fn load_input_frame(
+    chain: &FilterChain,
+    path: &Path,
+    size: Option<(u32, u32)>,
+) -> Result<Arc<Texture>, ChainError> {
+    let header = crate::input::image_reader(path, "input frame", u32::MAX)
+        .ok()
+        .and_then(|r| r.into_dimensions().ok());
+    if let Some((w, h)) = header.filter(|&(w, h)| {
+        (1..=Texture::MAX_DIMENSION).contains(&w) && (1..=Texture::MAX_DIMENSION).contains(&h)
+    }) {
+        chain.check_memory((w, h), size.unwrap_or((w, h)))?;
+    }
+    Texture::load(path)
+        .map(Arc::new)
+        .map_err(|e| ChainError::new(format!("--input {}: {e}", path.display())))
 }

@@ -62,8 +62,9 @@ pub enum UniformSemantic {
     OriginalFps,
     /// `FrameTimeDelta` (uint, milliseconds).
     FrameTimeDelta,
-    /// A semantic of RetroArch's HDR and sensor set that softgpu binds to librashader's
-    /// defaults (`HDRMode` 0, `BrightnessNits` 200, `ExpandGamut` 0, the HDR flags 0, sensors 0).
+    /// A semantic of RetroArch's HDR and sensor set: `HDRMode`, `BrightnessNits`, `ExpandGamut`
+    /// and the sensors take the chain's `HostUniforms`; `Scanlines`, `InverseTonemap`, `HDR10`
+    /// and `SubpixelLayout` are 0, as librashader binds them.
     Fixed(&'static str),
     /// A `#pragma parameter` (float).
     Parameter(String),

@@ -54,9 +54,14 @@ fn load_or_compile(
     Ok((vertex, fragment))
 }
 
-/// Builds the pass shader at `path` (through `cache` when given); errors name the file and,
-/// where known, the line.
-pub fn build_pass(path: &Path, cache: Option<&ShaderCache>) -> Result<PassShader, FrontendError> {
+/// Builds the pass shader at `path` (through `cache` when given), with the feature macros
+/// `features` names defined in `.slang` stages (Cg has none); errors name the file and, where
+/// known, the line.
+pub fn build_pass(
+    path: &Path,
+    cache: Option<&ShaderCache>,
+    features: vulkan_glsl::FeatureDefines,
+) -> Result<PassShader, FrontendError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -64,7 +69,8 @@ pub fn build_pass(path: &Path, cache: Option<&ShaderCache>) -> Result<PassShader
         .to_ascii_lowercase();
     match ext.as_str() {
         "slang" | "glsl" => {
-            let pre = vulkan_glsl::preprocess_file(path)?;
+            let mut pre = vulkan_glsl::preprocess_file(path)?;
+            pre.define_features(features);
             let (name, format, parameters) =
                 (pre.name.clone(), pre.format.clone(), pre.parameters.clone());
             let sources = [pre.vertex.text.clone(), pre.fragment.text.clone()];

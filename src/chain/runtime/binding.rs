@@ -87,6 +87,7 @@ pub(super) struct FrameState<'a> {
     pub(super) feedback: &'a [Option<Arc<Texture>>],
     pub(super) luts: &'a [Lut],
     pub(super) parameters: &'a HashMap<String, f32>,
+    pub(super) host: &'a super::HostUniforms,
     pub(super) viewport: (u32, u32),
     pub(super) frame_count: u64,
     pub(super) options: &'a FrameOptions,

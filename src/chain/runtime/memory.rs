@@ -77,7 +77,7 @@ impl FilterChain {
         // The output, and the RGBA8 copy it is encoded from when it is saved.
         usage.add(
             format!("the output {}x{}", viewport.0, viewport.1),
-            Texture::estimated_bytes(Format::R8G8B8A8Unorm, viewport.0, viewport.1, 1, false)
+            Texture::estimated_bytes(self.viewport_format(), viewport.0, viewport.1, 1, false)
                 .saturating_mul(2),
         );
         for lut in &self.luts {

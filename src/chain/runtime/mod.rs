@@ -34,7 +34,7 @@ mod uniforms;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,6 +46,7 @@ use crate::texture::{Format, Texture};
 
 use crate::chain::preset::{load_preset, Preset, WildcardContext};
 use crate::chain::ChainError;
+pub use crate::frontend::vulkan_glsl::FeatureDefines;
 
 pub use scaling::MAX_TARGET_SIZE;
 
@@ -100,6 +101,118 @@ pub struct ChainOptions {
     /// sizes); a frame that would shade more is refused before it is drawn. `None`:
     /// [`crate::budget::DEFAULT_PIXEL_BUDGET`].
     pub pixel_budget: Option<u64>,
+    /// The feature macros (`_HAS_FRAMETIME_UNIFORMS`, …) defined in every `.slang` pass.
+    /// RetroArch defines all of them ([`FeatureDefines::ALL`]); librashader none unless its
+    /// host asks (the default here, as the reference peer renders).
+    pub features: FeatureDefines,
+    /// The values of the HDR and sensor uniforms (`HDRMode`, `BrightnessNits`,
+    /// `ExpandGamut`, `Gyroscope`, …); fixed for the chain, so passes that read them are
+    /// specialized for them. [`HostUniforms::color_space`] also sets the viewport's format.
+    pub host: HostUniforms,
+    /// Called as the chain loads: after each shader file compiles and each pass is built.
+    pub progress: Option<LoadProgress>,
+    /// Run only the first N passes (see [`FilterChain::set_enabled_passes`]); `None` runs all.
+    pub passes_enabled: Option<usize>,
+}
+
+/// A step of [`FilterChain::load`], reported to [`ChainOptions::progress`].
+#[derive(Clone, Debug)]
+pub enum LoadStep {
+    /// A shader file was compiled (or read from the shader cache): `done` of `total`.
+    ShaderCompiled {
+        /// Files compiled so far.
+        done: usize,
+        /// Distinct shader files of the preset.
+        total: usize,
+        /// The file just compiled.
+        file: PathBuf,
+    },
+    /// A pass was specialized and its programs compiled: `done` of `total`.
+    PassBuilt {
+        /// Passes built so far.
+        done: usize,
+        /// Passes of the preset.
+        total: usize,
+        /// `pass N (file)` of the pass just built.
+        label: String,
+    },
+}
+
+/// A callback for [`LoadStep`]s; called from the worker threads that build the chain.
+#[derive(Clone)]
+pub struct LoadProgress(pub Arc<dyn Fn(LoadStep) + Send + Sync>);
+
+impl std::fmt::Debug for LoadProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LoadProgress(..)")
+    }
+}
+
+impl LoadProgress {
+    fn report(progress: &Option<LoadProgress>, step: impl FnOnce() -> LoadStep) {
+        if let Some(p) = progress {
+            (p.0)(step());
+        }
+    }
+}
+
+/// The display a chain renders for, as RetroArch's `HDRMode` names it; it also decides the
+/// viewport's format (RetroArch picks its swapchain the same way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorSpace {
+    /// Standard dynamic range: the viewport is `R8G8B8A8_UNORM` (`HDRMode` 0).
+    #[default]
+    Sdr = 0,
+    /// HDR10, BT.2020 primaries with the PQ curve: the viewport is `A2B10G10R10_UNORM_PACK32`
+    /// (`HDRMode` 1).
+    Hdr10 = 1,
+    /// scRGB, linear BT.709 with 1.0 = 80 nits: the viewport is `R16G16B16A16_SFLOAT`
+    /// (`HDRMode` 2).
+    ScRgb = 2,
+    /// PQ-encoded values in an `R16G16B16A16_SFLOAT` viewport (`HDRMode` 3).
+    PqScRgb = 3,
+}
+
+impl ColorSpace {
+    /// The format of the viewport the last pass draws into.
+    pub fn viewport_format(self) -> Format {
+        match self {
+            ColorSpace::Sdr => Format::R8G8B8A8Unorm,
+            ColorSpace::Hdr10 => Format::A2B10G10R10UnormPack32,
+            ColorSpace::ScRgb | ColorSpace::PqScRgb => Format::R16G16B16A16Sfloat,
+        }
+    }
+}
+
+/// What the frontend supplies for RetroArch's HDR and sensor uniforms; the defaults are
+/// librashader's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostUniforms {
+    /// `HDRMode` and the viewport's format.
+    pub color_space: ColorSpace,
+    /// `BrightnessNits`: the SDR reference white in nits.
+    pub brightness_nits: f32,
+    /// `ExpandGamut`: the gamut expansion mode.
+    pub expand_gamut: u32,
+    /// `Gyroscope` (x, y, z).
+    pub gyroscope: [f32; 3],
+    /// `Accelerometer` (x, y, z).
+    pub accelerometer: [f32; 3],
+    /// `AccelerometerRest` (x, y, z).
+    pub accelerometer_rest: [f32; 3],
+}
+
+impl Default for HostUniforms {
+    fn default() -> HostUniforms {
+        HostUniforms {
+            color_space: ColorSpace::Sdr,
+            brightness_nits: 200.0,
+            expand_gamut: 0,
+            gyroscope: [0.0; 3],
+            accelerometer: [0.0; 3],
+            accelerometer_rest: [0.0; 3],
+        }
+    }
 }
 
 /// The sRGB transfer curve of sRGB render targets.
@@ -183,6 +296,10 @@ pub struct FilterChain {
     memory_budget: u64,
     /// [`ChainOptions::pixel_budget`], resolved.
     pixel_budget: u64,
+    /// [`ChainOptions::host`].
+    host: HostUniforms,
+    /// How many passes, from the first, a frame runs ([`FilterChain::set_enabled_passes`]).
+    enabled_passes: usize,
 }
 
 impl FilterChain {
@@ -214,9 +331,19 @@ impl FilterChain {
         // Kernels compiled for speed go to the same directory (process-wide: the last chain
         // built decides).
         softgpu_jit::codegen::disk::set_kernel_cache(options.shader_cache.clone(), BUILD_ID);
+        let compiled_count = AtomicUsize::new(0);
         let compiled: Vec<Result<PassShader, ChainError>> = files
             .par_iter()
-            .map(|f| build_pass(f, cache.as_ref()).map_err(|e| ChainError::new(e.to_string())))
+            .map(|f| {
+                let built = build_pass(f, cache.as_ref(), options.features)
+                    .map_err(|e| ChainError::new(e.to_string()));
+                LoadProgress::report(&options.progress, || LoadStep::ShaderCompiled {
+                    done: compiled_count.fetch_add(1, Ordering::Relaxed) + 1,
+                    total: files.len(),
+                    file: f.clone(),
+                });
+                built
+            })
             .collect();
         let mut shaders = BTreeMap::new();
         for (file, result) in files.into_iter().zip(compiled) {
@@ -263,11 +390,22 @@ impl FilterChain {
 
         // The LUTs load while the passes build: a large pass compiles on one core for a while.
         // (Collected whole, then the first error in pass order: the same message every run.)
+        let pass_total = plans.len();
+        let built_count = AtomicUsize::new(0);
         let (built, luts) = rayon::join(
             || {
                 plans
                     .into_par_iter()
-                    .map(|plan| plan.build(options, cache.as_ref()))
+                    .map(|plan| {
+                        let label = plan.label.clone();
+                        let pass = plan.build(options, cache.as_ref());
+                        LoadProgress::report(&options.progress, || LoadStep::PassBuilt {
+                            done: built_count.fetch_add(1, Ordering::Relaxed) + 1,
+                            total: pass_total,
+                            label,
+                        });
+                        pass
+                    })
                     .collect::<Vec<Result<Pass, ChainError>>>()
             },
             || load_luts(preset),
@@ -289,6 +427,11 @@ impl FilterChain {
             .collect();
         Ok(FilterChain {
             timings,
+            host: options.host,
+            enabled_passes: options
+                .passes_enabled
+                .unwrap_or(passes.len())
+                .clamp(1, passes.len()),
             preset_path: preset.path.clone(),
             passes,
             luts,
@@ -316,6 +459,24 @@ impl FilterChain {
     /// The number of passes.
     pub fn pass_count(&self) -> usize {
         self.passes.len()
+    }
+
+    /// Runs only the first `count` passes in the frames to come (librashader's
+    /// `set_enabled_pass_count`, librashader-cli's `--passes-enabled`): the last of them draws
+    /// into the viewport. `count` is clamped to 1..=[`FilterChain::pass_count`].
+    pub fn set_enabled_passes(&mut self, count: usize) {
+        self.enabled_passes = count.clamp(1, self.passes.len());
+    }
+
+    /// How many passes, from the first, a frame runs.
+    pub fn enabled_passes(&self) -> usize {
+        self.enabled_passes
+    }
+
+    /// The format of the images [`FilterChain::frame`] returns
+    /// ([`ColorSpace::viewport_format`] of [`ChainOptions::host`]).
+    pub fn viewport_format(&self) -> Format {
+        self.host.color_space.viewport_format()
     }
 
     /// How many fragment texture units, over all passes, have a sampler hint (their inline
@@ -391,8 +552,9 @@ impl FilterChain {
         self.check_frame_memory(original, &sizes, viewport)
     }
 
-    /// Renders frame `frame_count` of `input` into an `R8G8B8A8_UNORM` image of `viewport` size
-    /// (row 0 at the top), then remembers the input and the pass outputs for the next frame.
+    /// Renders frame `frame_count` of `input` into an image of `viewport` size (row 0 at the
+    /// top) in [`FilterChain::viewport_format`] (`R8G8B8A8_UNORM` unless an HDR color space was
+    /// asked for), then remembers the input and the pass outputs for the next frame.
     pub fn frame(
         &mut self,
         input: &Arc<Texture>,
@@ -411,10 +573,13 @@ impl FilterChain {
             )));
         }
         let original_size = (input.width(), input.height());
-        let count = self.passes.len();
+        let count = self.enabled_passes;
         let sizes = self.target_sizes(original_size, viewport);
         self.check_frame_memory(original_size, &sizes, viewport)?;
         let feedback = self.history.take_feedback(&sizes)?;
+        // The last pass drawn also renders into its own target when some pass reads its
+        // feedback; its `OutputSize` in the viewport draw is then that target's size.
+        let last_pass_feedback = self.history.reads_feedback_of(count - 1);
 
         let mut outputs: Vec<Option<Arc<Texture>>> = vec![None; count];
         let mut source = input.clone();
@@ -432,6 +597,7 @@ impl FilterChain {
                 feedback: &feedback,
                 luts: &self.luts,
                 parameters: &self.parameters,
+                host: &self.host,
                 viewport,
                 frame_count,
                 options,
@@ -442,7 +608,7 @@ impl FilterChain {
                 .passes
                 .get(index + 1)
                 .is_some_and(|next| next.config.mipmap_input);
-            if !last || self.history.last_pass_feedback() {
+            if !last || last_pass_feedback {
                 let (w, h) = sizes[index];
                 let levels = if mipmaps {
                     Texture::full_mip_levels(w, h)
@@ -482,12 +648,12 @@ impl FilterChain {
                 source = target;
             }
             if last {
-                let output_size = if self.history.last_pass_feedback() {
+                let output_size = if last_pass_feedback {
                     sizes[index]
                 } else {
                     viewport
                 };
-                let mut target = Texture::new(Format::R8G8B8A8Unorm, viewport.0, viewport.1, 1)
+                let mut target = Texture::new(self.viewport_format(), viewport.0, viewport.1, 1)
                     .map_err(|e| ChainError::new(format!("{}: output: {e}", pass.label)))?;
                 let started = Instant::now();
                 draw_pass(

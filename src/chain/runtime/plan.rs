@@ -75,7 +75,7 @@ impl SpecializationInputs<'_> {
 pub(super) struct PassPlan<'a> {
     config: &'a PassConfig,
     shader: &'a PassShader,
-    label: String,
+    pub(super) label: String,
     format: Format,
     fragment_units: u64,
     /// The units among `fragment_units` the preset samples with nearest filtering.
@@ -161,7 +161,8 @@ impl<'a> PassPlan<'a> {
         );
         let nearest_units =
             predicted_nearest_units(preset, config, &fragment_bindings, fragment_units);
-        let fragment_constants = frame_invariant_constants(&fragment_bindings, parameters);
+        let fragment_constants =
+            frame_invariant_constants(&fragment_bindings, parameters, &options.host);
         Ok(PassPlan {
             config,
             shader,

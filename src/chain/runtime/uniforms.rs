@@ -1,6 +1,6 @@
 //! The values of uniform semantics: per frame (sizes, counters, `MVP`), and those every frame
-//! fills with the same bits (parameters, librashader's fixed HDR and sensor values), which the
-//! plan folds into the fragment program.
+//! fills with the same bits (parameters, the HDR and sensor values of [`HostUniforms`]), which
+//! the plan folds into the fragment program.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -17,6 +17,7 @@ use crate::chain::ChainError;
 
 use super::binding::FrameState;
 use super::pass::Pass;
+use super::HostUniforms;
 
 pub(super) fn uniform_value(
     sem: &UniformSemantic,
@@ -60,7 +61,7 @@ pub(super) fn uniform_value(
         UniformSemantic::OriginalFps => UniformValue::Floats(vec![options.frames_per_second]),
         UniformSemantic::FrameTimeDelta => UniformValue::Uint(options.frametime_delta),
         UniformSemantic::Fixed(_) | UniformSemantic::Parameter(_) => {
-            frame_invariant_value(sem, frame.parameters)
+            frame_invariant_value(sem, frame.parameters, frame.host)
                 .expect("fixed uniforms and parameters have frame-invariant values")
         }
         UniformSemantic::TextureSize(t) => match frame.texture(*t) {
@@ -76,14 +77,18 @@ pub(super) fn uniform_value(
 fn frame_invariant_value(
     sem: &UniformSemantic,
     parameters: &HashMap<String, f32>,
+    host: &HostUniforms,
 ) -> Option<UniformValue> {
     Some(match sem {
         UniformSemantic::Fixed(name) => match *name {
-            "BrightnessNits" => UniformValue::Floats(vec![200.0]),
+            "HDRMode" => UniformValue::Uint(host.color_space as u32),
+            "BrightnessNits" => UniformValue::Floats(vec![host.brightness_nits]),
+            "ExpandGamut" => UniformValue::Uint(host.expand_gamut),
+            "Gyroscope" => UniformValue::Floats(host.gyroscope.to_vec()),
+            "Accelerometer" => UniformValue::Floats(host.accelerometer.to_vec()),
+            "AccelerometerRest" => UniformValue::Floats(host.accelerometer_rest.to_vec()),
+            // RetroArch's own HDR composition uniforms, which librashader binds to zero.
             "Scanlines" | "InverseTonemap" | "HDR10" => UniformValue::Floats(vec![0.0]),
-            "Gyroscope" | "Accelerometer" | "AccelerometerRest" => {
-                UniformValue::Floats(vec![0.0; 3])
-            }
             _ => UniformValue::Uint(0),
         },
         UniformSemantic::Parameter(name) => {
@@ -99,6 +104,7 @@ fn frame_invariant_value(
 pub(super) fn frame_invariant_constants(
     bindings: &StageBindings,
     parameters: &HashMap<String, f32>,
+    host: &HostUniforms,
 ) -> KnownConstants {
     let mut known = KnownConstants::default();
     for buffer in &bindings.buffers {
@@ -106,7 +112,7 @@ pub(super) fn frame_invariant_constants(
         let mut data = vec![0u8; len];
         let mut invariant = vec![false; len];
         for member in &buffer.members {
-            let value = frame_invariant_value(&member.semantic, parameters);
+            let value = frame_invariant_value(&member.semantic, parameters, host);
             if let Some(value) = &value {
                 write_member(&mut data, member, value);
             }

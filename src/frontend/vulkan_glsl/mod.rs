@@ -25,7 +25,7 @@ use super::lower::{self, LoweredShader};
 use super::FrontendError;
 use crate::frontend::reflect::StageReflection;
 use crate::frontend::retroarch::Parameter;
-pub use preprocess::{preprocess_file, Preprocessed, StageSource};
+pub use preprocess::{preprocess_file, FeatureDefines, Preprocessed, StageSource};
 pub use reflect::ShaderReflection;
 pub use split_samplers::SplitSampler;
 

@@ -75,6 +75,76 @@ pub struct Preprocessed {
     pub parameters: Vec<Parameter>,
 }
 
+/// The feature macros RetroArch defines in every `.slang` stage right after `#version`, so a
+/// shader can tell whether the frontend fills the newer uniforms (librashader defines each only
+/// when its host asks for it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FeatureDefines {
+    /// `_HAS_ORIGINALASPECT_UNIFORMS`: `OriginalAspect` and `OriginalAspectRotated` are set.
+    pub original_aspect_uniforms: bool,
+    /// `_HAS_FRAMETIME_UNIFORMS`: `OriginalFPS` and `FrameTimeDelta` are set.
+    pub frametime_uniforms: bool,
+    /// `_HAS_SENSOR_UNIFORMS`: `Gyroscope`, `Accelerometer` and `AccelerometerRest` are set.
+    pub sensor_uniforms: bool,
+}
+
+impl FeatureDefines {
+    /// Every feature macro, as RetroArch defines them.
+    pub const ALL: FeatureDefines = FeatureDefines {
+        original_aspect_uniforms: true,
+        frametime_uniforms: true,
+        sensor_uniforms: true,
+    };
+
+    /// The `#define` lines, in RetroArch's order.
+    pub fn lines(&self) -> Vec<&'static str> {
+        [
+            (
+                self.original_aspect_uniforms,
+                "#define _HAS_ORIGINALASPECT_UNIFORMS",
+            ),
+            (self.frametime_uniforms, "#define _HAS_FRAMETIME_UNIFORMS"),
+            (self.sensor_uniforms, "#define _HAS_SENSOR_UNIFORMS"),
+        ]
+        .into_iter()
+        .filter_map(|(on, line)| on.then_some(line))
+        .collect()
+    }
+}
+
+impl Preprocessed {
+    /// Defines the feature macros `features` names in both stages, right after `#version` (the
+    /// line map gives the added lines the `#version` line's origin).
+    pub fn define_features(&mut self, features: FeatureDefines) {
+        let lines = features.lines();
+        for stage in [&mut self.vertex, &mut self.fragment] {
+            stage.insert_after_first_line(&lines);
+        }
+    }
+}
+
+impl StageSource {
+    fn insert_after_first_line(&mut self, lines: &[&str]) {
+        if lines.is_empty() {
+            return;
+        }
+        let at = self.text.find('\n').map_or(self.text.len(), |i| i + 1);
+        let mut added = String::new();
+        for line in lines {
+            added.push_str(line);
+            added.push('\n');
+        }
+        self.text.insert_str(at, &added);
+        if let Some(&origin) = self.line_map.lines.first() {
+            let tail = self.line_map.lines.split_off(1);
+            self.line_map
+                .lines
+                .extend(std::iter::repeat_n(origin, lines.len()));
+            self.line_map.lines.extend(tail);
+        }
+    }
+}
+
 /// Reads `path` and preprocesses it; see the module documentation.
 pub fn preprocess_file(path: &Path) -> Result<Preprocessed, FrontendError> {
     let mut flat = Flattener::default();
