@@ -437,7 +437,7 @@ fn bad_flags_fail() {
     expect_failure(&preset, &["--frames", "0"], &["frames"]);
     expect_failure(&preset, &["--param", "NO_EQUALS_SIGN"], &["NO_EQUALS_SIGN"]);
     for fps in ["--fps=nan", "--fps=inf", "--fps=0", "--fps=-60"] {
-        expect_failure(&preset, &[fps], &["--fps", "positive finite frame rate"]);
+        expect_failure(&preset, &[fps], &["--fps", "positive finite number"]);
     }
 }
 

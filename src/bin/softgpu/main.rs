@@ -36,9 +36,9 @@ enum Command {
     /// Compile a shader (TGSI, WGSL, RetroArch .slang, Slang or Cg) and print its TGSI program, naga module,
     /// reflection or a translation by naga.
     Compile(compile::CompileArgs),
-    /// Render a RetroArch preset (.slangp or .cgp) on an input frame (or a directory of frames)
-    /// to a PNG.
-    Render(render::RenderArgs),
+    /// Render a RetroArch preset (.slangp or .cgp) on an input frame, a directory of frames or a
+    /// video stream to a PNG, numbered PNGs or a video stream.
+    Render(Box<render::RenderArgs>),
     /// Compare two images; exit 0 = match, 1 = different, 2 = error.
     Compare(compare::CompareArgs),
     /// Run a golden-image suite (TOML); exit 0 = all passed, 1 = some failed, 2 = error.
@@ -77,7 +77,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Draw(args) => draw::run(*args),
         Command::Compile(args) => compile::run(args),
-        Command::Render(args) => render::run(args),
+        Command::Render(args) => render::run(*args),
         Command::Compare(args) => return compare::run(args),
         Command::Test(args) => return test::run(args),
     };
