@@ -3,14 +3,16 @@
 //! interpolated in clip space (perspective varyings with the clip-space `t`, screen-linear ones
 //! with the `t` recomputed after the divide by `w`), producing a convex polygon.
 
+use glam::Vec4;
+
 use super::setup::{Interp, Plan};
 use super::ClipConvention;
 
 /// The clip distance of `pos` to plane `plane` (≥ 0 inside), computed as the `draw` module's
 /// plane dot products evaluate for these planes.
 #[inline]
-fn distance(pos: [f32; 4], plane: usize, convention: ClipConvention) -> f32 {
-    let [x, y, z, w] = pos;
+fn distance(pos: Vec4, plane: usize, convention: ClipConvention) -> f32 {
+    let [x, y, z, w] = pos.to_array();
     match plane {
         0 => -x + w,
         1 => x + w,
@@ -26,7 +28,7 @@ fn distance(pos: [f32; 4], plane: usize, convention: ClipConvention) -> f32 {
 
 /// Bit `p` set when `pos` is outside plane `p`.
 #[inline]
-pub(crate) fn clip_mask(pos: [f32; 4], convention: ClipConvention) -> u8 {
+pub(crate) fn clip_mask(pos: Vec4, convention: ClipConvention) -> u8 {
     let mut mask = 0;
     for plane in 0..6 {
         if distance(pos, plane, convention) < 0.0 {
@@ -38,13 +40,15 @@ pub(crate) fn clip_mask(pos: [f32; 4], convention: ClipConvention) -> u8 {
 
 /// The clip-space position stored in a vertex record.
 #[inline]
-pub(crate) fn position(record: &[[u32; 4]]) -> [f32; 4] {
-    record[0].map(f32::from_bits)
+pub(crate) fn position(record: &[[u32; 4]]) -> Vec4 {
+    Vec4::from_array(record[0].map(f32::from_bits))
 }
 
+/// `out + t * (inside - out)`, as `draw_pipe_clip.c` interpolates (glam's `lerp` rounds
+/// differently: `out * (1 - t) + inside * t`).
 #[inline]
-fn lerp(t: f32, out: f32, inside: f32) -> f32 {
-    out + t * (inside - out)
+fn lerp(t: f32, out: Vec4, inside: Vec4) -> Vec4 {
+    out + (inside - out) * t
 }
 
 /// Reusable clipping state: a pool of vertex records (`record_len` vec4s each: position, then
@@ -166,8 +170,8 @@ impl Clipper {
         self.pool.extend_from_within(out * len..(out + 1) * len);
         let po = position(self.record(out));
         let pi = position(self.record(inside));
-        let pd: [f32; 4] = std::array::from_fn(|c| lerp(t, po[c], pi[c]));
-        self.pool[new * len] = pd.map(f32::to_bits);
+        let pd = lerp(t, po, pi);
+        self.pool[new * len] = pd.to_array().map(f32::to_bits);
         // Screen-space t for noperspective varyings; falls back to t when the points coincide
         // in x and y (the new vertex is then not visible anyway).
         let mut t_linear = t;
@@ -188,11 +192,12 @@ impl Clipper {
                 Interp::Flat => continue,
             };
             let index = new * len + 1 + slot;
-            let o = self.pool[out * len + 1 + slot];
-            let i = self.pool[inside * len + 1 + slot];
-            self.pool[index] = std::array::from_fn(|c| {
-                lerp(t, f32::from_bits(o[c]), f32::from_bits(i[c])).to_bits()
-            });
+            let bits = |record: usize| {
+                Vec4::from_array(self.pool[record * len + 1 + slot].map(f32::from_bits))
+            };
+            self.pool[index] = lerp(t, bits(out), bits(inside))
+                .to_array()
+                .map(f32::to_bits);
         }
         new
     }

@@ -2,6 +2,8 @@
 //! viewport transform and triangle setup: fixed-point edge functions for coverage and, as
 //! softpipe's `sp_setup.c` computes them, `f32` attribute planes for interpolation.
 
+use glam::{Vec3, Vec4};
+
 use super::clip::{clip_mask, position, Clipper};
 use super::{
     ClipConvention, CullMode, DrawState, DrawStats, FragCoordOrigin, FrontFace, PixelCenter,
@@ -262,8 +264,8 @@ const HALF: i64 = 128;
 
 /// The viewport transform of the `draw` module.
 struct Xform {
-    scale: [f32; 3],
-    translate: [f32; 3],
+    scale: Vec3,
+    translate: Vec3,
 }
 
 impl Xform {
@@ -280,21 +282,19 @@ impl Xform {
             hh
         };
         Xform {
-            scale: [hw, sy, sz],
-            translate: [hw + vp.x, hh + vp.y, tz],
+            scale: Vec3::new(hw, sy, sz),
+            translate: Vec3::new(hw + vp.x, hh + vp.y, tz),
         }
     }
 
-    /// Window `x, y, z` and `1/w`.
+    /// Window `x, y, z` and `1/w` (each product rounded on its own, as the `draw` module
+    /// computes them: no fused multiply-add).
     #[inline]
-    fn window(&self, pos: [f32; 4]) -> [f32; 4] {
-        let oow = 1.0 / pos[3];
-        [
-            pos[0] * oow * self.scale[0] + self.translate[0],
-            pos[1] * oow * self.scale[1] + self.translate[1],
-            pos[2] * oow * self.scale[2] + self.translate[2],
-            oow,
-        ]
+    fn window(&self, pos: Vec4) -> [f32; 4] {
+        let oow = 1.0 / pos.w;
+        (pos.truncate() * oow * self.scale + self.translate)
+            .extend(oow)
+            .to_array()
     }
 }
 
@@ -354,7 +354,7 @@ pub(crate) fn prepare(
         let tri = [rec(0), rec(1), rec(2)];
         let provoking = if first { tri[0] } else { tri[2] };
         let pos = tri.map(position);
-        if pos.iter().flatten().any(|c| !c.is_finite()) {
+        if !pos.iter().all(|p| p.is_finite()) {
             stats.clipped_away += 1;
             continue;
         }

@@ -38,6 +38,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use glam::{Mat4, Vec4};
 use rayon::prelude::*;
 
 use crate::ir::MathMode;
@@ -62,15 +63,18 @@ use plan::PassPlan;
 use scaling::scaled_size;
 use uniforms::parameter_values;
 
-/// The identity matrix offscreen passes get as `MVP`.
-const IDENTITY_MVP: [f32; 16] = [
-    1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0,
-];
+/// The identity matrix offscreen passes get as `MVP` (column-major, as the uniform holds it).
+const IDENTITY_MVP: [f32; 16] = Mat4::IDENTITY.to_cols_array();
 
-/// The orthographic projection of (0,0)..(1,1) onto clip space the last pass gets as `MVP`.
-const FINAL_MVP: [f32; 16] = [
-    2.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, -1.0, 0.0, 1.0,
-];
+/// The orthographic projection of (0,0)..(1,1) onto clip space the last pass gets as `MVP`:
+/// x and y scaled by 2 and moved by -1, z flattened to 0 (librashader's `DEFAULT_MVP`).
+const FINAL_MVP: [f32; 16] = Mat4::from_cols(
+    Vec4::new(2.0, 0.0, 0.0, 0.0),
+    Vec4::new(0.0, 2.0, 0.0, 0.0),
+    Vec4::ZERO,
+    Vec4::new(-1.0, -1.0, 0.0, 1.0),
+)
+.to_cols_array();
 
 /// How a chain is built.
 #[derive(Clone, Debug, Default)]
@@ -682,5 +686,20 @@ impl FilterChain {
                 self.preset_path.display()
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_final_mvp_maps_the_unit_square_onto_clip_space() {
+        let mvp = Mat4::from_cols_array(&FINAL_MVP);
+        for (corner, clip) in [((0.0, 0.0), (-1.0, -1.0)), ((1.0, 1.0), (1.0, 1.0))] {
+            let out = mvp * Vec4::new(corner.0, corner.1, 0.0, 1.0);
+            assert_eq!(out, Vec4::new(clip.0, clip.1, 0.0, 1.0));
+        }
+        assert_eq!(Mat4::from_cols_array(&IDENTITY_MVP), Mat4::IDENTITY);
     }
 }
