@@ -43,8 +43,11 @@ fn bench_chains(c: &mut Criterion) {
     group.warm_up_time(Duration::from_secs(2));
     group.measurement_time(Duration::from_secs(10));
     for (name, math) in runs() {
+        // Every measured frame draws every pass: with a still input, incremental frames would
+        // otherwise reuse all of them after the first.
         let chain_options = ChainOptions {
             math,
+            redraw_unchanged: true,
             ..Default::default()
         };
         let mut chain = FilterChain::load(&preset_path(name), &chain_options)

@@ -119,7 +119,12 @@ fn texel_functions_are_hoisted_where_their_preconditions_hold() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chain");
     let input = Arc::new(Texture::load(&root.join("inputs/scene64x48.png")).expect("input"));
     let counts = |preset: &Path| {
-        let mut chain = FilterChain::load(preset, &ChainOptions::default())
+        // Every frame draws (a still input would otherwise reuse the passes after frame 0).
+        let options = ChainOptions {
+            redraw_unchanged: true,
+            ..ChainOptions::default()
+        };
+        let mut chain = FilterChain::load(preset, &options)
             .unwrap_or_else(|e| panic!("{}: {e}", preset.display()));
         for frame in 0..3 {
             chain

@@ -32,7 +32,9 @@ fn pass_timings_count_frames_sizes_and_instructions() {
     // The sizes the preset's comments derive (the last pass draws the viewport).
     let sizes = [(128, 96), (100, 72), (40, 30), (19, 23), (1, 3), (80, 60)];
     for (k, (p, size)) in timings.iter().zip(sizes).enumerate() {
-        assert_eq!(p.frames, 3, "{}", p.label);
+        // A still input: the first frame draws every pass, the others may reuse them.
+        assert_eq!(p.frames + p.reused, 3, "{}", p.label);
+        assert!(p.frames >= 1, "{}", p.label);
         assert_eq!(p.size, size, "{}", p.label);
         assert!(p.label.starts_with(&format!("pass {k} (")), "{}", p.label);
         assert!(p.draw > Duration::ZERO, "{}", p.label);

@@ -174,6 +174,13 @@ pub struct RenderArgs {
     /// and the shader parameters it reads, which is usually faster.
     #[arg(long)]
     no_specialize: bool,
+    /// Draw every pass in every frame (the same pixels; for checking the reuse).
+    ///
+    /// By default a pass whose inputs did not change since the previous frame — the same input
+    /// contents, the same uniforms it reads (`FrameCount` only if it reads it), no history or
+    /// feedback that changed — reuses its previous output.
+    #[arg(long)]
+    redraw_unchanged: bool,
     #[command(flatten)]
     cache: ShaderCacheArgs,
     #[command(flatten)]
@@ -193,8 +200,8 @@ pub struct RenderArgs {
     /// After rendering, print to stderr where the time went.
     ///
     /// Loading, input frames and all passes in milliseconds, then a line per pass: its draw and
-    /// preparation milliseconds per frame, its share of the passes' time, its target size and
-    /// its fragment instructions.
+    /// preparation milliseconds per drawn frame, its share of the passes' time, its target size,
+    /// its fragment instructions and the frames that reused its previous output.
     #[arg(long)]
     timings: bool,
 }
@@ -636,6 +643,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
             },
             progress: progress.load_callback(),
             passes_enabled: args.passes_enabled.map(|n| n as usize),
+            redraw_unchanged: args.redraw_unchanged,
         },
         frame: chain::FrameOptions {
             frame_direction: args.frame_direction,
@@ -861,7 +869,7 @@ fn timing_report(timings: &softgpu::chain::RenderTimings) -> String {
         .sum();
     let mut out = format!(
         "load {:.1} ms, input frames {:.1} ms, passes {total:.1} ms\n\
-         {:>10} {:>10} {:>6} {:>11} {:>7}  pass\n",
+         {:>10} {:>10} {:>6} {:>11} {:>7} {:>7}  pass\n",
         ms(timings.load),
         ms(timings.inputs),
         "draw ms/f",
@@ -869,12 +877,13 @@ fn timing_report(timings: &softgpu::chain::RenderTimings) -> String {
         "share",
         "size",
         "instr",
+        "reused",
     );
     for p in &timings.passes {
         let frames = p.frames.max(1) as f64;
         let own = ms(p.draw) + ms(p.prepare);
         out += &format!(
-            "{:>10.2} {:>10.2} {:>5.1}% {:>11} {:>7}  {}\n",
+            "{:>10.2} {:>10.2} {:>5.1}% {:>11} {:>7} {:>7}  {}\n",
             ms(p.draw) / frames,
             ms(p.prepare) / frames,
             if total > 0.0 {
@@ -884,6 +893,7 @@ fn timing_report(timings: &softgpu::chain::RenderTimings) -> String {
             },
             format!("{}x{}", p.size.0, p.size.1),
             p.fragment_instructions,
+            p.reused,
             p.label,
         );
     }

@@ -39,6 +39,7 @@ impl FilterChain {
             );
         }
         let count = self.passes.len();
+        let mut largest_target = (0, "");
         for (index, pass) in self.passes.iter().enumerate() {
             let last = index + 1 == count;
             if last && !self.history.last_pass_feedback() {
@@ -55,6 +56,9 @@ impl FilterChain {
                 1
             };
             let bytes = Texture::estimated_bytes(pass.format, w, h, levels, decoded);
+            if bytes > largest_target.0 {
+                largest_target = (bytes, pass.label.as_str());
+            }
             let mips = if levels > 1 {
                 format!(" with {levels} mip levels")
             } else {
@@ -74,12 +78,30 @@ impl FilterChain {
                 );
             }
         }
-        // The output, and the RGBA8 copy it is encoded from when it is saved.
+        // The output, and the RGBA8 copy it is encoded from when it is saved; reusing
+        // unchanged passes also keeps the previous output, the previous input and, while a pass
+        // draws again, its previous target to compare with.
+        let reuse = !self.redraw_unchanged;
         usage.add(
             format!("the output {}x{}", viewport.0, viewport.1),
             Texture::estimated_bytes(self.viewport_format(), viewport.0, viewport.1, 1, false)
-                .saturating_mul(2),
+                .saturating_mul(if reuse { 3 } else { 2 }),
         );
+        if reuse {
+            usage.add(
+                "the previous input frame (for reusing unchanged passes)",
+                input,
+            );
+            if largest_target.0 > 0 {
+                usage.add(
+                    format!(
+                        "{}: previous target, compared with a new draw",
+                        largest_target.1
+                    ),
+                    largest_target.0,
+                );
+            }
+        }
         for lut in &self.luts {
             let t = &lut.texture;
             usage.add(

@@ -29,6 +29,7 @@ mod memory;
 mod pass;
 mod plan;
 mod prepass;
+mod reuse;
 mod scaling;
 mod uniforms;
 
@@ -60,6 +61,7 @@ use history::History;
 use luts::{check_lut_memory, load_luts, Lut};
 use pass::{draw_pass, Pass};
 use plan::PassPlan;
+use reuse::{same_contents, DrawKey, Memo, PassMemo};
 use scaling::scaled_size;
 use uniforms::parameter_values;
 
@@ -117,6 +119,10 @@ pub struct ChainOptions {
     pub progress: Option<LoadProgress>,
     /// Run only the first N passes (see [`FilterChain::set_enabled_passes`]); `None` runs all.
     pub passes_enabled: Option<usize>,
+    /// Draw every pass in every frame, even one whose inputs did not change since the previous
+    /// frame (by default such a pass reuses its previous output: the same pixels, for
+    /// checking the reuse; see [`PassTiming::reused`]).
+    pub redraw_unchanged: bool,
 }
 
 /// A step of [`FilterChain::load`], reported to [`ChainOptions::progress`].
@@ -277,6 +283,10 @@ pub struct PassTiming {
     pub fragment_instructions: usize,
     /// Frames that drew the pass.
     pub frames: u64,
+    /// Frames that reused the pass's previous output: nothing it reads had changed (the same
+    /// input texture contents, the same uniforms it reads, no history or feedback that
+    /// changed; see [`ChainOptions::redraw_unchanged`]).
+    pub reused: u64,
     /// Wall time drawing it (texel pre-passes included), over all frames.
     pub draw: Duration,
     /// Wall time preparing its output for the next passes (mipmaps, decoding), over all frames.
@@ -304,6 +314,12 @@ pub struct FilterChain {
     host: HostUniforms,
     /// How many passes, from the first, a frame runs ([`FilterChain::set_enabled_passes`]).
     enabled_passes: usize,
+    /// Each pass's draws of the previous frame, for reusing them.
+    memos: Vec<PassMemo>,
+    /// The previous frame's input: an input with the same contents takes its identity.
+    last_input: Option<Arc<Texture>>,
+    /// [`ChainOptions::redraw_unchanged`].
+    redraw_unchanged: bool,
 }
 
 impl FilterChain {
@@ -432,6 +448,9 @@ impl FilterChain {
         Ok(FilterChain {
             timings,
             host: options.host,
+            memos: passes.iter().map(|_| PassMemo::default()).collect(),
+            last_input: None,
+            redraw_unchanged: options.redraw_unchanged,
             enabled_passes: options
                 .passes_enabled
                 .unwrap_or(passes.len())
@@ -576,6 +595,13 @@ impl FilterChain {
                 viewport.0, viewport.1
             )));
         }
+        // An input with the previous one's contents takes its identity, so that the passes it
+        // feeds, unchanged, can be reused.
+        let input = match &self.last_input {
+            Some(last) if !self.redraw_unchanged && same_contents(last, input) => last.clone(),
+            _ => input.clone(),
+        };
+        let input = &input;
         let original_size = (input.width(), input.height());
         let count = self.enabled_passes;
         let sizes = self.target_sizes(original_size, viewport);
@@ -584,6 +610,7 @@ impl FilterChain {
         // The last pass drawn also renders into its own target when some pass reads its
         // feedback; its `OutputSize` in the viewport draw is then that target's size.
         let last_pass_feedback = self.history.reads_feedback_of(count - 1);
+        let reuse = !self.redraw_unchanged;
 
         let mut outputs: Vec<Option<Arc<Texture>>> = vec![None; count];
         let mut source = input.clone();
@@ -612,6 +639,8 @@ impl FilterChain {
                 .passes
                 .get(index + 1)
                 .is_some_and(|next| next.config.mipmap_input);
+            let memo = &mut self.memos[index];
+            let timing = &mut self.timings[index];
             if !last || last_pass_feedback {
                 let (w, h) = sizes[index];
                 let levels = if mipmaps {
@@ -619,35 +648,55 @@ impl FilterChain {
                 } else {
                     1
                 };
-                let mut target = Texture::new(pass.format, w, h, levels)
-                    .map_err(|e| ChainError::new(format!("{}: target: {e}", pass.label)))?;
-                let started = Instant::now();
-                draw_pass(
-                    pass,
-                    &FrameState {
-                        outputs: &outputs,
-                        ..base
-                    },
-                    &mut target,
-                    (w, h),
-                    &IDENTITY_MVP,
-                    false,
-                )?;
-                let drawn = Instant::now();
-                if levels > 1 {
-                    target.generate_mipmaps();
-                }
-                if self.predecode_outputs {
-                    target.decoded_levels();
-                }
-                let timing = &mut self.timings[index];
+                let state = FrameState {
+                    outputs: &outputs,
+                    ..base
+                };
+                let key = reuse.then(|| {
+                    DrawKey::new(pass, &state, (w, h, levels), (w, h), &IDENTITY_MVP, false)
+                });
+                let previous = match &key {
+                    Some(key) => Memo::lookup(&mut memo.target, key),
+                    None => Err(None),
+                };
+                let target = match previous {
+                    Ok(target) => {
+                        timing.reused += 1;
+                        target
+                    }
+                    Err(previous) => {
+                        let mut target = Texture::new(pass.format, w, h, levels)
+                            .map_err(|e| ChainError::new(format!("{}: target: {e}", pass.label)))?;
+                        let started = Instant::now();
+                        draw_pass(pass, &state, &mut target, (w, h), &IDENTITY_MVP, false)?;
+                        let drawn = Instant::now();
+                        // A draw that produced the previous pixels keeps the previous
+                        // texture (its mipmaps and decoded copy included), so the passes it
+                        // feeds see an unchanged input.
+                        let target = match previous {
+                            Some(previous) if same_contents(&previous, &target) => previous,
+                            _ => {
+                                if levels > 1 {
+                                    target.generate_mipmaps();
+                                }
+                                if self.predecode_outputs {
+                                    target.decoded_levels();
+                                }
+                                Arc::new(target)
+                            }
+                        };
+                        timing.draw += drawn - started;
+                        timing.prepare += drawn.elapsed();
+                        if !last {
+                            timing.frames += 1;
+                        }
+                        target
+                    }
+                };
                 timing.size = (w, h);
-                timing.draw += drawn - started;
-                timing.prepare += drawn.elapsed();
-                if !last {
-                    timing.frames += 1;
+                if let Some(key) = key {
+                    Memo::remember(&mut memo.target, key, target.clone());
                 }
-                let target = Arc::new(target);
                 outputs[index] = Some(target.clone());
                 source = target;
             }
@@ -657,27 +706,50 @@ impl FilterChain {
                 } else {
                     viewport
                 };
-                let mut target = Texture::new(self.viewport_format(), viewport.0, viewport.1, 1)
-                    .map_err(|e| ChainError::new(format!("{}: output: {e}", pass.label)))?;
-                let started = Instant::now();
-                draw_pass(
-                    pass,
-                    &FrameState {
-                        outputs: &outputs,
-                        ..base
-                    },
-                    &mut target,
-                    output_size,
-                    &FINAL_MVP,
-                    true,
-                )?;
-                let timing = &mut self.timings[index];
+                let state = FrameState {
+                    outputs: &outputs,
+                    ..base
+                };
+                let key = reuse.then(|| {
+                    let target = (viewport.0, viewport.1, 1);
+                    DrawKey::new(pass, &state, target, output_size, &FINAL_MVP, true)
+                });
+                let previous = match &key {
+                    Some(key) => Memo::lookup(&mut memo.viewport, key),
+                    None => Err(None),
+                };
+                let image = match previous {
+                    Ok(image) => {
+                        timing.reused += 1;
+                        image
+                    }
+                    Err(_) => {
+                        let mut target = Texture::new(
+                            self.host.color_space.viewport_format(),
+                            viewport.0,
+                            viewport.1,
+                            1,
+                        )
+                        .map_err(|e| ChainError::new(format!("{}: output: {e}", pass.label)))?;
+                        let started = Instant::now();
+                        draw_pass(pass, &state, &mut target, output_size, &FINAL_MVP, true)?;
+                        timing.draw += started.elapsed();
+                        timing.frames += 1;
+                        target
+                    }
+                };
                 timing.size = viewport;
-                timing.draw += started.elapsed();
-                timing.frames += 1;
-                result = Some(target);
+                if let Some(key) = key {
+                    Memo::remember(&mut memo.viewport, key, image.clone());
+                }
+                result = Some(image);
             }
         }
+        // Passes not run this frame (after `set_enabled_passes`) forget their draws.
+        for memo in &mut self.memos[count..] {
+            *memo = PassMemo::default();
+        }
+        self.last_input = (!self.redraw_unchanged).then(|| input.clone());
 
         self.history.push(input, &outputs);
         result.ok_or_else(|| {
