@@ -32,6 +32,12 @@ pub struct FilterChainHandle {
     busy: bool,
 }
 
+// docs/library.md promises that a chain may be handed from one thread to another.
+const _: () = {
+    fn is_send<T: Send>() {}
+    let _ = is_send::<FilterChainHandle>;
+};
+
 /// A handle to a filter chain; NULL when there is none.
 #[allow(non_camel_case_types)]
 pub type softgpu_filter_chain_t = Option<NonNull<FilterChainHandle>>;
