@@ -180,3 +180,47 @@ pub unsafe extern "C" fn softgpu_error_free(error: *mut softgpu_error_t) -> i32 
     drop(unsafe { Box::from_raw(object.as_ptr()) });
     0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads an error's message through the C functions, then frees both.
+    fn message_and_free(mut error: softgpu_error_t) -> (SoftgpuErrno, String) {
+        // SAFETY: `error` is a live error object from `ffi_call`, freed once at the end.
+        unsafe {
+            let code = softgpu_error_errno(error);
+            let mut text: *mut c_char = std::ptr::null_mut();
+            assert_eq!(softgpu_error_write(error, &mut text), 0);
+            let message = std::ffi::CStr::from_ptr(text).to_str().unwrap().to_string();
+            assert_eq!(softgpu_error_free_string(&mut text), 0);
+            assert!(text.is_null());
+            assert_eq!(softgpu_error_free(&mut error), 0);
+            assert!(error.is_none());
+            (code, message)
+        }
+    }
+
+    #[test]
+    fn a_panic_becomes_an_error_object_instead_of_unwinding() {
+        let error = ffi_call(|| panic!("the pass table is empty"));
+        let (code, message) = message_and_free(error);
+        assert_eq!(code, SoftgpuErrno::Unknown);
+        assert!(message.contains("the pass table is empty"), "{message}");
+        let error = ffi_call(|| panic!("{} of {}", 3, 4));
+        assert!(message_and_free(error).1.contains("3 of 4"));
+    }
+
+    #[test]
+    fn errors_keep_their_kind_and_success_is_null() {
+        assert!(ffi_call(|| Ok(())).is_none());
+        let error = ffi_call(|| Err(SoftgpuError::invalid("output.stride is 3 bytes")));
+        assert_eq!(
+            message_and_free(error),
+            (
+                SoftgpuErrno::InvalidParameter,
+                "output.stride is 3 bytes".to_string()
+            )
+        );
+    }
+}
