@@ -212,6 +212,25 @@ softgpu_error_t softgpu_filter_chain_get_param(const softgpu_filter_chain_t *cha
                                                const char *name,
                                                float *out);
 
+// Writes the number of shader parameters the preset declares to `*out`.
+//
+// # Safety
+// `chain` must be NULL or point to a handle that is NULL or a live chain; `out` NULL or a
+// pointer to a writable `size_t`. No other thread may use the chain during the call.
+softgpu_error_t softgpu_filter_chain_get_param_count(const softgpu_filter_chain_t *chain,
+                                                     size_t *out);
+
+// Writes the name of parameter `index` (0 to count - 1, names in byte order) to `*out`, for
+// `softgpu_filter_chain_get_param` and `softgpu_filter_chain_set_param`. The string belongs to
+// the chain: it stays valid until the chain is freed and must not be freed by the caller.
+//
+// # Safety
+// `chain` must be NULL or point to a handle that is NULL or a live chain; `out` NULL or a
+// pointer to a writable `const char *`. No other thread may use the chain during the call.
+softgpu_error_t softgpu_filter_chain_get_param_name(const softgpu_filter_chain_t *chain,
+                                                    size_t index,
+                                                    const char **out);
+
 // Frees a filter chain and sets `*chain` to NULL; a `*chain` that is already NULL is left
 // alone (like `free(NULL)`).
 //

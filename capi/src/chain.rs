@@ -6,7 +6,7 @@
 //! parsed at creation, through the shader cache when one is configured); the new passes start
 //! with empty history and feedback, as after `softgpu_filter_chain_create`.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CString};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -25,6 +25,9 @@ pub struct FilterChainHandle {
     preset: Preset,
     options: ChainOptions,
     chain: FilterChain,
+    /// Every parameter's name in byte order, for `softgpu_filter_chain_get_param_name`: the
+    /// strings handed out live as long as the chain.
+    parameter_names: Vec<CString>,
     /// Parameters were set since the passes were built.
     stale: bool,
     /// Set while a call renders or rebuilds: still set on entry means that call panicked and
@@ -235,10 +238,18 @@ pub unsafe extern "C" fn softgpu_filter_chain_create(
         let options = unsafe { options.to_chain_options() }?;
         let preset = load_preset(&path, &options.wildcards).map_err(load_error)?;
         let chain = FilterChain::from_preset(&preset, &options).map_err(load_error)?;
+        let mut names: Vec<&String> = chain.parameters().keys().collect();
+        names.sort();
+        let parameter_names = names
+            .into_iter()
+            // Names come from `#pragma parameter` identifiers, which hold no NUL.
+            .filter_map(|name| CString::new(name.as_bytes()).ok())
+            .collect();
         let handle = Box::new(FilterChainHandle {
             preset,
             options,
             chain,
+            parameter_names,
             stale: false,
             busy: false,
         });
@@ -327,6 +338,55 @@ pub unsafe extern "C" fn softgpu_filter_chain_get_param(
         let value = handle.parameter(name)?;
         // SAFETY: `out` is non-null, aligned and writable (checked, and the caller's contract).
         unsafe { out.write(value) };
+        Ok(())
+    })
+}
+
+/// Writes the number of shader parameters the preset declares to `*out`.
+///
+/// # Safety
+/// `chain` must be NULL or point to a handle that is NULL or a live chain; `out` NULL or a
+/// pointer to a writable `size_t`. No other thread may use the chain during the call.
+#[no_mangle]
+pub unsafe extern "C" fn softgpu_filter_chain_get_param_count(
+    chain: *const softgpu_filter_chain_t,
+    out: *mut usize,
+) -> softgpu_error_t {
+    ffi_call(|| {
+        // SAFETY: forwarded from the caller's contract.
+        let handle = unsafe { handle(chain) }?;
+        check_out(out, "out")?;
+        // SAFETY: `out` is non-null, aligned and writable (checked, and the caller's contract).
+        unsafe { out.write(handle.parameter_names.len()) };
+        Ok(())
+    })
+}
+
+/// Writes the name of parameter `index` (0 to count - 1, names in byte order) to `*out`, for
+/// `softgpu_filter_chain_get_param` and `softgpu_filter_chain_set_param`. The string belongs to
+/// the chain: it stays valid until the chain is freed and must not be freed by the caller.
+///
+/// # Safety
+/// `chain` must be NULL or point to a handle that is NULL or a live chain; `out` NULL or a
+/// pointer to a writable `const char *`. No other thread may use the chain during the call.
+#[no_mangle]
+pub unsafe extern "C" fn softgpu_filter_chain_get_param_name(
+    chain: *const softgpu_filter_chain_t,
+    index: usize,
+    out: *mut *const c_char,
+) -> softgpu_error_t {
+    ffi_call(|| {
+        // SAFETY: forwarded from the caller's contract.
+        let handle = unsafe { handle(chain) }?;
+        check_out(out, "out")?;
+        let count = handle.parameter_names.len();
+        let name = handle.parameter_names.get(index).ok_or_else(|| {
+            SoftgpuError::invalid(format!(
+                "parameter index {index}: the preset has {count} parameters"
+            ))
+        })?;
+        // SAFETY: `out` is non-null, aligned and writable (checked, and the caller's contract).
+        unsafe { out.write(name.as_ptr()) };
         Ok(())
     })
 }

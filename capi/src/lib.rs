@@ -19,7 +19,8 @@ pub mod types;
 
 pub use chain::{
     softgpu_filter_chain_create, softgpu_filter_chain_frame, softgpu_filter_chain_free,
-    softgpu_filter_chain_get_param, softgpu_filter_chain_set_param, softgpu_filter_chain_t,
+    softgpu_filter_chain_get_param, softgpu_filter_chain_get_param_count,
+    softgpu_filter_chain_get_param_name, softgpu_filter_chain_set_param, softgpu_filter_chain_t,
 };
 pub use error::{
     softgpu_error_errno, softgpu_error_free, softgpu_error_free_string, softgpu_error_print,

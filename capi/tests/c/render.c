@@ -138,7 +138,15 @@ int main(int argc, char **argv) {
     CHECK(padding_intact(&output, 0xAB), "frame 0 wrote into the row padding");
     write_rows(argv[7], &output);
 
-    /* Parameters: the shader's default, then a new value for the next frame. */
+    /* Parameters: their names, the shader's default, then a new value for the next frame. */
+    size_t count = 0;
+    expect_ok(softgpu_filter_chain_get_param_count(&chain, &count), "get the parameter count");
+    CHECK(count == 7, "the preset has %zu parameters, expected 7", count);
+    const char *name = NULL;
+    expect_ok(softgpu_filter_chain_get_param_name(&chain, 2, &name), "get parameter 2's name");
+    CHECK(name != NULL && strcmp(name, "HARD_SCAN") == 0, "parameter 2 is %s", name);
+    expect_error(softgpu_filter_chain_get_param_name(&chain, count, &name),
+                 SOFTGPU_ERRNO_INVALID_PARAMETER, "7 parameters", "get a name past the end");
     float value = 0.0f;
     expect_ok(softgpu_filter_chain_get_param(&chain, "HARD_SCAN", &value), "get HARD_SCAN");
     CHECK(value == -8.0f, "HARD_SCAN is %f, expected the shader's default -8", value);
