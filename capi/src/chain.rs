@@ -294,8 +294,8 @@ pub unsafe extern "C" fn softgpu_filter_chain_frame(
 
 /// Sets a shader parameter (`#pragma parameter NAME`) for the frames that follow. The name
 /// must be declared by a pass of the preset and the value finite; it is not clamped to the
-/// declared range (as in librashader). The passes are rebuilt at the next frame, which then
-/// starts with empty history and feedback.
+/// declared range. The passes are rebuilt at the next frame, which then starts with empty
+/// history and feedback.
 ///
 /// # Safety
 /// `chain` must be NULL or point to a handle that is NULL or a live chain; `name` NULL or a
