@@ -199,3 +199,88 @@ fn feedback_passes_are_reused_once_their_output_stops_changing() {
         "settled at frame {settled}, reused {reused:?}"
     );
 }
+
+#[test]
+fn set_parameters_renders_as_a_chain_built_with_them_and_keeps_history() {
+    let preset = chain_dir().join("params.slangp");
+    let still = input("scene64x48.png");
+    let values = vec![("P_B".to_string(), 0.75f32), ("P_E".to_string(), 0.1)];
+    let mut updated = FilterChain::load(&preset, &ChainOptions::default()).unwrap();
+    updated
+        .frame(&still, (64, 48), 0, &FrameOptions::default())
+        .unwrap();
+    updated.set_parameters(&values).unwrap();
+    assert_eq!(updated.parameters()["P_B"], 0.75);
+    let after = updated
+        .frame(&still, (64, 48), 1, &FrameOptions::default())
+        .unwrap();
+    let mut built = FilterChain::load(
+        &preset,
+        &ChainOptions {
+            parameters: values.clone(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    built
+        .frame(&still, (64, 48), 0, &FrameOptions::default())
+        .unwrap();
+    let expected = built
+        .frame(&still, (64, 48), 1, &FrameOptions::default())
+        .unwrap();
+    assert!(
+        after.to_rgba8() == expected.to_rgba8(),
+        "the new values reach the passes"
+    );
+
+    // Feedback survives the update: a pass mixing its previous output into Source renders
+    // brighter after the update than a fresh chain's first frame with the same value.
+    let dir = tempfile::tempdir().unwrap();
+    let shader = SETTLING
+        .replace(
+            "#version 450\n",
+            "#version 450\n#pragma parameter GAIN \"Gain\" 1.0 0.0 1.0 0.1\n\
+             layout(push_constant) uniform Push { float GAIN; } params;\n",
+        )
+        .replace("0.5 * texture(Source", "0.5 * params.GAIN * texture(Source");
+    std::fs::write(dir.path().join("gain.slang"), shader).unwrap();
+    let gain = dir.path().join("gain.slangp");
+    std::fs::write(&gain, "shaders = 1\nshader0 = gain.slang\n").unwrap();
+    let mut kept = FilterChain::load(&gain, &ChainOptions::default()).unwrap();
+    for frame in 0..4 {
+        kept.frame(&still, (64, 48), frame, &FrameOptions::default())
+            .unwrap();
+    }
+    let dim = vec![("GAIN".to_string(), 0.2f32)];
+    kept.set_parameters(&dim).unwrap();
+    let with_feedback = kept
+        .frame(&still, (64, 48), 4, &FrameOptions::default())
+        .unwrap()
+        .to_rgba8();
+    let mut fresh = FilterChain::load(
+        &gain,
+        &ChainOptions {
+            parameters: dim,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let without = fresh
+        .frame(&still, (64, 48), 0, &FrameOptions::default())
+        .unwrap()
+        .to_rgba8();
+    let sum = |v: &[u8]| v.iter().map(|&b| b as u64).sum::<u64>();
+    assert!(
+        sum(&with_feedback) > sum(&without),
+        "the feedback of the frames before the update is still read"
+    );
+
+    let err = updated
+        .set_parameters(&[("NOPE".to_string(), 1.0)])
+        .unwrap_err();
+    assert!(err.message.contains("NOPE"), "{}", err.message);
+    let err = updated
+        .set_parameters(&[("P_A".to_string(), f32::NAN)])
+        .unwrap_err();
+    assert!(err.message.contains("finite"), "{}", err.message);
+}

@@ -1,10 +1,10 @@
 //! Filter chains (`softgpu_filter_chain_*`): a preset loaded from a path, its parameters set
 //! and read, frames rendered from one RGBA8 buffer into another, the chain freed.
 //!
-//! softgpu folds parameter values into the compiled passes, so a parameter set on a built
-//! chain takes effect by building the passes again before the next frame (from the preset
-//! parsed at creation, through the shader cache when one is configured); the new passes start
-//! with empty history and feedback, as after `softgpu_filter_chain_create`.
+//! softgpu folds parameter values into the compiled passes, so parameters set on a built chain
+//! take effect before the next frame by specializing the passes again
+//! (`FilterChain::set_parameters`, through the shader cache when one is configured); history
+//! and feedback are kept, as librashader keeps them.
 
 use std::ffi::{c_char, CString};
 use std::ptr::NonNull;
@@ -189,8 +189,9 @@ impl FilterChainHandle {
         options: &FrameOptions,
     ) -> Result<(), SoftgpuError> {
         if self.stale {
-            self.chain =
-                FilterChain::from_preset(&self.preset, &self.options).map_err(load_error)?;
+            self.chain
+                .set_parameters(&self.options.parameters)
+                .map_err(load_error)?;
             self.stale = false;
         }
         let viewport = (output.width, output.height);

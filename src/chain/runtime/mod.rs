@@ -320,6 +320,62 @@ pub struct FilterChain {
     last_input: Option<Arc<Texture>>,
     /// [`ChainOptions::redraw_unchanged`].
     redraw_unchanged: bool,
+    /// What the passes were built from, to build them again for new parameter values.
+    source: Arc<ChainSource>,
+}
+
+/// A preset with its compiled shaders and the options of its chain: what
+/// [`FilterChain::set_parameters`] builds the passes from again.
+struct ChainSource {
+    preset: Preset,
+    shaders: BTreeMap<PathBuf, PassShader>,
+    names: crate::chain::semantics::SemanticNames,
+    options: ChainOptions,
+}
+
+impl ChainSource {
+    /// Binds every pass (in order: cheap, and their errors come first), then specializes and
+    /// compiles them in parallel for these parameter values; the first error in pass order
+    /// wins, so a failing preset gives the same message every run.
+    fn build_passes(
+        &self,
+        parameters: &HashMap<String, f32>,
+        cache: Option<&ShaderCache>,
+    ) -> Result<Vec<Pass>, ChainError> {
+        let options = &self.options;
+        let plans = self
+            .preset
+            .passes
+            .iter()
+            .map(|config| {
+                PassPlan::new(
+                    &self.preset,
+                    config,
+                    &self.shaders[&config.shader],
+                    &self.names,
+                    parameters,
+                    options,
+                )
+            })
+            .collect::<Result<Vec<_>, ChainError>>()?;
+        let pass_total = plans.len();
+        let built_count = AtomicUsize::new(0);
+        plans
+            .into_par_iter()
+            .map(|plan| {
+                let label = plan.label.clone();
+                let pass = plan.build(options, cache);
+                LoadProgress::report(&options.progress, || LoadStep::PassBuilt {
+                    done: built_count.fetch_add(1, Ordering::Relaxed) + 1,
+                    total: pass_total,
+                    label,
+                });
+                pass
+            })
+            .collect::<Vec<Result<Pass, ChainError>>>()
+            .into_iter()
+            .collect()
+    }
 }
 
 impl FilterChain {
@@ -383,25 +439,13 @@ impl FilterChain {
             shaders.insert(file, shader);
         }
 
-        let names = semantic_names(preset, &shaders);
-        let parameters = parameter_values(preset, &shaders, &options.parameters)?;
-
-        // Bindings in order (cheap, and their errors come first), then the shaders of every pass
-        // specialized and compiled in parallel.
-        let plans = preset
-            .passes
-            .iter()
-            .map(|config| {
-                PassPlan::new(
-                    preset,
-                    config,
-                    &shaders[&config.shader],
-                    &names,
-                    &parameters,
-                    options,
-                )
-            })
-            .collect::<Result<Vec<_>, ChainError>>()?;
+        let source = ChainSource {
+            preset: preset.clone(),
+            names: semantic_names(preset, &shaders),
+            shaders,
+            options: options.clone(),
+        };
+        let parameters = parameter_values(preset, &source.shaders, &options.parameters)?;
 
         let memory_budget = options
             .memory_budget
@@ -409,31 +453,12 @@ impl FilterChain {
         check_lut_memory(preset, memory_budget)?;
 
         // The LUTs load while the passes build: a large pass compiles on one core for a while.
-        // (Collected whole, then the first error in pass order: the same message every run.)
-        let pass_total = plans.len();
-        let built_count = AtomicUsize::new(0);
-        let (built, luts) = rayon::join(
-            || {
-                plans
-                    .into_par_iter()
-                    .map(|plan| {
-                        let label = plan.label.clone();
-                        let pass = plan.build(options, cache.as_ref());
-                        LoadProgress::report(&options.progress, || LoadStep::PassBuilt {
-                            done: built_count.fetch_add(1, Ordering::Relaxed) + 1,
-                            total: pass_total,
-                            label,
-                        });
-                        pass
-                    })
-                    .collect::<Vec<Result<Pass, ChainError>>>()
-            },
+        let (passes, luts) = rayon::join(
+            || source.build_passes(&parameters, cache.as_ref()),
             || load_luts(preset),
         );
         let shader_cache_stats = cache.map(|c| c.stats()).unwrap_or_default();
-        let passes = built
-            .into_iter()
-            .collect::<Result<Vec<Pass>, ChainError>>()?;
+        let passes = passes?;
         let luts = luts.into_iter().collect::<Result<Vec<_>, ChainError>>()?;
 
         let history = History::for_passes(&passes)?;
@@ -456,6 +481,7 @@ impl FilterChain {
                 .unwrap_or(passes.len())
                 .clamp(1, passes.len()),
             preset_path: preset.path.clone(),
+            source: Arc::new(source),
             passes,
             luts,
             parameters,
@@ -539,9 +565,51 @@ impl FilterChain {
         self.passes.iter().map(count).sum()
     }
 
-    /// The value of every parameter (shader defaults, then the preset's, then the options').
+    /// The value of every parameter (shader defaults, then the preset's, then the options',
+    /// then [`FilterChain::set_parameters`]').
     pub fn parameters(&self) -> &HashMap<String, f32> {
         &self.parameters
+    }
+
+    /// Sets shader parameters for the frames to come, keeping the history and feedback (as
+    /// librashader's parameter updates do). Parameters are folded into the passes' programs, so
+    /// the passes are specialized and compiled again (through the shader cache, when the chain
+    /// has one, and the kernel cache); a name no pass declares, or a value that is not finite,
+    /// is an error and changes nothing.
+    pub fn set_parameters(&mut self, values: &[(String, f32)]) -> Result<(), ChainError> {
+        let mut parameters = self.parameters.clone();
+        for (name, value) in values {
+            if !value.is_finite() {
+                return Err(ChainError::new(format!(
+                    "parameter {name}: the value must be finite, got {value}"
+                )));
+            }
+            match parameters.get_mut(name) {
+                Some(v) => *v = *value,
+                None => {
+                    return Err(ChainError::new(format!(
+                        "parameter {name}: no pass of {} declares `#pragma parameter {name}`",
+                        self.preset_path.display()
+                    )))
+                }
+            }
+        }
+        if parameters == self.parameters {
+            return Ok(());
+        }
+        let cache = self
+            .source
+            .options
+            .shader_cache
+            .clone()
+            .map(ShaderCache::new);
+        let passes = self.source.build_passes(&parameters, cache.as_ref())?;
+        for (timing, pass) in self.timings.iter_mut().zip(&passes) {
+            timing.fragment_instructions = pass.fragment_instructions;
+        }
+        self.passes = passes;
+        self.parameters = parameters;
+        Ok(())
     }
 
     /// How many previous input frames the chain keeps (the largest `OriginalHistoryN` read).
