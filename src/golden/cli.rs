@@ -108,6 +108,8 @@ pub struct TestArgs {
     pub corpus: Option<Corpus>,
     /// `--report-all`: the report shows the pictures of passed cases too.
     pub report_all: bool,
+    /// Print each case's line to stderr as it finishes (the binary does on a terminal).
+    pub progress: bool,
     /// Write the expected images instead of comparing.
     pub bless: bool,
     /// `--filter` patterns (any may match).
@@ -181,6 +183,7 @@ pub fn test(args: &TestArgs) -> Result<TestRun, GoldenError> {
         memory_budget: args.memory_budget,
         report_images: Some(dir.clone()),
         report_all: args.report_all,
+        progress: args.progress,
     };
     let results = runner::run_cases(&suite, &indices, &options)?;
     let failed = results

@@ -16,6 +16,7 @@ use anyhow::anyhow;
 use image::RgbaImage;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -79,6 +80,9 @@ pub struct RunOptions {
     pub report_images: Option<PathBuf>,
     /// Write the pictures of passed cases too, not only of failures.
     pub report_all: bool,
+    /// Print each case's status line to stderr as it finishes, after `[done/total]`, so that a
+    /// long run shows where it is (the lines in suite order come from [`status_line`]).
+    pub progress: bool,
 }
 
 /// Folder of the report directory that holds the cases' pictures.
@@ -406,10 +410,18 @@ pub fn run_cases(
     indices: &[usize],
     options: &RunOptions,
 ) -> Result<Vec<CaseResult>, GoldenError> {
+    let done = AtomicUsize::new(0);
     let work = || {
         indices
             .par_iter()
-            .map(|&i| run_case_with(i, &suite.cases[i], options))
+            .map(|&i| {
+                let result = run_case_with(i, &suite.cases[i], options);
+                if options.progress {
+                    let done = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    eprintln!("[{done}/{}] {}", indices.len(), status_line(&result));
+                }
+                result
+            })
             .collect::<Vec<_>>()
     };
     match options.jobs {

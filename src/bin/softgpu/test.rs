@@ -5,6 +5,7 @@ use crate::args::{parse_size, MemoryBudgetArgs, ShaderCacheArgs};
 use softgpu::golden::cli;
 use softgpu::golden::corpus::Corpus;
 use softgpu::golden::CompareOptions;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -177,6 +178,8 @@ pub fn run(args: TestArgs) -> ExitCode {
         suite: args.suite.unwrap_or_default(),
         corpus,
         report_all: args.report_all,
+        // A run of a whole corpus takes minutes: show each case as it finishes, on a terminal.
+        progress: std::io::stderr().is_terminal(),
         bless: args.bless,
         filters: args.filter,
         shard: args.shard,
