@@ -453,5 +453,7 @@ pub fn status_line(result: &CaseResult) -> String {
         details.push(message.clone());
     }
     details.push(format!("{:.2} s", result.elapsed.as_secs_f64()));
-    format!("{word:<8} {}  ({})", result.name, details.join("; "))
+    // One line per case, whatever an error message holds (a compiler's log is several lines).
+    let details = details.join("; ").replace(['\r', '\n'], " ");
+    format!("{word:<8} {}  ({details})", result.name)
 }
