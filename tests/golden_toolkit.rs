@@ -641,10 +641,16 @@ fn failing_suite_writes_artifacts_and_html_report() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("0 passed, 2 failed"));
     assert!(html.contains("id=\"case-0\"") && html.contains("id=\"case-1\""));
-    // Three inline thumbnails for the comparison failure; names are escaped.
-    assert_eq!(html.matches("src=\"data:image/png;base64,").count(), 3);
+    // The comparison failure's three pictures, as files next to the page; names are escaped.
     for class in ["expected", "actual", "diff"] {
-        assert!(html.contains(&format!("<img class=\"{class}\"")), "{class}");
+        let file = format!("cases/00000-{class}.png");
+        assert!(
+            html.contains(&format!(
+                "<img class=\"{class}\" alt=\"{class}\" src=\"{file}\""
+            )),
+            "{class}"
+        );
+        assert!(report.join(&file).exists(), "{file}");
     }
     assert!(html.contains("crt &lt;preset&gt;") && !html.contains("crt <preset>"));
     assert!(html.contains("frame.png"));

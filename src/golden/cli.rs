@@ -1,13 +1,16 @@
-//! The `softgpu compare` and `softgpu test` commands (the binary only parses flags).
+//! The `softgpu compare`, `softgpu test` and `softgpu test init` commands (the binary only
+//! parses flags).
 //!
 //! Exit status of both: 0 = images match / every case passed, 1 = images differ / some case
 //! failed, 2 = the command could not run (unreadable or mismatched images, malformed suite, bad
 //! flag), after one `softgpu: error: …` line on stderr.
 
-use super::runner::{self, CaseStatus};
+use super::corpus::Corpus;
+use super::runner::{self, CaseStatus, RunOptions};
 use super::suite::{parse_shard, Selection, Suite};
 use super::{compare_files, diff_image, save_png, CompareOptions, GoldenError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// Exit status: the images match, or every case passed.
 pub const EXIT_OK: u8 = 0;
@@ -99,8 +102,14 @@ pub fn compare_main(args: &CompareArgs) -> u8 {
 /// Flags of `softgpu test`.
 #[derive(Clone, Debug, Default)]
 pub struct TestArgs {
-    /// The suite file.
+    /// The suite file (ignored when `corpus` is given).
     pub suite: PathBuf,
+    /// `--presets`: run every preset of a corpus instead of a suite file.
+    pub corpus: Option<Corpus>,
+    /// `--report-all`: the report shows the pictures of passed cases too.
+    pub report_all: bool,
+    /// Print each case's line to stderr as it finishes (the binary does on a terminal).
+    pub progress: bool,
     /// Write the expected images instead of comparing.
     pub bless: bool,
     /// `--filter` patterns (any may match).
@@ -130,6 +139,8 @@ pub struct TestRun {
     pub skipped: usize,
     /// The HTML report.
     pub report: PathBuf,
+    /// Wall time of the whole run.
+    pub elapsed: Duration,
 }
 
 impl TestRun {
@@ -143,8 +154,10 @@ impl TestRun {
     }
 }
 
-/// Runs `softgpu test`: loads the suite, selects, runs, writes the report.
+/// Runs `softgpu test`: loads the suite (or finds the corpus), selects, runs, writes the
+/// report.
 pub fn test(args: &TestArgs) -> Result<TestRun, GoldenError> {
+    let started = Instant::now();
     if args.jobs == Some(0) {
         return Err(GoldenError::Options(
             "--jobs: expected at least 1 thread, found 0".into(),
@@ -154,16 +167,25 @@ pub fn test(args: &TestArgs) -> Result<TestRun, GoldenError> {
         filters: args.filters.clone(),
         shard: args.shard.as_deref().map(parse_shard).transpose()?,
     };
-    let suite = Suite::load(&args.suite)?;
+    let suite = match &args.corpus {
+        Some(corpus) => corpus.suite()?,
+        None => Suite::load(&args.suite)?,
+    };
     let indices = suite.select(&selection);
-    let results = runner::run_cases(
-        &suite,
-        &indices,
-        args.bless,
-        args.jobs,
-        args.shader_cache.as_deref(),
-        args.memory_budget,
-    )?;
+    let dir = args
+        .report
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_REPORT_DIR));
+    let options = RunOptions {
+        bless: args.bless,
+        jobs: args.jobs,
+        shader_cache: args.shader_cache.clone(),
+        memory_budget: args.memory_budget,
+        report_images: Some(dir.clone()),
+        report_all: args.report_all,
+        progress: args.progress,
+    };
+    let results = runner::run_cases(&suite, &indices, &options)?;
     let failed = results
         .iter()
         .filter(|r| r.status == CaseStatus::Failed)
@@ -174,12 +196,11 @@ pub fn test(args: &TestArgs) -> Result<TestRun, GoldenError> {
         failed,
         skipped: suite.cases.len() - indices.len(),
         report: PathBuf::new(),
+        elapsed: Duration::ZERO,
     };
-    let dir = args
-        .report
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_REPORT_DIR));
-    run.report = super::report::write_report(&dir, &args.suite, &results, &run.summary())?;
+    run.elapsed = started.elapsed();
+    let summary = format!("{} in {:.1} s", run.summary(), run.elapsed.as_secs_f64());
+    run.report = super::report::write_report(&dir, &suite.path, &results, &summary)?;
     Ok(run)
 }
 
@@ -191,12 +212,70 @@ pub fn test_main(args: &TestArgs) -> u8 {
                 println!("{line}");
             }
             println!("report: {}", run.report.display());
+            println!("time: {:.1} s", run.elapsed.as_secs_f64());
             println!("{}", run.summary());
             if run.failed == 0 {
                 EXIT_OK
             } else {
                 EXIT_FAILED
             }
+        }
+        Err(e) => {
+            eprintln!("softgpu: error: {e}");
+            EXIT_ERROR
+        }
+    }
+}
+
+/// Flags of `softgpu test init`.
+#[derive(Clone, Debug)]
+pub struct InitArgs {
+    /// The corpus the suite runs.
+    pub corpus: Corpus,
+    /// The suite file to write; `None` prints it, with paths relative to the current directory.
+    pub output: Option<PathBuf>,
+}
+
+/// Runs `softgpu test init`: the TOML suite of the corpus, written to `--output` (returns where)
+/// or returned as text for stdout.
+pub fn init(args: &InitArgs) -> Result<(String, Option<PathBuf>), GoldenError> {
+    let Some(output) = &args.output else {
+        return Ok((args.corpus.suite_toml(Path::new("."))?, None));
+    };
+    crate::output::check_output_name(output, "--output", &["toml"])
+        .map_err(|e| GoldenError::Options(e.to_string()))?;
+    let dir = output.parent().unwrap_or(Path::new(""));
+    let text = args.corpus.suite_toml(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    })?;
+    if !dir.as_os_str().is_empty() {
+        std::fs::create_dir_all(dir).map_err(|e| GoldenError::Image {
+            path: dir.to_path_buf(),
+            message: format!("cannot create directory: {e}"),
+        })?;
+    }
+    crate::output::write_atomic(output, "the suite", text.as_bytes()).map_err(|e| {
+        GoldenError::Image {
+            path: output.clone(),
+            message: e.message,
+        }
+    })?;
+    Ok((text, Some(output.clone())))
+}
+
+/// `softgpu test init` from parsed flags to exit status: 0 written, 2 could not.
+pub fn init_main(args: &InitArgs) -> u8 {
+    match init(args) {
+        Ok((text, None)) => {
+            print!("{text}");
+            EXIT_OK
+        }
+        Ok((text, Some(path))) => {
+            let cases = text.matches("\n[[case]]\n").count();
+            println!("wrote {} ({cases} cases)", path.display());
+            EXIT_OK
         }
         Err(e) => {
             eprintln!("softgpu: error: {e}");

@@ -1,5 +1,6 @@
 //! Golden-image regression testing: compare images, assert renders against committed goldens,
-//! and run suites of draw cases (`softgpu compare`, `softgpu test`, [`assert_golden`]).
+//! and run suites of draw and preset cases, written as TOML or found as a corpus of presets
+//! (`softgpu compare`, `softgpu test`, [`assert_golden`]).
 //!
 //! Everything compares RGBA8 pixels channel by channel. Two images *match* when at most
 //! `max_pixels_percent` of their pixels have a channel that differs by more than `tolerance`
@@ -8,6 +9,7 @@
 mod assert;
 pub mod cli;
 mod compare;
+pub mod corpus;
 pub mod report;
 pub mod runner;
 pub mod suite;

@@ -1,5 +1,5 @@
-//! Running suite cases: render, compare with (or bless) the expected image, keep what the report
-//! needs.
+//! Running suite cases: render, compare with (or bless) the expected image, write the pictures
+//! the report shows and keep its timings.
 
 use super::suite::{Case, CaseKind, DrawCase, PresetCase, Suite};
 use super::{
@@ -16,7 +16,13 @@ use anyhow::anyhow;
 use image::RgbaImage;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Stack size of the threads of a `--jobs` pool: the kernels of very large shaders (Mega Bezel
+/// passes) keep megabytes of spill slots in their stack frame, as in the binary's global pool.
+const WORKER_STACK_BYTES: usize = 256 << 20;
 
 /// How a case ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,9 +54,42 @@ pub struct CaseResult {
     pub actual_path: Option<PathBuf>,
     /// Where the diff heat map was written (failures with comparable images).
     pub diff_path: Option<PathBuf>,
-    /// Expected, actual and diff pixels, kept for failures only.
-    pub images: [Option<RgbaImage>; 3],
+    /// The expected, actual and diff pictures written for the report, relative to its
+    /// directory (see [`RunOptions::report_images`]).
+    pub pictures: [Option<PathBuf>; 3],
+    /// Wall time of the case: rendering, comparing and writing its files.
+    pub elapsed: Duration,
+    /// Where a preset case's render spent its time (load, inputs, each pass).
+    pub timings: Option<chain::RenderTimings>,
 }
+
+/// How [`run_cases`] runs and what it keeps.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Write the expected images from the rendered ones instead of comparing.
+    pub bless: bool,
+    /// Worker threads (`None`: rayon's global pool).
+    pub jobs: Option<usize>,
+    /// The on-disk shader cache (`None`: compile every shader).
+    pub shader_cache: Option<PathBuf>,
+    /// The memory budget of each case (`None`: the machine's default).
+    pub memory_budget: Option<u64>,
+    /// The report directory: each failed case's expected, actual and diff pictures are written
+    /// under its `cases/` folder as it finishes (so a run of thousands of cases never holds
+    /// their pixels). `None`: no pictures.
+    pub report_images: Option<PathBuf>,
+    /// Write the pictures of passed cases too, not only of failures.
+    pub report_all: bool,
+    /// Print each case's status line to stderr as it finishes, after `[done/total]`, so that a
+    /// long run shows where it is (the lines in suite order come from [`status_line`]).
+    pub progress: bool,
+}
+
+/// Folder of the report directory that holds the cases' pictures.
+pub const PICTURE_DIR: &str = "cases";
+
+/// The names of the three pictures of a case, in [`CaseResult::pictures`] order.
+pub const PICTURE_KINDS: [&str; 3] = ["expected", "actual", "diff"];
 
 /// `out.png` → `out.actual.png` / `out.diff.png` next to it (ignored by `.gitignore`).
 pub fn artifact_path(expected: &Path, kind: &str) -> PathBuf {
@@ -125,9 +164,19 @@ pub fn render_within(
     shader_cache: Option<&Path>,
     memory_budget: Option<u64>,
 ) -> anyhow::Result<RgbaImage> {
+    render_timed(case, shader_cache, memory_budget).map(|(image, _)| image)
+}
+
+/// [`render_within`], also returning where a preset case's render spent its time.
+pub fn render_timed(
+    case: &Case,
+    shader_cache: Option<&Path>,
+    memory_budget: Option<u64>,
+) -> anyhow::Result<(RgbaImage, Option<chain::RenderTimings>)> {
     match &case.kind {
-        CaseKind::Draw(draw) => render_draw(draw, shader_cache, memory_budget),
-        CaseKind::Preset(preset) => render_preset(preset, shader_cache, memory_budget),
+        CaseKind::Draw(draw) => Ok((render_draw(draw, shader_cache, memory_budget)?, None)),
+        CaseKind::Preset(preset) => render_preset(preset, shader_cache, memory_budget)
+            .map(|(image, timings)| (image, Some(timings))),
     }
 }
 
@@ -136,7 +185,7 @@ fn render_preset(
     case: &PresetCase,
     shader_cache: Option<&Path>,
     memory_budget: Option<u64>,
-) -> anyhow::Result<RgbaImage> {
+) -> anyhow::Result<(RgbaImage, chain::RenderTimings)> {
     let input = case.input.as_ref().ok_or_else(|| {
         anyhow!(
             "{}: a preset case needs `input` (an image or a directory of frames)",
@@ -162,7 +211,8 @@ fn render_preset(
         },
         frame: chain::FrameOptions::default(),
     };
-    Ok(texture_to_image(&chain::render(&request, |_, _| {})?))
+    let (image, timings) = chain::render_timed(&request, |_, _| {})?;
+    Ok((texture_to_image(&image), timings))
 }
 
 fn remove_if_present(path: &Path) -> Result<(), String> {
@@ -179,17 +229,17 @@ fn remove_if_present(path: &Path) -> Result<(), String> {
 /// Runs one case: renders it, then blesses or compares. Never panics on bad input; every
 /// problem becomes a failed result with a message.
 pub fn run_case(index: usize, case: &Case, bless: bool, shader_cache: Option<&Path>) -> CaseResult {
-    run_case_within(index, case, bless, shader_cache, None)
+    let options = RunOptions {
+        bless,
+        shader_cache: shader_cache.map(Path::to_path_buf),
+        ..RunOptions::default()
+    };
+    run_case_with(index, case, &options)
 }
 
-/// [`run_case`] within a memory budget (see [`render_within`]).
-pub fn run_case_within(
-    index: usize,
-    case: &Case,
-    bless: bool,
-    shader_cache: Option<&Path>,
-    memory_budget: Option<u64>,
-) -> CaseResult {
+/// [`run_case`] as `options` say: within a memory budget, writing the report's pictures.
+pub fn run_case_with(index: usize, case: &Case, options: &RunOptions) -> CaseResult {
+    let started = Instant::now();
     let mut result = CaseResult {
         index,
         name: case.name.clone(),
@@ -199,29 +249,77 @@ pub fn run_case_within(
         expected_path: case.expected.clone(),
         actual_path: None,
         diff_path: None,
-        images: [None, None, None],
+        pictures: [None, None, None],
+        elapsed: Duration::ZERO,
+        timings: None,
     };
-    if let Err(message) = run_case_inner(case, bless, shader_cache, memory_budget, &mut result) {
+    if let Err(message) = run_case_inner(index, case, options, &mut result) {
         result.status = CaseStatus::Failed;
         result.message = Some(message);
     }
+    result.elapsed = started.elapsed();
     result
 }
 
+/// The text of a panic's payload (`panic!` with a literal or a formatted message).
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "(no message)".into()
+    }
+}
+
+/// Writes the given pictures of case `index` into the report's picture folder and records
+/// their paths; nothing when the run keeps no pictures.
+fn write_pictures(
+    index: usize,
+    options: &RunOptions,
+    result: &mut CaseResult,
+    pictures: [Option<&RgbaImage>; 3],
+) -> Result<(), String> {
+    let Some(dir) = &options.report_images else {
+        return Ok(());
+    };
+    for ((slot, kind), picture) in result.pictures.iter_mut().zip(PICTURE_KINDS).zip(pictures) {
+        if let Some(picture) = picture {
+            let relative = Path::new(PICTURE_DIR).join(format!("{index:05}-{kind}.png"));
+            save_png(picture, &dir.join(&relative)).map_err(|e| e.to_string())?;
+            *slot = Some(relative);
+        }
+    }
+    Ok(())
+}
+
 fn run_case_inner(
+    index: usize,
     case: &Case,
-    bless: bool,
-    shader_cache: Option<&Path>,
-    memory_budget: Option<u64>,
+    options: &RunOptions,
     result: &mut CaseResult,
 ) -> Result<(), String> {
     let actual_path = artifact_path(&case.expected, "actual");
     let diff_path = artifact_path(&case.expected, "diff");
     remove_if_present(&actual_path)?;
     remove_if_present(&diff_path)?;
-    let actual = render_within(case, shader_cache, memory_budget).map_err(|e| format!("{e:#}"))?;
+    // A panic is a bug of softgpu, but one case of a corpus of thousands must not take the
+    // others down with it: it becomes this case's failure.
+    let rendered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        render_timed(case, options.shader_cache.as_deref(), options.memory_budget)
+    }));
+    let (actual, timings) = match rendered {
+        Ok(rendered) => rendered.map_err(|e| format!("{e:#}"))?,
+        Err(payload) => {
+            return Err(format!(
+                "softgpu panicked rendering this case (a bug; please report it): {}",
+                panic_text(payload.as_ref())
+            ))
+        }
+    };
+    result.timings = timings;
 
-    if bless {
+    if options.bless {
         let unchanged = load_image(&case.expected)
             .map(|e| e.image == actual)
             .unwrap_or(false);
@@ -234,6 +332,9 @@ fn run_case_inner(
         } else {
             format!("wrote {}", case.expected.display())
         });
+        if options.report_all {
+            write_pictures(index, options, result, [Some(&actual), None, None])?;
+        }
         return Ok(());
     }
 
@@ -244,7 +345,7 @@ fn run_case_inner(
     };
     if !case.expected.exists() {
         write_actual(result)?;
-        result.images[1] = Some(actual);
+        write_pictures(index, options, result, [None, Some(&actual), None])?;
         return Err(format!(
             "expected image {} does not exist (run with --bless to create it)",
             case.expected.display()
@@ -255,6 +356,16 @@ fn run_case_inner(
         Ok(report) if report.matches() => {
             result.status = CaseStatus::Passed;
             result.report = Some(report);
+            if options.report_all {
+                let diff =
+                    diff_image(&expected, &actual, &case.options).map_err(|e| e.to_string())?;
+                write_pictures(
+                    index,
+                    options,
+                    result,
+                    [Some(&expected), Some(&actual), Some(&diff)],
+                )?;
+            }
             Ok(())
         }
         Ok(report) => {
@@ -263,12 +374,22 @@ fn run_case_inner(
             save_png(&diff, &diff_path).map_err(|e| e.to_string())?;
             result.diff_path = Some(diff_path);
             result.report = Some(report);
-            result.images = [Some(expected), Some(actual), Some(diff)];
+            write_pictures(
+                index,
+                options,
+                result,
+                [Some(&expected), Some(&actual), Some(&diff)],
+            )?;
             Err("image differs from the expected one".into())
         }
         Err(GoldenError::SizeMismatch { first, second }) => {
             write_actual(result)?;
-            result.images = [Some(expected), Some(actual), None];
+            write_pictures(
+                index,
+                options,
+                result,
+                [Some(&expected), Some(&actual), None],
+            )?;
             Err(format!(
                 "size mismatch: expected {} is {}x{}, the rendered image is {}x{}",
                 case.expected.display(),
@@ -282,28 +403,33 @@ fn run_case_inner(
     }
 }
 
-/// Runs the cases at `indices` in parallel (on a pool of `jobs` threads when given, else rayon's
-/// global pool), each within `memory_budget` (see [`render_within`]), and returns their results
-/// in the order of `indices`.
+/// Runs the cases at `indices` in parallel (on a pool of `options.jobs` threads when given,
+/// else rayon's global pool) and returns their results in the order of `indices`.
 pub fn run_cases(
     suite: &Suite,
     indices: &[usize],
-    bless: bool,
-    jobs: Option<usize>,
-    shader_cache: Option<&Path>,
-    memory_budget: Option<u64>,
+    options: &RunOptions,
 ) -> Result<Vec<CaseResult>, GoldenError> {
+    let done = AtomicUsize::new(0);
     let work = || {
         indices
             .par_iter()
-            .map(|&i| run_case_within(i, &suite.cases[i], bless, shader_cache, memory_budget))
+            .map(|&i| {
+                let result = run_case_with(i, &suite.cases[i], options);
+                if options.progress {
+                    let done = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    eprintln!("[{done}/{}] {}", indices.len(), status_line(&result));
+                }
+                result
+            })
             .collect::<Vec<_>>()
     };
-    match jobs {
+    match options.jobs {
         None => Ok(work()),
         Some(jobs) => {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(jobs)
+                .stack_size(WORKER_STACK_BYTES)
                 .build()
                 .map_err(|e| GoldenError::Options(format!("--jobs {jobs}: {e}")))?;
             Ok(pool.install(work))
@@ -311,7 +437,8 @@ pub fn run_cases(
     }
 }
 
-/// The one-line status of a result: `ok`, `FAILED` or `blessed`, the name, and its numbers.
+/// The one-line status of a result: `ok`, `FAILED` or `blessed`, the name, its numbers and its
+/// wall time.
 pub fn status_line(result: &CaseResult) -> String {
     let word = match result.status {
         CaseStatus::Passed => "ok",
@@ -325,9 +452,8 @@ pub fn status_line(result: &CaseResult) -> String {
     if let Some(message) = &result.message {
         details.push(message.clone());
     }
-    if details.is_empty() {
-        format!("{word:<8} {}", result.name)
-    } else {
-        format!("{word:<8} {}  ({})", result.name, details.join("; "))
-    }
+    details.push(format!("{:.2} s", result.elapsed.as_secs_f64()));
+    // One line per case, whatever an error message holds (a compiler's log is several lines).
+    let details = details.join("; ").replace(['\r', '\n'], " ");
+    format!("{word:<8} {}  ({details})", result.name)
 }

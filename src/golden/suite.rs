@@ -55,7 +55,7 @@ pub struct Suite {
 pub struct Case {
     /// Its unique name.
     pub name: String,
-    /// Line of its `[[case]]` table in the suite file.
+    /// Line of its `[[case]]` table in the suite file (0 for a case of a corpus).
     pub line: usize,
     /// The expected image.
     pub expected: PathBuf,

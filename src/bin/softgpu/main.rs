@@ -41,8 +41,9 @@ enum Command {
     Render(Box<render::RenderArgs>),
     /// Compare two images; exit 0 = match, 1 = different, 2 = error.
     Compare(compare::CompareArgs),
-    /// Run a golden-image suite (TOML); exit 0 = all passed, 1 = some failed, 2 = error.
-    Test(test::TestArgs),
+    /// Run a golden-image suite (TOML, or every preset under --presets against its golden);
+    /// exit 0 = all passed, 1 = some failed, 2 = error.
+    Test(Box<test::TestArgs>),
 }
 
 /// Reads a text file named on the command line through `softgpu::input` (a regular file of at
@@ -79,7 +80,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => compile::run(args),
         Command::Render(args) => render::run(*args),
         Command::Compare(args) => return compare::run(args),
-        Command::Test(args) => return test::run(args),
+        Command::Test(args) => return test::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
