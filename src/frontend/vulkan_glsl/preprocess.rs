@@ -210,7 +210,12 @@ impl Flattener {
             ));
         }
         let bytes = crate::input::read_bytes(path, "shader", crate::input::MAX_SHADER_FILE_BYTES)
-            .map_err(|e| err_at(&self.files, e.to_string()))?;
+            // At an `#include` line the message names the included file; for the root file the
+            // error is already placed at it.
+            .map_err(|e| match from {
+                Some(_) => err_at(&self.files, e.to_string()),
+                None => err_at(&self.files, e.message),
+            })?;
         let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if let Some(pos) = self.stack.iter().position(|(p, _)| *p == canonical) {
             let mut chain: Vec<&str> = self.stack[pos..]
