@@ -286,16 +286,14 @@ impl<R: BufRead> FrameReader<R> {
                 w * h + 2 * cw * ch
             }
         };
-        self.buffer.resize(planes_len, 0);
-        let mut filled = 0;
-        while filled < planes_len {
-            match self.reader.read(&mut self.buffer[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(error(&self.name, format!("frame {frame_number}: {e}"))),
-            }
-        }
+        // Read as the bytes arrive (the buffer grows with them), so a header that claims a huge
+        // frame costs nothing until the frame's bytes are really there.
+        self.buffer.clear();
+        (&mut self.reader)
+            .take(planes_len as u64)
+            .read_to_end(&mut self.buffer)
+            .map_err(|e| error(&self.name, format!("frame {frame_number}: {e}")))?;
+        let filled = self.buffer.len();
         if filled == 0 && self.format == StreamFormat::RawRgba {
             return Ok(None);
         }
@@ -315,7 +313,7 @@ impl<R: BufRead> FrameReader<R> {
         }
         self.frames += 1;
         let rgba = match self.format {
-            StreamFormat::RawRgba => self.buffer.clone(),
+            StreamFormat::RawRgba => std::mem::take(&mut self.buffer),
             StreamFormat::Y4m => yuv_to_rgba(&self.buffer, w, h, self.chroma, self.full_range),
         };
         Texture::from_rgba8(self.width, self.height, rgba)

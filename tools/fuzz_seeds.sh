@@ -59,6 +59,25 @@ add wgsl "$text_limit" no '*.wgsl'
 add image "$image_limit" no '*.png' '*.jpg'
 add golden_suite "$text_limit" no '*.toml'
 
+# The video target reads YUV4MPEG2 streams: small ones of each chroma layout, written here.
+mkdir -p "$root/video_stream"
+for layout in 420jpeg 420mpeg2 422 444 mono; do
+    case $layout in
+        420*) frame=$((4 * 2 + 2 * 2 * 1)) ;;
+        422) frame=$((4 * 2 + 2 * 2 * 2)) ;;
+        444) frame=$((3 * 4 * 2)) ;;
+        mono) frame=$((4 * 2)) ;;
+    esac
+    {
+        printf 'YUV4MPEG2 W4 H2 F25:1 Ip A1:1 C%s XCOLORRANGE=LIMITED\n' "$layout"
+        for i in 1 2; do
+            printf 'FRAME\n'
+            head -c "$frame" /dev/zero | tr '\0' "\\$((100 + i))"
+        done
+    } >"$root/video_stream/$layout.y4m"
+done
+echo "video_stream: 5 seeds"
+
 # The JIT target reads a kind byte (flags and size) and then the generator's choices: seeds are
 # fixed byte strings, one for each kind and size class.
 mkdir -p "$root/jit_vs_interp"
