@@ -502,3 +502,71 @@ fn softgpu_test_suites_take_slang_stages() {
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(text.contains("2 passed, 0 failed"), "{text}");
 }
+
+/// The largest channel difference between two pictures of one size.
+fn worst_difference(a: &image::RgbaImage, b: &image::RgbaImage) -> u8 {
+    assert_eq!(a.dimensions(), b.dimensions());
+    a.as_raw()
+        .iter()
+        .zip(b.as_raw())
+        .map(|(x, y)| x.abs_diff(*y))
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn input_attachments_read_the_texel_under_the_fragment() {
+    if !slang_available("input_attachments_read_the_texel_under_the_fragment") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("attachment.slang");
+    // The vector attachment gives the colour, the scalar one (a narrower read: the red channel)
+    // its alpha: each is the texture at its binding read at the fragment's own pixel.
+    std::fs::write(
+        &file,
+        "[[vk::input_attachment_index(0)]] [[vk::binding(0)]] SubpassInput<float4> colour;\n\
+         [[vk::input_attachment_index(1)]] [[vk::binding(1)]] SubpassInput<float> alpha;\n\
+         struct VSOut { float4 position : SV_Position; };\n\
+         [shader(\"vertex\")] VSOut vertexMain(float4 position : POSITION) {\n\
+             VSOut o; o.position = position; return o; }\n\
+         [shader(\"fragment\")] float4 fragmentMain(VSOut input) : SV_Target {\n\
+             return float4(colour.SubpassLoad().rgb, alpha.SubpassLoad()); }\n",
+    )
+    .unwrap();
+    let out_png = dir.path().join("out.png");
+    let out = softgpu(&[
+        "draw".as_ref(),
+        "--vs".as_ref(),
+        file.as_os_str(),
+        "--fs".as_ref(),
+        file.as_os_str(),
+        "--vertices".as_ref(),
+        data("fullscreen.txt").as_os_str(),
+        "--texture".as_ref(),
+        format!("0={}", data("noise16.png").display()).as_ref(),
+        "--texture".as_ref(),
+        format!("1={}", data("noise16.png").display()).as_ref(),
+        "--size".as_ref(),
+        "16x16".as_ref(),
+        "--no-shader-cache".as_ref(),
+        "--out".as_ref(),
+        out_png.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = image::open(&out_png).unwrap().to_rgba8();
+    let mut want = image::open(data("noise16.png")).unwrap().to_rgba8();
+    for p in want.pixels_mut() {
+        p[3] = p[0];
+    }
+    assert_eq!(worst_difference(&got, &want), 0);
+    let tgsi = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--stage".as_ref(),
+        "fragment".as_ref(),
+    ]);
+    let text = String::from_utf8_lossy(&tgsi.stdout);
+    assert!(tgsi.status.success(), "{}", stderr(&tgsi));
+    assert_eq!(text.matches("TXF").count(), 2, "{text}");
+}
