@@ -570,3 +570,41 @@ fn input_attachments_read_the_texel_under_the_fragment() {
     assert!(tgsi.status.success(), "{}", stderr(&tgsi));
     assert_eq!(text.matches("TXF").count(), 2, "{text}");
 }
+
+#[test]
+fn a_vertex_shader_without_a_position_lowers_with_a_zero_position() {
+    if !slang_available("a_vertex_shader_without_a_position_lowers_with_a_zero_position") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("no_position.slang");
+    std::fs::write(
+        &file,
+        "[shader(\"vertex\")] float4 vertexMain(float4 p : POSITION) : COLOR { return p * 2.0; }\n",
+    )
+    .unwrap();
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--stage".as_ref(),
+        "vertex".as_ref(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The varying is kept; the position Vulkan leaves undefined is (0, 0, 0, 0).
+    let position = text
+        .lines()
+        .find_map(|l| l.strip_prefix("DCL OUT[")?.strip_suffix("], POSITION"))
+        .unwrap_or_else(|| panic!("no position output:\n{text}"))
+        .to_string();
+    assert!(text.contains("GENERIC[0]"), "{text}");
+    let store = text
+        .lines()
+        .find(|l| l.contains(&format!("MOV OUT[{position}], IMM[")))
+        .unwrap_or_else(|| panic!("the position is not written:\n{text}"));
+    let imm = store.rsplit("IMM[").next().unwrap().trim_end_matches(']');
+    assert!(
+        text.contains(&format!("IMM[{imm}] UINT32 {{0, 0, 0, 0}}")),
+        "{text}"
+    );
+}

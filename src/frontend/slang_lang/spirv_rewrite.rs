@@ -12,16 +12,122 @@
 //!   gets the four-channel 32-bit format of its texel type (`Rgba32f`, `Rgba32i`, `Rgba32ui`),
 //!   which holds every value a read or write of it can carry; the lowering then names the image
 //!   where the entry point uses it.
+//! - **Vertex shaders that write no position** (a `[shader("vertex")]` function returning only
+//!   varyings, or nothing): naga requires a position output. Vulkan leaves the position of such a
+//!   shader undefined; it gets a `Position` output holding (0, 0, 0, 0), a point every primitive
+//!   clips away, so it draws nothing (and lowers with its other outputs intact).
 
 use rspirv::dr::{Instruction, Module, Operand};
-use rspirv::spirv::{BuiltIn, Decoration, Dim, ImageFormat, ImageOperands, Op, StorageClass, Word};
+use rspirv::spirv::{
+    BuiltIn, Decoration, Dim, ExecutionModel, ImageFormat, ImageOperands, Op, StorageClass, Word,
+};
 
 use crate::frontend::vulkan_glsl::spirv_ids::{id, lit, result_types, Ids};
 
 /// Applies every rewrite of this module to `module`.
 pub fn rewrite(module: &mut Module) -> Result<(), String> {
     give_storage_images_formats(module);
+    give_vertex_shaders_a_position(module);
     input_attachments_to_fetches(module)
+}
+
+/// Adds a `Position` output holding zeros to a module whose vertex entry point writes none.
+fn give_vertex_shaders_a_position(module: &mut Module) {
+    let has_position = module.annotations.iter().any(|d| {
+        let builtin = match d.class.opcode {
+            Op::Decorate => 1,
+            Op::MemberDecorate => 2,
+            _ => return false,
+        };
+        d.operands.get(builtin) == Some(&Operand::Decoration(Decoration::BuiltIn))
+            && d.operands.get(builtin + 1) == Some(&Operand::BuiltIn(BuiltIn::Position))
+    });
+    let vertex_functions: Vec<Word> = module
+        .entry_points
+        .iter()
+        .filter(|e| e.operands.first() == Some(&Operand::ExecutionModel(ExecutionModel::Vertex)))
+        .filter_map(|e| id(e.operands.get(1)))
+        .collect();
+    if has_position || vertex_functions.is_empty() {
+        return;
+    }
+    let mut ids = Ids::after(module);
+    let float = type_id(
+        module,
+        &mut ids,
+        Op::TypeFloat,
+        vec![Operand::LiteralBit32(32)],
+    );
+    let vec4 = type_id(
+        module,
+        &mut ids,
+        Op::TypeVector,
+        vec![Operand::IdRef(float), Operand::LiteralBit32(4)],
+    );
+    let pointer = type_id(
+        module,
+        &mut ids,
+        Op::TypePointer,
+        vec![
+            Operand::StorageClass(StorageClass::Output),
+            Operand::IdRef(vec4),
+        ],
+    );
+    let zeros = ids.fresh();
+    module.types_global_values.push(Instruction::new(
+        Op::ConstantNull,
+        Some(vec4),
+        Some(zeros),
+        Vec::new(),
+    ));
+    let var = ids.fresh();
+    module.types_global_values.push(Instruction::new(
+        Op::Variable,
+        Some(pointer),
+        Some(var),
+        vec![Operand::StorageClass(StorageClass::Output)],
+    ));
+    module.annotations.push(Instruction::new(
+        Op::Decorate,
+        None,
+        None,
+        vec![
+            Operand::IdRef(var),
+            Operand::Decoration(Decoration::BuiltIn),
+            Operand::BuiltIn(BuiltIn::Position),
+        ],
+    ));
+    for entry in &mut module.entry_points {
+        if entry.operands.first() == Some(&Operand::ExecutionModel(ExecutionModel::Vertex)) {
+            entry.operands.push(Operand::IdRef(var));
+        }
+    }
+    for function in &mut module.functions {
+        let is_entry = function
+            .def
+            .as_ref()
+            .and_then(|d| d.result_id)
+            .is_some_and(|f| vertex_functions.contains(&f));
+        let Some(first) = function.blocks.first_mut().filter(|_| is_entry) else {
+            continue;
+        };
+        // After the block's variables, which must come first.
+        let at = first
+            .instructions
+            .iter()
+            .position(|i| i.class.opcode != Op::Variable)
+            .unwrap_or(first.instructions.len());
+        first.instructions.insert(
+            at,
+            Instruction::new(
+                Op::Store,
+                None,
+                None,
+                vec![Operand::IdRef(var), Operand::IdRef(zeros)],
+            ),
+        );
+    }
+    ids.finish(module);
 }
 
 /// The scalar type of a sampled type id: `Some(true)` signed int, `Some(false)` unsigned int,
