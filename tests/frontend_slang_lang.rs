@@ -608,3 +608,143 @@ fn a_vertex_shader_without_a_position_lowers_with_a_zero_position() {
         "{text}"
     );
 }
+
+#[test]
+fn read_only_storage_buffers_are_bound_by_name_and_read_as_constant_data() {
+    if !slang_available("read_only_storage_buffers_are_bound_by_name_and_read_as_constant_data") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("buffers.slang");
+    std::fs::write(
+        &file,
+        "StructuredBuffer<float4> colours;\n\
+         ByteAddressBuffer words;\n\
+         StructuredBuffer<float> scalars;\n\
+         struct VSOut { float4 position : SV_Position; };\n\
+         [shader(\"vertex\")] VSOut vertexMain(float4 position : POSITION) {\n\
+             VSOut o; o.position = position; return o; }\n\
+         [shader(\"fragment\")] float4 fragmentMain(VSOut input) : SV_Target {\n\
+             uint i = uint(input.position.x) % 4;\n\
+             uint j = uint(input.position.y) % 8;\n\
+             float4 c = colours[i];\n\
+             c.g = asfloat(words.Load(j * 4));\n\
+             c.b = scalars[i + j];\n\
+             return c; }\n",
+    )
+    .unwrap();
+    let colours = [
+        [1.0, 0.0, 0.0, 1.0],
+        [0.0, 1.0, 0.0, 1.0],
+        [0.0, 0.0, 1.0, 1.0],
+        [1.0; 4],
+    ];
+    let words: Vec<f32> = (0..8).map(|k| k as f32 / 8.0).collect();
+    // Twelve scalars: the reads of `scalars[i + j]` past them read zero.
+    let scalars: Vec<f32> = (1..=12).map(|k| k as f32 / 13.0).collect();
+    let write_rows = |name: &str, values: &[f32]| {
+        let path = dir.path().join(name);
+        let text: String = values
+            .chunks(4)
+            .map(|row| {
+                let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+                cells.join(" ") + "\n"
+            })
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let colours_file = write_rows("colours.txt", colours.as_flattened());
+    let words_file = write_rows("words.txt", &words);
+    let scalars_file = write_rows("scalars.txt", &scalars);
+    let draw = |exec: &str, out_png: &Path, buffers: &[(&str, &Path)]| {
+        let mut args: Vec<std::ffi::OsString> = [
+            "draw",
+            "--vertices",
+            "VERTICES",
+            "--size",
+            "8x8",
+            "--no-shader-cache",
+            "--exec",
+            exec,
+        ]
+        .iter()
+        .map(|a| a.into())
+        .collect();
+        args[2] = data("fullscreen.txt").into();
+        for flag in ["--vs", "--fs"] {
+            args.extend([flag.into(), file.clone().into_os_string()]);
+        }
+        for (name, path) in buffers {
+            args.push("--storage-buffer".into());
+            args.push(format!("{name}={}", path.display()).into());
+        }
+        args.extend(["--out".into(), out_png.as_os_str().to_owned()]);
+        softgpu(&args)
+    };
+    let buffers = [
+        ("colours", colours_file.as_path()),
+        ("words", words_file.as_path()),
+        ("scalars", scalars_file.as_path()),
+    ];
+    let channel = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u8;
+    for exec in ["jit", "interp"] {
+        let out_png = dir.path().join(format!("{exec}.png"));
+        let out = draw(exec, &out_png, &buffers);
+        assert!(out.status.success(), "{exec}: {}", stderr(&out));
+        let got = image::open(&out_png).unwrap().to_rgba8();
+        let want = image::RgbaImage::from_fn(8, 8, |x, y| {
+            let (i, j) = ((x % 4) as usize, (y % 8) as usize);
+            let b = scalars.get(i + j).copied().unwrap_or(0.0);
+            image::Rgba([channel(colours[i][0]), channel(words[j]), channel(b), 255])
+        });
+        assert!(worst_difference(&got, &want) <= 1, "{exec}: {got:?}");
+    }
+    let out = draw(
+        "interp",
+        &dir.path().join("x.png"),
+        &[("colors", colours_file.as_path())],
+    );
+    assert_error(
+        &out,
+        &[
+            "--storage-buffer colors",
+            "neither shader reads",
+            "colours, scalars, words",
+        ],
+    );
+}
+
+#[test]
+fn storage_writes_and_storage_images_name_what_the_ir_lacks() {
+    if !slang_available("storage_writes_and_storage_images_name_what_the_ir_lacks") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (name, source, needles) in [
+        (
+            "rw_buffer.slang",
+            "RWStructuredBuffer<int> counts;\n\
+             [shader(\"fragment\")] float4 main() : SV_Target { counts[0] = 1; return 1; }\n",
+            &[
+                "read-write storage buffer `counts`",
+                "no stores to buffer memory",
+            ][..],
+        ),
+        (
+            // The image declares no format; the rewrite gives it one, so naga reads the module
+            // and the lowering names the image.
+            "rw_image.slang",
+            "RWTexture2D<float4> canvas;\n\
+             [shader(\"fragment\")] float4 main() : SV_Target { return canvas[int2(0, 0)]; }\n",
+            &["storage image `canvas`", "no image loads or stores"][..],
+        ),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, source).unwrap();
+        let out = softgpu(&["compile".as_ref(), file.as_os_str()]);
+        let mut all = vec![name];
+        all.extend(needles);
+        assert_error(&out, &all);
+    }
+}

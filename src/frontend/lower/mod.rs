@@ -102,6 +102,12 @@ pub enum ResourceKind {
         /// Size in bytes.
         size: u32,
     },
+    /// A read-only storage buffer (`StructuredBuffer`, `ByteAddressBuffer`, a `readonly`
+    /// SSBO) read as constant data, `CONST[buffer]`; reads past the data bound read zero.
+    StorageBuffer {
+        /// The CONST buffer index.
+        buffer: u32,
+    },
     /// A texture, bound to `SVIEW[unit]`/`SAMP[unit]`.
     Texture {
         /// The sampler unit.
@@ -378,6 +384,11 @@ pub(crate) fn column_stride(rows: naga::VectorSize) -> u32 {
     }
 }
 
+/// A storage buffer the shader only reads.
+fn read_only_storage(space: naga::AddressSpace) -> bool {
+    matches!(space, naga::AddressSpace::Storage { access } if !access.contains(naga::StorageAccess::STORE))
+}
+
 fn texture_target(dim: naga::ImageDimension, arrayed: bool) -> Option<TextureTarget> {
     use naga::ImageDimension as D;
     Some(match (dim, arrayed) {
@@ -439,6 +450,17 @@ impl<'a> Lowerer<'a> {
             uniform_buffer.insert((g, b), buffer);
         }
         let push_buffer = next_buffer;
+        // Read-only storage buffers come after the push-constant block, in (group, binding)
+        // order, so that they move no other buffer.
+        let storage_buffer: BTreeMap<(u32, u32), u32> = module
+            .global_variables
+            .iter()
+            .filter(|(_, g)| read_only_storage(g.space))
+            .filter_map(|(_, g)| g.binding.as_ref().map(|b| (b.group, b.binding)))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .zip(push_buffer + 1..)
+            .collect();
         let mut texture_sets: BTreeMap<u32, u32> = BTreeMap::new();
         for (h, g) in module.global_variables.iter() {
             self.span = module.global_variables.get_span(h);
@@ -483,6 +505,37 @@ impl<'a> Lowerer<'a> {
                         } else {
                             ResourceKind::UniformBuffer { buffer, size }
                         },
+                    });
+                    let ty = self.shared_type(g.ty);
+                    self.globals.insert(
+                        h,
+                        Ev::Ptr(Place {
+                            file: RegisterFile::Constant,
+                            dim: Some(buffer),
+                            base: 0,
+                            comp: None,
+                            dynamic: None,
+                            dyn_comp: None,
+                            array_id: None,
+                            ty,
+                        }),
+                    );
+                }
+                naga::AddressSpace::Storage { .. } if read_only_storage(g.space) => {
+                    let Some(&buffer) = storage_buffer.get(&(group, binding)) else {
+                        return self.unsupported("a storage buffer without a binding");
+                    };
+                    // Runtime-sized data: the declaration covers the fixed part; indirect reads
+                    // reach whatever is bound.
+                    let regs = byte_size(inner).div_ceil(16).max(1);
+                    let mut d = Declaration::new(RegisterFile::Constant, 0, regs - 1);
+                    d.dimension = Some(buffer);
+                    self.header.push(d);
+                    resources.push(ResourceSlot {
+                        name: g.name.clone(),
+                        group,
+                        binding,
+                        kind: ResourceKind::StorageBuffer { buffer },
                     });
                     let ty = self.shared_type(g.ty);
                     self.globals.insert(
