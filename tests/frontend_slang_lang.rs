@@ -748,3 +748,48 @@ fn storage_writes_and_storage_images_name_what_the_ir_lacks() {
         assert_error(&out, &all);
     }
 }
+
+#[test]
+fn multisampled_textures_are_one_sample_textures() {
+    if !slang_available("multisampled_textures_are_one_sample_textures") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("multisampled.slang");
+    // Sample 0 is the bound picture; sample 1 is out of range and reads zero (alpha 1 - 0).
+    std::fs::write(
+        &file,
+        "Texture2DMS<float4> picture;\n\
+         struct VSOut { float4 position : SV_Position; };\n\
+         [shader(\"vertex\")] VSOut vertexMain(float4 position : POSITION) {\n\
+             VSOut o; o.position = position; return o; }\n\
+         [shader(\"fragment\")] float4 fragmentMain(VSOut input) : SV_Target {\n\
+             int2 p = int2(input.position.xy);\n\
+             return float4(picture.Load(p, 0).rgb, 1.0 - picture.Load(p, 1).g); }\n",
+    )
+    .unwrap();
+    let out_png = dir.path().join("out.png");
+    let out = softgpu(&[
+        "draw".as_ref(),
+        "--vs".as_ref(),
+        file.as_os_str(),
+        "--fs".as_ref(),
+        file.as_os_str(),
+        "--vertices".as_ref(),
+        data("fullscreen.txt").as_os_str(),
+        "--texture".as_ref(),
+        format!("0={}", data("noise16.png").display()).as_ref(),
+        "--size".as_ref(),
+        "16x16".as_ref(),
+        "--no-shader-cache".as_ref(),
+        "--out".as_ref(),
+        out_png.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = image::open(&out_png).unwrap().to_rgba8();
+    let mut want = image::open(data("noise16.png")).unwrap().to_rgba8();
+    for p in want.pixels_mut() {
+        p[3] = 255;
+    }
+    assert_eq!(worst_difference(&got, &want), 0);
+}

@@ -253,9 +253,6 @@ impl<'a> Lowerer<'a> {
                 sample,
                 level,
             } => {
-                if sample.is_some() {
-                    return self.unsupported("multisampled textureLoad");
-                }
                 let tex = self.texture(ctx, *image)?;
                 let mut coords = self.vec(ctx, *coordinate)?;
                 if let Some(a) = array_index {
@@ -269,7 +266,23 @@ impl<'a> Lowerer<'a> {
                 coords.resize(3, zero);
                 coords.push(lod);
                 let src = self.b.operand(&coords);
-                Value::V(self.tex_inst(Opcode::TXF, &tex, vec![src], None)?)
+                let texel = self.tex_inst(Opcode::TXF, &tex, vec![src], None)?;
+                match sample {
+                    // The texture has one sample: another sample index is out of range and
+                    // reads zero, as robust access gives.
+                    Some(sample) => {
+                        let index = self.vec(ctx, *sample)?[0];
+                        let zero = self.b.imm(0);
+                        let first = self.b.op(Opcode::USEQ, 1, &[s(&[index]), s(&[zero])]);
+                        let zeros = [zero; 4];
+                        Value::V(self.b.op(
+                            Opcode::UCMP,
+                            4,
+                            &[s(&[first[0]; 4]), s(&texel), s(&zeros)],
+                        ))
+                    }
+                    None => Value::V(texel),
+                }
             }
             E::ImageQuery { image, query } => {
                 let tex = self.texture(ctx, *image)?;

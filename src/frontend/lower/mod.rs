@@ -28,11 +28,13 @@
 //! range first, as WGSL requires.
 //!
 //! **Unsupported** (each is a `unsupported: <construct> at line N` error, never a panic or a
-//! silent miscompile): compute and other non vertex/fragment stages; storage buffers, storage
+//! silent miscompile): compute and other non vertex/fragment stages; storage buffers written by
+//! the shader (read-only ones are constant data, `CONST[n]` after the push constants), storage
 //! textures, atomics, workgroup memory, barriers, subgroup and ray-tracing operations, pipeline
 //! overrides, `arrayLength`; f16/f64/i64/u64 types; binding arrays; depth textures and comparison
-//! sampling (`textureSampleCompare*`, `textureGatherCompare`), multisampled textures and
-//! `textureNumSamples`, `textureGather` on cube arrays, cube-array lookups with an explicit level
+//! sampling (`textureSampleCompare*`, `textureGatherCompare`), `textureNumSamples` (a
+//! multisampled texture is bound with one sample; a load of sample 0 reads its texel, of another
+//! sample zero), `textureGather` on cube arrays, cube-array lookups with an explicit level
 //! or bias; dynamic indexing of a vector through a pointer; `continue` inside a `switch` of a
 //! loop that has a `continuing` block; structs or arrays as vertex inputs or fragment outputs
 //! beyond flat `@location` members; the `dot4*Packed` functions; `isNan`/`isInf` on non-float
@@ -556,7 +558,9 @@ impl<'a> Lowerer<'a> {
                     TypeInner::Image {
                         dim,
                         arrayed,
-                        class: naga::ImageClass::Sampled { kind, multi: false },
+                        // softgpu's textures hold one sample: a multisampled texture is the
+                        // one-sample texture bound at its binding.
+                        class: naga::ImageClass::Sampled { kind, .. },
                     } => {
                         let Some(target) = texture_target(*dim, *arrayed) else {
                             return self.unsupported("arrayed 3D texture");
