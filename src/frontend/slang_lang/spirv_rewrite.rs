@@ -228,7 +228,9 @@ fn frag_coord(module: &mut Module, ids: &mut Ids, vec4: Word) -> Word {
         ],
     ));
     for entry in &mut module.entry_points {
-        entry.operands.push(Operand::IdRef(var));
+        if entry.operands.first() == Some(&Operand::ExecutionModel(ExecutionModel::Fragment)) {
+            entry.operands.push(Operand::IdRef(var));
+        }
     }
     var
 }
