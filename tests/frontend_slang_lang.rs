@@ -640,8 +640,8 @@ fn read_only_storage_buffers_are_bound_by_name_and_read_as_constant_data() {
         [1.0; 4],
     ];
     let words: Vec<f32> = (0..8).map(|k| k as f32 / 8.0).collect();
-    // Twelve scalars: the reads of `scalars[i + j]` past them read zero.
-    let scalars: Vec<f32> = (1..=12).map(|k| k as f32 / 13.0).collect();
+    // Eight scalars: the reads of `scalars[i + j]` past them (i + j up to 10) read zero.
+    let scalars: Vec<f32> = (1..=8).map(|k| k as f32 / 9.0).collect();
     let write_rows = |name: &str, values: &[f32]| {
         let path = dir.path().join(name);
         let text: String = values
