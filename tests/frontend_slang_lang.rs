@@ -502,3 +502,294 @@ fn softgpu_test_suites_take_slang_stages() {
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(text.contains("2 passed, 0 failed"), "{text}");
 }
+
+/// The largest channel difference between two pictures of one size.
+fn worst_difference(a: &image::RgbaImage, b: &image::RgbaImage) -> u8 {
+    assert_eq!(a.dimensions(), b.dimensions());
+    a.as_raw()
+        .iter()
+        .zip(b.as_raw())
+        .map(|(x, y)| x.abs_diff(*y))
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn input_attachments_read_the_texel_under_the_fragment() {
+    if !slang_available("input_attachments_read_the_texel_under_the_fragment") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("attachment.slang");
+    // The vector attachment gives the colour, the scalar one (a narrower read: the red channel)
+    // its alpha: each is the texture at its binding read at the fragment's own pixel.
+    std::fs::write(
+        &file,
+        "[[vk::input_attachment_index(0)]] [[vk::binding(0)]] SubpassInput<float4> colour;\n\
+         [[vk::input_attachment_index(1)]] [[vk::binding(1)]] SubpassInput<float> alpha;\n\
+         struct VSOut { float4 position : SV_Position; };\n\
+         [shader(\"vertex\")] VSOut vertexMain(float4 position : POSITION) {\n\
+             VSOut o; o.position = position; return o; }\n\
+         [shader(\"fragment\")] float4 fragmentMain(VSOut input) : SV_Target {\n\
+             return float4(colour.SubpassLoad().rgb, alpha.SubpassLoad()); }\n",
+    )
+    .unwrap();
+    let out_png = dir.path().join("out.png");
+    let out = softgpu(&[
+        "draw".as_ref(),
+        "--vs".as_ref(),
+        file.as_os_str(),
+        "--fs".as_ref(),
+        file.as_os_str(),
+        "--vertices".as_ref(),
+        data("fullscreen.txt").as_os_str(),
+        "--texture".as_ref(),
+        format!("0={}", data("noise16.png").display()).as_ref(),
+        "--texture".as_ref(),
+        format!("1={}", data("noise16.png").display()).as_ref(),
+        "--size".as_ref(),
+        "16x16".as_ref(),
+        "--no-shader-cache".as_ref(),
+        "--out".as_ref(),
+        out_png.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = image::open(&out_png).unwrap().to_rgba8();
+    let mut want = image::open(data("noise16.png")).unwrap().to_rgba8();
+    for p in want.pixels_mut() {
+        p[3] = p[0];
+    }
+    assert_eq!(worst_difference(&got, &want), 0);
+    let tgsi = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--stage".as_ref(),
+        "fragment".as_ref(),
+    ]);
+    let text = String::from_utf8_lossy(&tgsi.stdout);
+    assert!(tgsi.status.success(), "{}", stderr(&tgsi));
+    assert_eq!(text.matches("TXF").count(), 2, "{text}");
+}
+
+#[test]
+fn a_vertex_shader_without_a_position_lowers_with_a_zero_position() {
+    if !slang_available("a_vertex_shader_without_a_position_lowers_with_a_zero_position") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("no_position.slang");
+    std::fs::write(
+        &file,
+        "[shader(\"vertex\")] float4 vertexMain(float4 p : POSITION) : COLOR { return p * 2.0; }\n",
+    )
+    .unwrap();
+    let out = softgpu(&[
+        "compile".as_ref(),
+        file.as_os_str(),
+        "--stage".as_ref(),
+        "vertex".as_ref(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The varying is kept; the position Vulkan leaves undefined is (0, 0, 0, 0).
+    let position = text
+        .lines()
+        .find_map(|l| l.strip_prefix("DCL OUT[")?.strip_suffix("], POSITION"))
+        .unwrap_or_else(|| panic!("no position output:\n{text}"))
+        .to_string();
+    assert!(text.contains("GENERIC[0]"), "{text}");
+    let store = text
+        .lines()
+        .find(|l| l.contains(&format!("MOV OUT[{position}], IMM[")))
+        .unwrap_or_else(|| panic!("the position is not written:\n{text}"));
+    let imm = store.rsplit("IMM[").next().unwrap().trim_end_matches(']');
+    assert!(
+        text.contains(&format!("IMM[{imm}] UINT32 {{0, 0, 0, 0}}")),
+        "{text}"
+    );
+}
+
+#[test]
+fn read_only_storage_buffers_are_bound_by_name_and_read_as_constant_data() {
+    if !slang_available("read_only_storage_buffers_are_bound_by_name_and_read_as_constant_data") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("buffers.slang");
+    std::fs::write(
+        &file,
+        "StructuredBuffer<float4> colours;\n\
+         ByteAddressBuffer words;\n\
+         StructuredBuffer<float> scalars;\n\
+         struct VSOut { float4 position : SV_Position; };\n\
+         [shader(\"vertex\")] VSOut vertexMain(float4 position : POSITION) {\n\
+             VSOut o; o.position = position; return o; }\n\
+         [shader(\"fragment\")] float4 fragmentMain(VSOut input) : SV_Target {\n\
+             uint i = uint(input.position.x) % 4;\n\
+             uint j = uint(input.position.y) % 8;\n\
+             float4 c = colours[i];\n\
+             c.g = asfloat(words.Load(j * 4));\n\
+             c.b = scalars[i + j];\n\
+             return c; }\n",
+    )
+    .unwrap();
+    let colours = [
+        [1.0, 0.0, 0.0, 1.0],
+        [0.0, 1.0, 0.0, 1.0],
+        [0.0, 0.0, 1.0, 1.0],
+        [1.0; 4],
+    ];
+    let words: Vec<f32> = (0..8).map(|k| k as f32 / 8.0).collect();
+    // Eight scalars: the reads of `scalars[i + j]` past them (i + j up to 10) read zero.
+    let scalars: Vec<f32> = (1..=8).map(|k| k as f32 / 9.0).collect();
+    let write_rows = |name: &str, values: &[f32]| {
+        let path = dir.path().join(name);
+        let text: String = values
+            .chunks(4)
+            .map(|row| {
+                let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+                cells.join(" ") + "\n"
+            })
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let colours_file = write_rows("colours.txt", colours.as_flattened());
+    let words_file = write_rows("words.txt", &words);
+    let scalars_file = write_rows("scalars.txt", &scalars);
+    let draw = |exec: &str, out_png: &Path, buffers: &[(&str, &Path)]| {
+        let mut args: Vec<std::ffi::OsString> = [
+            "draw",
+            "--vertices",
+            "VERTICES",
+            "--size",
+            "8x8",
+            "--no-shader-cache",
+            "--exec",
+            exec,
+        ]
+        .iter()
+        .map(|a| a.into())
+        .collect();
+        args[2] = data("fullscreen.txt").into();
+        for flag in ["--vs", "--fs"] {
+            args.extend([flag.into(), file.clone().into_os_string()]);
+        }
+        for (name, path) in buffers {
+            args.push("--storage-buffer".into());
+            args.push(format!("{name}={}", path.display()).into());
+        }
+        args.extend(["--out".into(), out_png.as_os_str().to_owned()]);
+        softgpu(&args)
+    };
+    let buffers = [
+        ("colours", colours_file.as_path()),
+        ("words", words_file.as_path()),
+        ("scalars", scalars_file.as_path()),
+    ];
+    let channel = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u8;
+    for exec in ["jit", "interp"] {
+        let out_png = dir.path().join(format!("{exec}.png"));
+        let out = draw(exec, &out_png, &buffers);
+        assert!(out.status.success(), "{exec}: {}", stderr(&out));
+        let got = image::open(&out_png).unwrap().to_rgba8();
+        let want = image::RgbaImage::from_fn(8, 8, |x, y| {
+            let (i, j) = ((x % 4) as usize, (y % 8) as usize);
+            let b = scalars.get(i + j).copied().unwrap_or(0.0);
+            image::Rgba([channel(colours[i][0]), channel(words[j]), channel(b), 255])
+        });
+        assert!(worst_difference(&got, &want) <= 1, "{exec}: {got:?}");
+    }
+    let out = draw(
+        "interp",
+        &dir.path().join("x.png"),
+        &[("colors", colours_file.as_path())],
+    );
+    assert_error(
+        &out,
+        &[
+            "--storage-buffer colors",
+            "neither shader reads",
+            "colours, scalars, words",
+        ],
+    );
+}
+
+#[test]
+fn storage_writes_and_storage_images_name_what_the_ir_lacks() {
+    if !slang_available("storage_writes_and_storage_images_name_what_the_ir_lacks") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (name, source, needles) in [
+        (
+            "rw_buffer.slang",
+            "RWStructuredBuffer<int> counts;\n\
+             [shader(\"fragment\")] float4 main() : SV_Target { counts[0] = 1; return 1; }\n",
+            &[
+                "read-write storage buffer `counts`",
+                "no stores to buffer memory",
+            ][..],
+        ),
+        (
+            // The image declares no format; the rewrite gives it one, so naga reads the module
+            // and the lowering names the image.
+            "rw_image.slang",
+            "RWTexture2D<float4> canvas;\n\
+             [shader(\"fragment\")] float4 main() : SV_Target { return canvas[int2(0, 0)]; }\n",
+            &["storage image `canvas`", "no image loads or stores"][..],
+        ),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, source).unwrap();
+        let out = softgpu(&["compile".as_ref(), file.as_os_str()]);
+        let mut all = vec![name];
+        all.extend(needles);
+        assert_error(&out, &all);
+    }
+}
+
+#[test]
+fn multisampled_textures_are_one_sample_textures() {
+    if !slang_available("multisampled_textures_are_one_sample_textures") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("multisampled.slang");
+    // Sample 0 is the bound picture; sample 1 is out of range and reads zero (alpha 1 - 0).
+    std::fs::write(
+        &file,
+        "Texture2DMS<float4> picture;\n\
+         struct VSOut { float4 position : SV_Position; };\n\
+         [shader(\"vertex\")] VSOut vertexMain(float4 position : POSITION) {\n\
+             VSOut o; o.position = position; return o; }\n\
+         [shader(\"fragment\")] float4 fragmentMain(VSOut input) : SV_Target {\n\
+             int2 p = int2(input.position.xy);\n\
+             return float4(picture.Load(p, 0).rgb, 1.0 - picture.Load(p, 1).g); }\n",
+    )
+    .unwrap();
+    let out_png = dir.path().join("out.png");
+    let out = softgpu(&[
+        "draw".as_ref(),
+        "--vs".as_ref(),
+        file.as_os_str(),
+        "--fs".as_ref(),
+        file.as_os_str(),
+        "--vertices".as_ref(),
+        data("fullscreen.txt").as_os_str(),
+        "--texture".as_ref(),
+        format!("0={}", data("noise16.png").display()).as_ref(),
+        "--size".as_ref(),
+        "16x16".as_ref(),
+        "--no-shader-cache".as_ref(),
+        "--out".as_ref(),
+        out_png.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = image::open(&out_png).unwrap().to_rgba8();
+    let mut want = image::open(data("noise16.png")).unwrap().to_rgba8();
+    for p in want.pixels_mut() {
+        p[3] = 255;
+    }
+    assert_eq!(worst_difference(&got, &want), 0);
+}

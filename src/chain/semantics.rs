@@ -476,6 +476,12 @@ pub fn bind_stage(
                 });
             }
             ResourceKind::Sampler { .. } => {}
+            ResourceKind::StorageBuffer { .. } => {
+                return Err(ChainError::new(format!(
+                    "{context}: storage buffer `{}`: a preset binds no storage buffers",
+                    slot.name.as_deref().unwrap_or("?")
+                )))
+            }
         }
     }
     Ok(bindings)

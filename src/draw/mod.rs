@@ -379,6 +379,10 @@ pub struct UniformBlock {
     pub size: u32,
     /// The block as the stage's reflection describes it.
     pub block: BlockReflection,
+    /// A read-only storage buffer read as constant data (its data comes from
+    /// [`bind_storage_buffers`]; the block names it and has no members).
+    #[serde(default)]
+    pub storage: bool,
 }
 
 impl UniformBlock {
@@ -406,6 +410,22 @@ pub fn uniform_blocks(
             ResourceKind::PushConstants { buffer, size } => {
                 (reflection.push_constants.as_ref(), buffer, size)
             }
+            ResourceKind::StorageBuffer { buffer } => {
+                blocks.push(UniformBlock {
+                    buffer,
+                    size: 0,
+                    block: BlockReflection {
+                        name: slot.name.clone(),
+                        type_name: None,
+                        set: Some(slot.group),
+                        binding: Some(slot.binding),
+                        size: 0,
+                        members: Vec::new(),
+                    },
+                    storage: true,
+                });
+                continue;
+            }
             _ => continue,
         };
         if let Some(block) = block {
@@ -413,10 +433,61 @@ pub fn uniform_blocks(
                 buffer,
                 size,
                 block: block.clone(),
+                storage: false,
             });
         }
     }
     blocks
+}
+
+/// Binds each `(name, rows)` of `buffers` (rows of 16 bytes, as [`parse_constants`] reads
+/// them) to the read-only storage buffer of that name in either stage. A name neither stage
+/// reads is an error listing the storage buffers they do read.
+pub fn bind_storage_buffers(
+    constants: &mut StageConstants,
+    vertex: &[UniformBlock],
+    fragment: &[UniformBlock],
+    buffers: &[(String, Vec<[u32; 4]>)],
+) -> Result<()> {
+    for (name, rows) in buffers {
+        let mut bound = false;
+        for (blocks, stage) in [
+            (vertex, &mut constants.vertex),
+            (fragment, &mut constants.fragment),
+        ] {
+            for b in blocks
+                .iter()
+                .filter(|b| b.storage && b.block.name.as_deref() == Some(name.as_str()))
+            {
+                let i = b.buffer as usize;
+                if stage.len() <= i {
+                    stage.resize(i + 1, Vec::new());
+                }
+                stage[i] = rows.clone();
+                bound = true;
+            }
+        }
+        if !bound {
+            let mut known: Vec<&str> = vertex
+                .iter()
+                .chain(fragment)
+                .filter(|b| b.storage)
+                .filter_map(|b| b.block.name.as_deref())
+                .collect();
+            known.sort_unstable();
+            known.dedup();
+            bail!(
+                "--storage-buffer {name}: neither shader reads a storage buffer of that name (they \
+                 read: {})",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            );
+        }
+    }
+    Ok(())
 }
 
 /// CONST buffers per stage, indexed by buffer number (what [`run_with_constants`] binds).

@@ -90,6 +90,13 @@ pub struct DrawArgs {
     /// --push-consts.
     #[arg(long, value_name = "NAME=V1,V2,...", allow_hyphen_values = true)]
     uniform: Vec<String>,
+    /// Bind a data file to the read-only storage buffer (`StructuredBuffer`,
+    /// `ByteAddressBuffer`) NAME of a .slang, WGSL or Vulkan GLSL shader; repeatable.
+    ///
+    /// The file has one `x y z w` line per 16 bytes (floats, or raw bits as 0x hex), as
+    /// --consts; reads past its end read zero.
+    #[arg(long, value_name = "NAME=DATA.txt", allow_hyphen_values = true)]
+    storage_buffer: Vec<String>,
     /// Push-constant file: one `x y z w` line per 16 bytes of the push-constant block.
     #[arg(long, value_name = "P.txt", allow_hyphen_values = true)]
     push_consts: Option<PathBuf>,
@@ -205,6 +212,20 @@ pub fn run(args: DrawArgs) -> Result<()> {
         args.push_consts.as_deref().zip(push.as_deref()),
         &args.uniform,
     )?;
+    let mut stage_constants = stage_constants;
+    let mut storage = Vec::new();
+    for setting in &args.storage_buffer {
+        let (name, file) = setting.split_once('=').ok_or_else(|| {
+            anyhow!("--storage-buffer: expected NAME=DATA.txt, found `{setting}`")
+        })?;
+        let path = PathBuf::from(file);
+        let rows = draw::parse_constants(
+            &path,
+            &read(&path, "storage-buffer file", MAX_DATA_FILE_BYTES)?,
+        )?;
+        storage.push((name.trim().to_string(), rows));
+    }
+    draw::bind_storage_buffers(&mut stage_constants, &vs.blocks, &fs.blocks, &storage)?;
     let job = DrawJob {
         vertex_program: vs.program,
         fragment_program: fs.program,

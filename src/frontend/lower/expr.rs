@@ -187,6 +187,12 @@ impl<'a> Lowerer<'a> {
                     Some(ev) => Ok(ev.clone()),
                     None => {
                         let gv = &module.global_variables[*g];
+                        let name = gv.name.as_deref().unwrap_or("?");
+                        if let Some((kind, why)) =
+                            resource_missing_from_ir(gv, &module.types[gv.ty].inner)
+                        {
+                            return self.unsupported(format!("{kind} `{name}` ({why})"));
+                        }
                         self.unsupported(format!(
                             "global `{}` in address space {:?} of type {:?}",
                             gv.name.as_deref().unwrap_or("?"),
@@ -247,9 +253,6 @@ impl<'a> Lowerer<'a> {
                 sample,
                 level,
             } => {
-                if sample.is_some() {
-                    return self.unsupported("multisampled textureLoad");
-                }
                 let tex = self.texture(ctx, *image)?;
                 let mut coords = self.vec(ctx, *coordinate)?;
                 if let Some(a) = array_index {
@@ -263,7 +266,23 @@ impl<'a> Lowerer<'a> {
                 coords.resize(3, zero);
                 coords.push(lod);
                 let src = self.b.operand(&coords);
-                Value::V(self.tex_inst(Opcode::TXF, &tex, vec![src], None)?)
+                let texel = self.tex_inst(Opcode::TXF, &tex, vec![src], None)?;
+                match sample {
+                    // The texture has one sample: another sample index is out of range and
+                    // reads zero, as robust access gives.
+                    Some(sample) => {
+                        let index = self.vec(ctx, *sample)?[0];
+                        let zero = self.b.imm(0);
+                        let first = self.b.op(Opcode::USEQ, 1, &[s(&[index]), s(&[zero])]);
+                        let zeros = [zero; 4];
+                        Value::V(self.b.op(
+                            Opcode::UCMP,
+                            4,
+                            &[s(&[first[0]; 4]), s(&texel), s(&zeros)],
+                        ))
+                    }
+                    None => Value::V(texel),
+                }
             }
             E::ImageQuery { image, query } => {
                 let tex = self.texture(ctx, *image)?;
@@ -1182,5 +1201,38 @@ impl<'a> Lowerer<'a> {
         let negp = self.b.op(Opcode::MOV, n, &[neg(&p)]);
         let _ = vsize;
         self.b.op(Opcode::UCMP, n, &[s(&below), s(&negp), s(&p)])
+    }
+}
+
+/// What a global the lowering has no place for is and what the IR lacks for it, where it is a
+/// storage buffer or storage image (the IR has no loads or stores of buffer or image memory).
+fn resource_missing_from_ir(
+    gv: &naga::GlobalVariable,
+    ty: &TypeInner,
+) -> Option<(&'static str, &'static str)> {
+    match (gv.space, ty) {
+        (naga::AddressSpace::Storage { access }, _)
+            if access.contains(naga::StorageAccess::STORE) =>
+        {
+            Some((
+                "read-write storage buffer",
+                "RWStructuredBuffer, RWByteAddressBuffer, SSBO: the IR has no stores to buffer memory",
+            ))
+        }
+        (naga::AddressSpace::Storage { .. }, _) => Some((
+            "read-only storage buffer",
+            "StructuredBuffer, ByteAddressBuffer: the IR has no buffer loads",
+        )),
+        (
+            naga::AddressSpace::Handle,
+            TypeInner::Image {
+                class: naga::ImageClass::Storage { .. },
+                ..
+            },
+        ) => Some((
+            "storage image",
+            "RWTexture, image load/store: the IR has no image loads or stores",
+        )),
+        _ => None,
     }
 }

@@ -28,11 +28,13 @@
 //! range first, as WGSL requires.
 //!
 //! **Unsupported** (each is a `unsupported: <construct> at line N` error, never a panic or a
-//! silent miscompile): compute and other non vertex/fragment stages; storage buffers, storage
+//! silent miscompile): compute and other non vertex/fragment stages; storage buffers written by
+//! the shader (read-only ones are constant data, `CONST[n]` after the push constants), storage
 //! textures, atomics, workgroup memory, barriers, subgroup and ray-tracing operations, pipeline
 //! overrides, `arrayLength`; f16/f64/i64/u64 types; binding arrays; depth textures and comparison
-//! sampling (`textureSampleCompare*`, `textureGatherCompare`), multisampled textures and
-//! `textureNumSamples`, `textureGather` on cube arrays, cube-array lookups with an explicit level
+//! sampling (`textureSampleCompare*`, `textureGatherCompare`), `textureNumSamples` (a
+//! multisampled texture is bound with one sample; a load of sample 0 reads its texel, of another
+//! sample zero), `textureGather` on cube arrays, cube-array lookups with an explicit level
 //! or bias; dynamic indexing of a vector through a pointer; `continue` inside a `switch` of a
 //! loop that has a `continuing` block; structs or arrays as vertex inputs or fragment outputs
 //! beyond flat `@location` members; the `dot4*Packed` functions; `isNan`/`isInf` on non-float
@@ -101,6 +103,12 @@ pub enum ResourceKind {
         buffer: u32,
         /// Size in bytes.
         size: u32,
+    },
+    /// A read-only storage buffer (`StructuredBuffer`, `ByteAddressBuffer`, a `readonly`
+    /// SSBO) read as constant data, `CONST[buffer]`; reads past the data bound read zero.
+    StorageBuffer {
+        /// The CONST buffer index.
+        buffer: u32,
     },
     /// A texture, bound to `SVIEW[unit]`/`SAMP[unit]`.
     Texture {
@@ -378,6 +386,11 @@ pub(crate) fn column_stride(rows: naga::VectorSize) -> u32 {
     }
 }
 
+/// A storage buffer the shader only reads.
+fn read_only_storage(space: naga::AddressSpace) -> bool {
+    matches!(space, naga::AddressSpace::Storage { access } if !access.contains(naga::StorageAccess::STORE))
+}
+
 fn texture_target(dim: naga::ImageDimension, arrayed: bool) -> Option<TextureTarget> {
     use naga::ImageDimension as D;
     Some(match (dim, arrayed) {
@@ -439,6 +452,17 @@ impl<'a> Lowerer<'a> {
             uniform_buffer.insert((g, b), buffer);
         }
         let push_buffer = next_buffer;
+        // Read-only storage buffers come after the push-constant block, in (group, binding)
+        // order, so that they move no other buffer.
+        let storage_buffer: BTreeMap<(u32, u32), u32> = module
+            .global_variables
+            .iter()
+            .filter(|(_, g)| read_only_storage(g.space))
+            .filter_map(|(_, g)| g.binding.as_ref().map(|b| (b.group, b.binding)))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .zip(push_buffer + 1..)
+            .collect();
         let mut texture_sets: BTreeMap<u32, u32> = BTreeMap::new();
         for (h, g) in module.global_variables.iter() {
             self.span = module.global_variables.get_span(h);
@@ -499,11 +523,44 @@ impl<'a> Lowerer<'a> {
                         }),
                     );
                 }
+                naga::AddressSpace::Storage { .. } if read_only_storage(g.space) => {
+                    let Some(&buffer) = storage_buffer.get(&(group, binding)) else {
+                        return self.unsupported("a storage buffer without a binding");
+                    };
+                    // Runtime-sized data: the declaration covers the fixed part; indirect reads
+                    // reach whatever is bound.
+                    let regs = byte_size(inner).div_ceil(16).max(1);
+                    let mut d = Declaration::new(RegisterFile::Constant, 0, regs - 1);
+                    d.dimension = Some(buffer);
+                    self.header.push(d);
+                    resources.push(ResourceSlot {
+                        name: g.name.clone(),
+                        group,
+                        binding,
+                        kind: ResourceKind::StorageBuffer { buffer },
+                    });
+                    let ty = self.shared_type(g.ty);
+                    self.globals.insert(
+                        h,
+                        Ev::Ptr(Place {
+                            file: RegisterFile::Constant,
+                            dim: Some(buffer),
+                            base: 0,
+                            comp: None,
+                            dynamic: None,
+                            dyn_comp: None,
+                            array_id: None,
+                            ty,
+                        }),
+                    );
+                }
                 naga::AddressSpace::Handle => match inner {
                     TypeInner::Image {
                         dim,
                         arrayed,
-                        class: naga::ImageClass::Sampled { kind, multi: false },
+                        // softgpu's textures hold one sample: a multisampled texture is the
+                        // one-sample texture bound at its binding.
+                        class: naga::ImageClass::Sampled { kind, .. },
                     } => {
                         let Some(target) = texture_target(*dim, *arrayed) else {
                             return self.unsupported("arrayed 3D texture");

@@ -698,6 +698,38 @@ impl<'a> Lowerer<'a> {
             }
             other => return Err(self.err(format!("cannot index into {other:?}"))),
         };
+        let runtime_sized = matches!(
+            &*p.ty,
+            TypeInner::Array {
+                size: naga::ArraySize::Dynamic,
+                ..
+            }
+        );
+        if runtime_sized
+            && p.bytes()
+            && scale == 4
+            && p.base.is_multiple_of(16)
+            && matches!(*q.ty, TypeInner::Scalar(_))
+        {
+            // A runtime-sized array of 32-bit scalars (a storage buffer's `uint data[]`, what
+            // `ByteAddressBuffer` reads): register `index / 4`, component `index % 4`.
+            let two = self.b.imm(2);
+            let three = self.b.imm(3);
+            let reg = self.b.op(Opcode::USHR, 1, &[s(&[index]), s(&[two])])[0];
+            let comp = self.b.op(Opcode::AND, 1, &[s(&[index]), s(&[three])])[0];
+            q.dynamic = Some(match p.dynamic {
+                Some(d) => self.b.op(Opcode::UADD, 1, &[s(&[d]), s(&[reg])])[0],
+                None => reg,
+            });
+            q.dyn_comp = Some((comp, 4));
+            return Ok(q);
+        }
+        if runtime_sized && p.bytes() && (!scale.is_multiple_of(16) || !p.base.is_multiple_of(16)) {
+            return self.unsupported(format!(
+                "indexing a storage buffer's runtime-sized array of {scale}-byte elements (constant \
+                 data is indexed by 16-byte registers or 4-byte scalars)"
+            ));
+        }
         if p.bytes() && (!scale.is_multiple_of(16) || !p.base.is_multiple_of(16)) {
             // Elements that do not start registers (the 8-byte columns of a `matNx2`) cannot be
             // addressed through ADDR; uniform data is read-only, so a register copy of the

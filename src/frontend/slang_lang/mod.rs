@@ -3,7 +3,8 @@
 //! semantics) through the real Slang compiler, loaded at run time:
 //!
 //! ```text
-//! .slang ─Slang (child process)─▶ SPIR-V ─split samplers, legalize, pad std140 matrices
+//! .slang ─Slang (child process)─▶ SPIR-V ─input attachments, storage image formats
+//!        (spirv_rewrite)─▶ ─split samplers, legalize, pad std140 matrices
 //!        (vulkan_glsl's passes)─▶ naga::Module ─lower─▶ TGSI program
 //! ```
 //!
@@ -22,6 +23,7 @@ pub mod cache_key;
 pub mod detect;
 pub mod library;
 pub mod process;
+pub mod spirv_rewrite;
 
 use std::path::{Path, PathBuf};
 
@@ -193,6 +195,10 @@ pub fn stage_from_spirv(
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
+    let mut spirv = rspirv::dr::load_words(&words)
+        .map_err(|e| fail(format!("invalid SPIR-V from Slang: {e}")))?;
+    spirv_rewrite::rewrite(&mut spirv).map_err(fail)?;
+    let words = rspirv::binary::Assemble::assemble(&spirv);
     // naga's SPIR-V reader panics on some of Slang's output (multisampled array images, for
     // one); that is an error about this file, not the end of softgpu.
     let read = {

@@ -15,7 +15,7 @@ pub mod legalize;
 pub mod padded_matrices;
 pub mod preprocess;
 pub mod reflect;
-mod spirv_ids;
+pub(crate) mod spirv_ids;
 pub mod spirv_lines;
 pub mod split_samplers;
 
