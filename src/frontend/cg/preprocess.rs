@@ -183,7 +183,13 @@ impl Pp {
         let bytes = crate::input::read_bytes(path, "shader", crate::input::MAX_SHADER_FILE_BYTES)
             // At an `#include` line the message names the included file; for the root file the
             // error is already placed at it.
-            .map_err(|e| err(if from.is_some() { e.to_string() } else { e.message }))?;
+            .map_err(|e| {
+                err(if from.is_some() {
+                    e.to_string()
+                } else {
+                    e.message
+                })
+            })?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         stack.push(canon);
         let r = self.run_text(&text, path, stack);
