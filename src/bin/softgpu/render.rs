@@ -661,8 +661,9 @@ pub fn run(args: RenderArgs) -> Result<()> {
     };
     let every = args.output_every;
     let on_progress = |done: u64, total: Option<u64>| progress.frame_done(done, total);
-    let timings = match target {
-        OutputTarget::Png(path) => {
+    let timings = match &target {
+        OutputTarget::Png(_) | OutputTarget::Stdout(None) => {
+            // The last frame, as a PNG: into a file written whole, or to stdout.
             let mut last = None;
             let timings = chain::render_each(
                 &request,
@@ -677,30 +678,15 @@ pub fn run(args: RenderArgs) -> Result<()> {
                 last.ok_or_else(|| anyhow!("{}: the input holds no frames", args.input.display()))?;
             progress.finish();
             let bytes = softgpu::encode::png_bytes(&last, color_space)
-                .map_err(|e| anyhow!("--output {}: {e}", path.display()))?;
-            softgpu::output::write_atomic(&path, "PNG", &bytes)?;
-            timings
-        }
-        OutputTarget::Stdout(None) => {
-            let mut last = None;
-            let timings = chain::render_each(
-                &request,
-                stream,
-                |_, frame| {
-                    last = Some(frame);
-                    Ok(())
-                },
-                on_progress,
-            )?;
-            let last =
-                last.ok_or_else(|| anyhow!("{}: the input holds no frames", args.input.display()))?;
-            progress.finish();
-            let bytes = softgpu::encode::png_bytes(&last, color_space)
-                .map_err(|e| anyhow!("--output -: {e}"))?;
-            let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)
-                .and_then(|()| out.flush())
-                .map_err(|e| anyhow!("--output - (stdout): {e}"))?;
+                .map_err(|e| anyhow!("--output {}: {e}", args.output.display()))?;
+            if let OutputTarget::Png(path) = &target {
+                softgpu::output::write_atomic(path, "PNG", &bytes)?;
+            } else {
+                let mut out = std::io::stdout().lock();
+                out.write_all(&bytes)
+                    .and_then(|()| out.flush())
+                    .map_err(|e| anyhow!("--output - (stdout): {e}"))?;
+            }
             timings
         }
         OutputTarget::Pattern(pattern) => {
@@ -716,11 +702,11 @@ pub fn run(args: RenderArgs) -> Result<()> {
         OutputTarget::StreamFile(path, format) => {
             let mut result = None;
             let mut render_error = None;
-            softgpu::output::write_atomic_with(&path, "video", |file| {
+            softgpu::output::write_atomic_with(path, "video", |file| {
                 let mut writer = FrameWriter::new(
                     std::io::BufWriter::new(file),
                     &format!("--output {}", path.display()),
-                    format,
+                    *format,
                     frame_rate,
                 );
                 let rendered = render_selected(&request, stream, every, on_progress, |_, frame| {
@@ -748,7 +734,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
             let mut writer = FrameWriter::new(
                 std::io::BufWriter::new(stdout),
                 "--output - (stdout)",
-                format,
+                *format,
                 frame_rate,
             );
             let timings = render_selected(&request, stream, every, on_progress, |_, frame| {
