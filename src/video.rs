@@ -158,7 +158,11 @@ impl<R: BufRead> FrameReader<R> {
         let mut full_range = false;
         let mut frame_rate = (25, 1);
         for field in fields.filter(|f| !f.is_empty()) {
-            let (tag, value) = field.split_at(1);
+            // The tag is the first character, which need not be ASCII in a hostile header.
+            let Some(first) = field.chars().next() else {
+                continue;
+            };
+            let (tag, value) = field.split_at(first.len_utf8());
             match tag {
                 "W" | "H" => {
                     let v: u32 = value
@@ -513,6 +517,9 @@ mod tests {
             assert!(err.message.starts_with("clip.y4m: "), "{}", err.message);
             assert!(err.message.contains(expected), "{}", err.message);
         }
+        // A field whose first character is not ASCII is an unknown field (found by fuzzing:
+        // splitting off one byte panicked).
+        assert!(FrameReader::y4m("YUV4MPEG2 W2 H2 \u{e9}x\n".as_bytes(), "s").is_ok());
         let mut cut = b"YUV4MPEG2 W2 H2\nFRAME\n".to_vec();
         cut.extend_from_slice(&[1, 2, 3]);
         let mut reader = FrameReader::y4m(&cut[..], "clip.y4m").unwrap();
