@@ -239,27 +239,39 @@ fn vec3(flag: &str, values: &Option<Vec<f32>>) -> Result<Option<[f32; 3]>> {
     }
 }
 
-/// Parses `--param NAME=VALUE,NAME=VALUE`.
-fn parse_params(args: &[String]) -> Result<Vec<(String, f32)>> {
+/// The `KEY=VALUE` items of a repeatable, comma-separated flag, trimmed, as `(item, key,
+/// value)`; `key` names what a key is in the messages (`name` for `--param`).
+fn key_value_items<'a>(
+    args: &'a [String],
+    flag: &str,
+    key: &str,
+) -> Result<Vec<(&'a str, &'a str, &'a str)>> {
     let mut out = Vec::new();
     for arg in args {
         for item in arg.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (name, value) = item
+            let (k, v) = item
                 .split_once('=')
-                .ok_or_else(|| anyhow!("--param `{item}`: expected NAME=VALUE"))?;
-            let name = name.trim();
-            if name.is_empty() {
-                return Err(anyhow!("--param `{item}`: the name is empty"));
+                .ok_or_else(|| anyhow!("{flag} `{item}`: expected {}=VALUE", key.to_uppercase()))?;
+            if k.trim().is_empty() {
+                bail!("{flag} `{item}`: the {key} is empty");
             }
-            let value: f32 = value
-                .trim()
-                .parse()
-                .map_err(|_| anyhow!("--param `{item}`: `{}` is not a number", value.trim()))?;
-            if !value.is_finite() {
-                return Err(anyhow!("--param `{item}`: the value must be finite"));
-            }
-            out.push((name.to_string(), value));
+            out.push((item, k.trim(), v.trim()));
         }
+    }
+    Ok(out)
+}
+
+/// Parses `--param NAME=VALUE,NAME=VALUE`.
+fn parse_params(args: &[String]) -> Result<Vec<(String, f32)>> {
+    let mut out = Vec::new();
+    for (item, name, value) in key_value_items(args, "--param", "name")? {
+        let value: f32 = value
+            .parse()
+            .map_err(|_| anyhow!("--param `{item}`: `{value}` is not a number"))?;
+        if !value.is_finite() {
+            return Err(anyhow!("--param `{item}`: the value must be finite"));
+        }
+        out.push((name.to_string(), value));
     }
     Ok(out)
 }
@@ -267,17 +279,12 @@ fn parse_params(args: &[String]) -> Result<Vec<(String, f32)>> {
 /// Parses `--wildcards KEY=VALUE,...` into RetroArch's defaults.
 fn parse_wildcards(args: &[String]) -> Result<chain::preset::WildcardContext> {
     let mut context = chain::preset::WildcardContext::new();
-    for arg in args {
-        for item in arg.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (key, value) = item
-                .split_once('=')
-                .ok_or_else(|| anyhow!("--wildcards `{item}`: expected KEY=VALUE"))?;
-            let key = key.trim().trim_matches('$');
-            if key.is_empty() {
-                bail!("--wildcards `{item}`: the key is empty");
-            }
-            context.set(key, value.trim());
+    for (item, key, value) in key_value_items(args, "--wildcards", "key")? {
+        let key = key.trim_matches('$');
+        if key.is_empty() {
+            bail!("--wildcards `{item}`: the key is empty");
         }
+        context.set(key, value);
     }
     Ok(context)
 }
