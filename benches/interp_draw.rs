@@ -60,6 +60,7 @@ fn load_job(name: &str) -> DrawJob {
         size: (WIDTH, HEIGHT),
         convention: ClipConvention::OpenGl,
         math: MathMode::Exact,
+        driver: softgpu::driver::Driver::Softpipe,
     }
 }
 

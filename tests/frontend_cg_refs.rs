@@ -118,6 +118,7 @@ fn render(shader: &Path, dir: &Path, strict: bool) -> Result<Vec<u8>, String> {
         size: (64, 64),
         convention: ClipConvention::OpenGl,
         math: MathMode::Exact,
+        driver: softgpu::driver::Driver::Softpipe,
     };
     Ok(run(&job).map_err(|e| e.to_string())?.to_rgba8())
 }

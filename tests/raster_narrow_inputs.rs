@@ -136,6 +136,7 @@ fn narrowed_draws_match_the_interpreter() {
             size: (37, 29),
             convention: ClipConvention::OpenGl,
             math: MathMode::Exact,
+            driver: softgpu::driver::Driver::Softpipe,
         };
         assert_eq!(job.fragment_program.processor, Processor::Fragment);
         let jit = draw::run_with(&job, Executor::Jit).unwrap();

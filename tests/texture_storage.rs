@@ -425,6 +425,8 @@ fn mipmaps_match_the_per_texel_blit_in_every_format() {
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     let mut formats = Format::ALL.to_vec();
     formats.push(Format::R8G8B8A8SrgbLlvmpipe);
+    formats.push(Format::R8G8B8A8UnormNvidia);
+    formats.push(Format::R8G8B8A8SrgbNvidia);
     for format in formats {
         for (w, h) in [(37, 21), (64, 32), (1, 9), (16, 16), (300, 7)] {
             let levels = Texture::full_mip_levels(w, h);

@@ -5,6 +5,8 @@ reference peer, librashader-cli's Vulkan runtime on Mesa lavapipe, into referenc
 
     python3 tools/librashader_cli_patch.py      # builds /tmp/librashader-cli-patched
     python3 tools/make_chain_refs.py [--only NAME]
+    python3 tools/make_chain_refs.py --gpu OUTDIR     # the machine's GPU instead of lavapipe:
+                                                      # OUTDIR/<case>.png and command.txt
 
 Frame mapping: `softgpu render --frames N` renders frames 0..N-1 and writes frame N-1;
 `librashader-cli render --frame F` renders frames 0..F and writes frame F, so F = N - 1.
@@ -56,27 +58,34 @@ def main():
     ap.add_argument("--cli", default=os.environ.get("LIBRASHADER_CLI",
                                                     "/tmp/librashader-cli-patched"))
     ap.add_argument("--only", help="render just this case (command.txt is still rewritten whole)")
+    ap.add_argument("--gpu", metavar="OUTDIR",
+                    help="render with the Vulkan loader's default (GPU) driver into OUTDIR")
     args = ap.parse_args()
+    out_dir = args.gpu or OUT
     if not os.access(args.cli, os.X_OK):
         sys.exit(f"{args.cli}: not found; build it with tools/librashader_cli_patch.py")
 
-    env = dict(os.environ, VK_ICD_FILENAMES=LAVAPIPE_ICD, RUST_BACKTRACE="0")
+    env = dict(os.environ, RUST_BACKTRACE="0")
+    if not args.gpu:
+        env["VK_ICD_FILENAMES"] = LAVAPIPE_ICD
     version = subprocess.run([args.cli, "--version"], capture_output=True, text=True,
                              env=env).stdout.strip()
-    os.makedirs(OUT, exist_ok=True)
+    os.makedirs(out_dir, exist_ok=True)
+    driver = "the machine's GPU (the Vulkan loader's default device)" if args.gpu else \
+        f"Mesa lavapipe:\n#   VK_ICD_FILENAMES={LAVAPIPE_ICD}" 
     lines = [
         "# Reference images of tests/chain/cases.toml, rendered by tools/make_chain_refs.py.",
         f"# Peer: {version} (crates.io, --no-default-features --features vulkan,wgpu) with the",
         "# harness fixes of tools/librashader_cli_patch.py (honour --dimensions, accept a directory",
-        "# of frames, clear history and feedback before frame 0); Vulkan runtime on Mesa lavapipe:",
-        f"#   VK_ICD_FILENAMES={LAVAPIPE_ICD}",
+        f"# of frames, clear history and feedback before frame 0); Vulkan runtime on {driver}",
         "# $REPO is the repository root. --frame F renders frames 0..F and writes frame F, which is",
         "# `softgpu render --frames F+1`.",
         "",
     ]
     failed = []
     for case in load_cases():
-        out_png = os.path.join(ROOT, case["expected"])
+        out_png = os.path.join(args.gpu, case["name"] + ".png") if args.gpu else \
+            os.path.join(ROOT, case["expected"])
         cmd = peer_command(args.cli, case, out_png)
         lines.append(f"# {case['name']}: {case.get('covers', '')}")
         lines.append("librashader-cli" + shown(cmd)[len(shlex.quote(args.cli)):])
@@ -88,7 +97,7 @@ def main():
             print(f"{case['name']}: FAILED\n{proc.stderr}", file=sys.stderr)
         else:
             print(f"{case['name']}: {os.path.relpath(out_png, ROOT)}")
-    with open(os.path.join(OUT, "command.txt"), "w") as f:
+    with open(os.path.join(out_dir, "command.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     if failed:
         sys.exit(f"failed: {', '.join(failed)}")

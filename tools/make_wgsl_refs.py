@@ -2,6 +2,11 @@
 """Regenerate the real-driver WGSL references under reference-images/wgsl/.
 
   python3 tools/make_wgsl_refs.py [NAME ...]
+  python3 tools/make_wgsl_refs.py --gpu OUTDIR [NAME ...]
+
+`--gpu OUTDIR` renders on the machine's GPU instead (the first Vulkan adapter that is not a CPU
+driver) and writes OUTDIR/NAME/out.png and command.txt, leaving reference-images/wgsl/ as it is:
+reference-images/nvidia/ holds such renders.
 
 For every reference-images/wgsl/NAME/shader.wgsl (entry points `vs` and `fs`) this renders a
 64x64 RGBA8Unorm picture with wgpu (the `wgpu` PyPI package, which bundles wgpu-native) on
@@ -27,8 +32,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFS = os.path.join(ROOT, 'reference-images', 'wgsl')
 LAVAPIPE_ICD = '/usr/share/vulkan/icd.d/lvp_icd.x86_64.json'
+GPU_OUT = sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == '--gpu' else None
 # Must be set before wgpu-native enumerates Vulkan ICDs.
-os.environ['VK_ICD_FILENAMES'] = LAVAPIPE_ICD
+if GPU_OUT is None:
+    os.environ['VK_ICD_FILENAMES'] = LAVAPIPE_ICD
 os.environ.setdefault('XDG_RUNTIME_DIR', '/tmp')
 
 import numpy as np  # noqa: E402
@@ -56,6 +63,14 @@ def lavapipe_adapter():
         if info['backend_type'] == 'Vulkan' and 'llvmpipe' in info['device']:
             return adapter
     sys.exit('no lavapipe Vulkan adapter: install mesa-vulkan-drivers (' + LAVAPIPE_ICD + ')')
+
+
+def gpu_adapter():
+    for adapter in wgpu.gpu.enumerate_adapters_sync():
+        info = adapter.info
+        if info['backend_type'] == 'Vulkan' and info['adapter_type'] != 'CPU':
+            return adapter
+    sys.exit('no GPU Vulkan adapter found')
 
 
 def adapter_name(adapter):
@@ -179,8 +194,9 @@ def write_inputs(outdir, vertices, consts):
 
 
 def make(device, adapter, name):
-    outdir = os.path.join(REFS, name)
-    path = os.path.join(outdir, 'shader.wgsl')
+    path = os.path.join(REFS, name, 'shader.wgsl')
+    outdir = os.path.join(GPU_OUT, name) if GPU_OUT else os.path.join(REFS, name)
+    os.makedirs(outdir, exist_ok=True)
     source = open(path).read()
     filter_mode = 'nearest' if re.search(r'//\s*filter:\s*nearest', source) else 'linear'
     res = bindings(source)
@@ -190,12 +206,14 @@ def make(device, adapter, name):
     consts = K
     img = render(device, module, 'vs', module, 'fs', QUAD,
                  np.array(consts, np.float32).tobytes(), [(0, b, k) for b, k in res], filter_mode)
-    write_inputs(outdir, QUAD, consts)
+    if not GPU_OUT:
+        write_inputs(outdir, QUAD, consts)
     Image.fromarray(img, 'RGBA').save(os.path.join(outdir, 'out.png'))
     units = [b for b, k in res if k == 'texture']
     tex_args = ''.join(f' --texture {u}=tex0.png' for u in units)
     with open(os.path.join(outdir, 'command.txt'), 'w') as f:
-        f.write(f'python3 tools/make_wgsl_refs.py {name}\n')
+        gpu = f'--gpu {GPU_OUT} ' if GPU_OUT else ''
+        f.write(f'python3 tools/make_wgsl_refs.py {gpu}{name}\n')
         f.write(f'adapter: {adapter_name(adapter)}\n')
         f.write(f'wgpu-py {wgpu.__version__}\n')
         f.write(f'filter: {filter_mode}\n')
@@ -208,9 +226,10 @@ def make(device, adapter, name):
 
 
 def main():
-    names = sys.argv[1:] or sorted(d for d in os.listdir(REFS)
-                                   if os.path.isfile(os.path.join(REFS, d, 'shader.wgsl')))
-    adapter = lavapipe_adapter()
+    args = sys.argv[3:] if GPU_OUT else sys.argv[1:]
+    names = args or sorted(d for d in os.listdir(REFS)
+                           if os.path.isfile(os.path.join(REFS, d, 'shader.wgsl')))
+    adapter = gpu_adapter() if GPU_OUT else lavapipe_adapter()
     device = adapter.request_device_sync()
     print('adapter:', adapter_name(adapter))
     for name in names:

@@ -10,6 +10,7 @@
 pub mod data_files;
 
 use crate::budget::MemoryUse;
+use crate::driver::Driver;
 use crate::exec::{ShaderResources, ShaderSignature};
 use crate::frontend::reflect::{BlockReflection, Member, ScalarKind, StageReflection, TypeLayout};
 use crate::ir::MathMode;
@@ -49,6 +50,16 @@ pub struct DrawJob {
     pub convention: ClipConvention,
     /// How EX2, LG2, POW, SIN and COS are computed.
     pub math: MathMode,
+    /// The driver whose filtering, derivative and target-conversion rules the draw follows
+    /// (its math mode is `math`: [`Driver::math`] gives the driver's own).
+    pub driver: Driver,
+}
+
+impl DrawJob {
+    /// The format of the target this job draws into: RGBA8 UNORM as the driver writes it.
+    pub fn target_format(&self) -> Format {
+        self.driver.target_format(Format::R8G8B8A8Unorm)
+    }
 }
 
 /// Vertex attributes read from a vertex file.
@@ -119,7 +130,7 @@ pub fn run_with_constants(
     constants: &StageConstants,
     executor: Executor,
 ) -> Result<Texture> {
-    let mut target = Texture::new(Format::R8G8B8A8Unorm, job.size.0, job.size.1, 1)?;
+    let mut target = Texture::new(job.target_format(), job.size.0, job.size.1, 1)?;
     draw_into(job, constants, executor, &mut target)?;
     Ok(target)
 }
@@ -132,12 +143,13 @@ pub fn draw_into(
     executor: Executor,
     target: &mut Texture,
 ) -> Result<()> {
-    if target.format() != Format::R8G8B8A8Unorm || (target.width(), target.height()) != job.size {
+    if target.format() != job.target_format() || (target.width(), target.height()) != job.size {
         bail!(
-            "the draw target is {:?} {}x{}; the draw needs R8G8B8A8Unorm {}x{}",
+            "the draw target is {:?} {}x{}; the draw needs {:?} {}x{}",
             target.format(),
             target.width(),
             target.height(),
+            job.target_format(),
             job.size.0,
             job.size.1
         );
@@ -145,7 +157,7 @@ pub fn draw_into(
     // The JIT runs the program after the IR's bit-exact optimizations (TGSI files arrive as
     // written); the interpreter, the specification, runs it as given, so `--exec jit` against
     // `--exec interp` also checks the optimizer.
-    let mut units = TextureUnits::new();
+    let mut units = TextureUnits::new().with_filter_rule(job.driver.filter_rule());
     for (unit, texture) in &job.textures {
         units.bind(*unit, texture.clone(), job.sampler);
     }
@@ -164,6 +176,8 @@ pub fn draw_into(
             Cow::Borrowed(&job.fragment_program),
         ),
     };
+    let vertex_program = job.driver.rewrite_program(&vertex_program);
+    let fragment_program = job.driver.rewrite_program(&fragment_program);
     let vertex_shader =
         build_shader(&vertex_program, executor, job.math).map_err(|e| StageError {
             stage: Processor::Vertex,

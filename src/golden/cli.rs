@@ -124,6 +124,8 @@ pub struct TestArgs {
     pub shader_cache: Option<PathBuf>,
     /// The memory budget of each case in bytes (`None`: [`crate::budget::default_budget`]).
     pub memory_budget: Option<u64>,
+    /// The driver whose rules the cases render with (`--driver`).
+    pub driver: crate::driver::Driver,
 }
 
 /// What a test run produced: the printed lines, counts and where the report went.
@@ -184,6 +186,7 @@ pub fn test(args: &TestArgs) -> Result<TestRun, GoldenError> {
         report_images: Some(dir.clone()),
         report_all: args.report_all,
         progress: args.progress,
+        driver: args.driver,
     };
     let results = runner::run_cases(&suite, &indices, &options)?;
     let failed = results

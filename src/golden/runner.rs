@@ -7,7 +7,7 @@ use super::{
 };
 use crate::chain;
 use crate::draw::{self, DrawJob};
-use crate::ir::MathMode;
+use crate::driver::Driver;
 use crate::ir::Processor;
 use crate::raster::ClipConvention;
 use crate::shader::Language;
@@ -83,6 +83,8 @@ pub struct RunOptions {
     /// Print each case's status line to stderr as it finishes, after `[done/total]`, so that a
     /// long run shows where it is (the lines in suite order come from [`status_line`]).
     pub progress: bool,
+    /// The driver whose rules every case renders with (all of them, math included).
+    pub driver: Driver,
 }
 
 /// Folder of the report directory that holds the cases' pictures.
@@ -106,6 +108,7 @@ fn render_draw(
     case: &DrawCase,
     shader_cache: Option<&Path>,
     memory_budget: Option<u64>,
+    driver: Driver,
 ) -> anyhow::Result<RgbaImage> {
     let read = |path: &Path, what: &str| {
         crate::input::read_text(path, what, crate::input::MAX_DATA_FILE_BYTES)
@@ -143,7 +146,8 @@ fn render_draw(
                 Language::VulkanGlsl | Language::Slang => ClipConvention::Vulkan,
                 Language::Tgsi => ClipConvention::OpenGl,
             }),
-        math: MathMode::Exact,
+        math: driver.math(),
+        driver,
     };
     let budget = memory_budget.unwrap_or_else(crate::budget::default_budget);
     draw::check_memory(&job, crate::shader::Executor::default(), budget)?;
@@ -164,18 +168,23 @@ pub fn render_within(
     shader_cache: Option<&Path>,
     memory_budget: Option<u64>,
 ) -> anyhow::Result<RgbaImage> {
-    render_timed(case, shader_cache, memory_budget).map(|(image, _)| image)
+    render_timed(case, shader_cache, memory_budget, Driver::default()).map(|(image, _)| image)
 }
 
-/// [`render_within`], also returning where a preset case's render spent its time.
+/// [`render_within`] with `driver`'s rules, also returning where a preset case's render spent
+/// its time.
 pub fn render_timed(
     case: &Case,
     shader_cache: Option<&Path>,
     memory_budget: Option<u64>,
+    driver: Driver,
 ) -> anyhow::Result<(RgbaImage, Option<chain::RenderTimings>)> {
     match &case.kind {
-        CaseKind::Draw(draw) => Ok((render_draw(draw, shader_cache, memory_budget)?, None)),
-        CaseKind::Preset(preset) => render_preset(preset, shader_cache, memory_budget)
+        CaseKind::Draw(draw) => Ok((
+            render_draw(draw, shader_cache, memory_budget, driver)?,
+            None,
+        )),
+        CaseKind::Preset(preset) => render_preset(preset, shader_cache, memory_budget, driver)
             .map(|(image, timings)| (image, Some(timings))),
     }
 }
@@ -185,6 +194,7 @@ fn render_preset(
     case: &PresetCase,
     shader_cache: Option<&Path>,
     memory_budget: Option<u64>,
+    driver: Driver,
 ) -> anyhow::Result<(RgbaImage, chain::RenderTimings)> {
     let input = case.input.as_ref().ok_or_else(|| {
         anyhow!(
@@ -207,7 +217,7 @@ fn render_preset(
             memory_budget,
             // A case's pixel budget is the environment's or the default, as `softgpu render`'s.
             pixel_budget: Some(crate::budget::resolve_pixels(None).map_err(|e| anyhow!(e))?),
-            ..Default::default()
+            ..chain::ChainOptions::default().with_driver(driver)
         },
         frame: chain::FrameOptions::default(),
     };
@@ -306,7 +316,12 @@ fn run_case_inner(
     // A panic is a bug of softgpu, but one case of a corpus of thousands must not take the
     // others down with it: it becomes this case's failure.
     let rendered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        render_timed(case, options.shader_cache.as_deref(), options.memory_budget)
+        render_timed(
+            case,
+            options.shader_cache.as_deref(),
+            options.memory_budget,
+            options.driver,
+        )
     }));
     let (actual, timings) = match rendered {
         Ok(rendered) => rendered.map_err(|e| format!("{e:#}"))?,

@@ -1076,6 +1076,8 @@ mod tests {
             Format::B8G8R8A8Unorm,
             Format::R8G8B8A8Srgb,
             Format::R8G8B8A8SrgbLlvmpipe,
+            Format::R8G8B8A8UnormNvidia,
+            Format::R8G8B8A8SrgbNvidia,
             Format::R16G16B16A16Sfloat,
             Format::R8Unorm,
             Format::R16G16Sfloat,

@@ -2,7 +2,10 @@
 //! float/integer conversions Mesa 22.3 (softpipe) applies when it writes shader outputs to a
 //! render target (`util_format_*_pack_rgba_*`) and when it reads texels (`*_unpack_rgba_*`).
 
-use super::tables::{LINEAR_TO_SRGB8_HELPER, SRGB8_TO_LINEAR_BITS};
+use super::tables::{
+    LINEAR_TO_SRGB8_HELPER, NVIDIA_LINEAR_TO_SRGB8_STARTS, NVIDIA_SRGB8_TO_LINEAR_BITS,
+    SRGB8_TO_LINEAR_BITS,
+};
 
 /// A texel format. Names follow the slang spec (`R8G8B8A8_UNORM`, …); memory layout is the Vulkan
 /// one: channels in name order, little-endian, `A2B10G10R10_*_PACK32` is one 32-bit word with R in
@@ -32,6 +35,13 @@ pub enum Format {
     /// `R8G8B8A8_SRGB` converted with Mesa llvmpipe/lavapipe's approximations instead of the exact
     /// curve (see `llvmpipe_srgb8_to_linear`); not a slang-spec name, so not in [`Format::ALL`].
     R8G8B8A8SrgbLlvmpipe,
+    /// `R8G8B8A8_UNORM` written with NVIDIA's conversion ([`nvidia_float_to_ubyte`]) instead of
+    /// Mesa's rounding; read alike. Not a slang-spec name, so not in [`Format::ALL`].
+    R8G8B8A8UnormNvidia,
+    /// `R8G8B8A8_SRGB` converted with NVIDIA's measured tables ([`nvidia_linear_to_srgb8`],
+    /// [`nvidia_srgb8_to_linear`]); alpha as [`Format::R8G8B8A8UnormNvidia`]. Not a slang-spec
+    /// name, so not in [`Format::ALL`].
+    R8G8B8A8SrgbNvidia,
     /// `B8G8R8A8_UNORM` (not in the slang spec; the byte order of many window systems)
     B8G8R8A8Unorm,
     /// `A2B10G10R10_UNORM_PACK32`
@@ -80,8 +90,10 @@ pub enum Format {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Unorm,
+    UnormNvidia,
     Srgb,
     SrgbLlvmpipe,
+    SrgbNvidia,
     Float,
     Uint,
     Sint,
@@ -146,7 +158,10 @@ impl Format {
             Format::R8G8B8A8Unorm => "R8G8B8A8_UNORM",
             Format::R8G8B8A8Uint => "R8G8B8A8_UINT",
             Format::R8G8B8A8Sint => "R8G8B8A8_SINT",
-            Format::R8G8B8A8Srgb | Format::R8G8B8A8SrgbLlvmpipe => "R8G8B8A8_SRGB",
+            Format::R8G8B8A8Srgb | Format::R8G8B8A8SrgbLlvmpipe | Format::R8G8B8A8SrgbNvidia => {
+                "R8G8B8A8_SRGB"
+            }
+            Format::R8G8B8A8UnormNvidia => "R8G8B8A8_UNORM",
             Format::B8G8R8A8Unorm => "B8G8R8A8_UNORM",
             Format::A2B10G10R10UnormPack32 => "A2B10G10R10_UNORM_PACK32",
             Format::A2B10G10R10UintPack32 => "A2B10G10R10_UINT_PACK32",
@@ -184,6 +199,8 @@ impl Format {
             }
             R8G8B8A8Srgb => Kind::Srgb,
             R8G8B8A8SrgbLlvmpipe => Kind::SrgbLlvmpipe,
+            R8G8B8A8UnormNvidia => Kind::UnormNvidia,
+            R8G8B8A8SrgbNvidia => Kind::SrgbNvidia,
             R16Sfloat | R16G16Sfloat | R16G16B16A16Sfloat | R32Sfloat | R32G32Sfloat
             | R32G32B32A32Sfloat => Kind::Float,
             R8Uint
@@ -208,9 +225,8 @@ impl Format {
             A2B10G10R10UnormPack32 | A2B10G10R10UintPack32 => return Layout::Rgb10A2,
             R8Unorm | R8Uint | R8Sint => (1, 1),
             R8G8Unorm | R8G8Uint | R8G8Sint => (2, 1),
-            R8G8B8A8Unorm | R8G8B8A8Uint | R8G8B8A8Sint | R8G8B8A8Srgb | R8G8B8A8SrgbLlvmpipe => {
-                (4, 1)
-            }
+            R8G8B8A8Unorm | R8G8B8A8Uint | R8G8B8A8Sint | R8G8B8A8Srgb | R8G8B8A8SrgbLlvmpipe
+            | R8G8B8A8UnormNvidia | R8G8B8A8SrgbNvidia => (4, 1),
             R16Uint | R16Sint | R16Sfloat => (1, 2),
             R16G16Uint | R16G16Sint | R16G16Sfloat => (2, 2),
             R16G16B16A16Uint | R16G16B16A16Sint | R16G16B16A16Sfloat => (4, 2),
@@ -249,7 +265,32 @@ impl Format {
 
     /// True for sRGB-encoded formats (RGB decoded to linear on read, encoded on write).
     pub fn is_srgb(self) -> bool {
-        matches!(self.kind(), Kind::Srgb | Kind::SrgbLlvmpipe)
+        matches!(
+            self.kind(),
+            Kind::Srgb | Kind::SrgbLlvmpipe | Kind::SrgbNvidia
+        )
+    }
+
+    /// True for formats whose channels are 8-bit UNORM values (sRGB excluded): the formats
+    /// llvmpipe filters in 8-bit fixed point and NVIDIA in 16-bit.
+    pub fn is_unorm8(self) -> bool {
+        use Format::*;
+        matches!(
+            self,
+            R8Unorm | R8G8Unorm | R8G8B8A8Unorm | R8G8B8A8UnormNvidia | B8G8R8A8Unorm
+        )
+    }
+
+    /// This format as written and read by a driver: NVIDIA's conversions for `R8G8B8A8_UNORM`
+    /// and `R8G8B8A8_SRGB` with `nvidia`, the format itself otherwise.
+    pub fn with_nvidia_conversions(self, nvidia: bool) -> Format {
+        match (self, nvidia) {
+            (Format::R8G8B8A8Unorm, true) => Format::R8G8B8A8UnormNvidia,
+            (Format::R8G8B8A8Srgb | Format::R8G8B8A8SrgbLlvmpipe, true) => {
+                Format::R8G8B8A8SrgbNvidia
+            }
+            (f, _) => f,
+        }
     }
 
     /// Encodes shader output bits into one texel. Float/normalized formats take f32 bits, UINT
@@ -296,6 +337,15 @@ impl Format {
                     let dst = &mut out[c * bytes..(c + 1) * bytes];
                     match (kind, bytes) {
                         (Kind::Unorm, _) => dst[0] = float_to_ubyte(f32::from_bits(b)),
+                        (Kind::UnormNvidia, _) => dst[0] = nvidia_float_to_ubyte(f32::from_bits(b)),
+                        (Kind::SrgbNvidia, _) => {
+                            let f = f32::from_bits(b);
+                            dst[0] = if c == 3 {
+                                nvidia_float_to_ubyte(f)
+                            } else {
+                                nvidia_linear_to_srgb8(f)
+                            };
+                        }
                         (Kind::Srgb, _) => {
                             let f = f32::from_bits(b);
                             dst[0] = if c == 3 {
@@ -371,10 +421,11 @@ impl Format {
                 for (c, o) in out.iter_mut().enumerate().take(channels) {
                     let src = &texel[c * bytes..(c + 1) * bytes];
                     *o = match (kind, bytes) {
-                        (Kind::Unorm, _) => ubyte_to_float_bits(src[0]),
-                        (Kind::Srgb | Kind::SrgbLlvmpipe, _) if c == 3 => {
+                        (Kind::Unorm | Kind::UnormNvidia, _) => ubyte_to_float_bits(src[0]),
+                        (Kind::Srgb | Kind::SrgbLlvmpipe | Kind::SrgbNvidia, _) if c == 3 => {
                             ubyte_to_float_bits(src[0])
                         }
+                        (Kind::SrgbNvidia, _) => nvidia_srgb8_to_linear(src[0]).to_bits(),
                         (Kind::SrgbLlvmpipe, _) => llvmpipe_srgb8_to_linear(src[0]).to_bits(),
                         (Kind::Srgb, _) => SRGB8_TO_LINEAR_BITS[src[0] as usize],
                         (Kind::Float, 2) => {
@@ -501,6 +552,45 @@ pub fn llvmpipe_linear_to_srgb8(x: f32) -> u8 {
     let linear = src * (12.92f32 * 255.0);
     let v = if src <= 0.0031308 { linear } else { curve };
     v.round_ties_even().clamp(0.0, 255.0) as u8
+}
+
+/// NVIDIA's float → UNORM8 conversion of render-target writes, measured on an H200 (driver
+/// 580.159; `tools/driver_probes.py`, probe `dense_unorm8`, every value `p·2^-20`, through GL
+/// and Vulkan alike): the value is truncated to 12 fractional bits, then scaled to 8 bits with
+/// rounding, `(floor(x·4096)·255 + 2047) >> 12`. It rounds down where Mesa's round-to-nearest
+/// rounds up for 3.1% of values (those within about 1/16 of a step above a half). NaN and
+/// values ≤ 0 give 0, values ≥ 1 give 255.
+#[inline]
+pub fn nvidia_float_to_ubyte(f: f32) -> u8 {
+    if f.is_nan() || f <= 0.0 {
+        0
+    } else if f >= 1.0 {
+        255
+    } else {
+        // f < 1, so f·4096 < 4096 and the product is exact (a power-of-two scale).
+        let q = (f * 4096.0) as u32;
+        ((q * 255 + 2047) >> 12) as u8
+    }
+}
+
+/// NVIDIA's sRGB encode (the measured thresholds of `tables.rs`): `q = floor(x·2^14)` picks the
+/// code from the measured thresholds. NaN and values ≤ 0 give 0, values ≥ 1 give 255.
+#[inline]
+pub fn nvidia_linear_to_srgb8(x: f32) -> u8 {
+    if x.is_nan() || x <= 0.0 {
+        return 0;
+    }
+    if x >= 1.0 {
+        return 255;
+    }
+    let q = (x * 16384.0) as u16;
+    NVIDIA_LINEAR_TO_SRGB8_STARTS.partition_point(|&start| start <= q) as u8
+}
+
+/// NVIDIA's sRGB decode (the measured table of `tables.rs`).
+#[inline]
+pub fn nvidia_srgb8_to_linear(x: u8) -> f32 {
+    f32::from_bits(NVIDIA_SRGB8_TO_LINEAR_BITS[x as usize])
 }
 
 /// Mesa's sRGB decode (`util_format_srgb_8unorm_to_linear_float`).

@@ -40,6 +40,33 @@ pub enum Wrap {
     ClampToBorder,
 }
 
+/// How a texture unit forms bilinear weights and filtered values: the part of sampling where
+/// drivers' texture hardware (or code) differs. Measured with `tools/driver_probes.py`; the
+/// evidence for each rule is in docs/fidelity.md ("Driver profiles"). Nearest filtering,
+/// wrapping, texel selection, mip selection and the blend between mip levels are the same under
+/// every rule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FilterRule {
+    /// Float weights and lerps, as softpipe's `sp_tex_sample.c` (the default).
+    #[default]
+    Exact,
+    /// Mesa llvmpipe/lavapipe: textures of 8-bit UNORM channels are filtered in 8-bit fixed
+    /// point (weights `round_ties_even(frac·256)`, each lerp `(a·(256−w) + b·w + 128) >> 8`, x
+    /// first), so results are multiples of 1/255; other formats as `Exact`.
+    Llvmpipe,
+    /// NVIDIA: each axis's weight is rounded to 1/256 (half up), each corner's weight (their
+    /// product) again to 1/256; 8-bit UNORM textures are filtered to 16 bits (`c·257` weighted,
+    /// rounded half up, read as `r/65535`); sRGB textures decode through NVIDIA's table and
+    /// their filtered value is rounded to half precision; other formats sum the weighted texels
+    /// exactly and round once to f32.
+    Nvidia,
+}
+
+impl FilterRule {
+    /// Every rule.
+    pub const ALL: [FilterRule; 3] = [FilterRule::Exact, FilterRule::Llvmpipe, FilterRule::Nvidia];
+}
+
 /// Sampler state (`pipe_sampler_state`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SamplerState {
@@ -164,6 +191,7 @@ pub enum FetchBounds {
 pub struct TextureUnits {
     units: Vec<Option<(Arc<Texture>, SamplerState)>>,
     fetch_bounds: FetchBounds,
+    filter_rule: FilterRule,
 }
 
 impl TextureUnits {
@@ -176,6 +204,19 @@ impl TextureUnits {
     pub fn with_fetch_bounds(mut self, bounds: FetchBounds) -> TextureUnits {
         self.fetch_bounds = bounds;
         self
+    }
+
+    /// Sets how bilinear filtering forms weights and values ([`FilterRule::Exact`] by default).
+    /// A rule other than `Exact` turns off the JIT's inline texture paths for these units: every
+    /// sample then runs this sampler's code, so both executors give the same bits.
+    pub fn with_filter_rule(mut self, rule: FilterRule) -> TextureUnits {
+        self.filter_rule = rule;
+        self
+    }
+
+    /// The filter rule (see [`TextureUnits::with_filter_rule`]).
+    pub fn filter_rule(&self) -> FilterRule {
+        self.filter_rule
     }
 
     /// Binds a texture and its sampler state to a unit (replacing what was there).
@@ -214,6 +255,9 @@ impl TextureUnits {
     ///
     /// [`Program::sampler_hints`]: softgpu_jit::ir::Program::sampler_hints
     pub fn sampler_hints(&self) -> Vec<SamplerHint> {
+        if self.filter_rule != FilterRule::Exact {
+            return Vec::new();
+        }
         self.units
             .iter()
             .enumerate()
@@ -621,11 +665,114 @@ enum Img {
     Linear,
 }
 
+/// How [`Ctx`] blends the texels of a bilinear footprint ([`FilterRule`] for this texture).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blend {
+    /// Float lerps (softpipe).
+    Exact,
+    /// llvmpipe's 8-bit fixed point (UNORM8 textures under [`FilterRule::Llvmpipe`]).
+    Llvmpipe8,
+    /// NVIDIA's 1/256 weights; `Values` says how the weighted texels are summed.
+    Nvidia(NvidiaValues),
+}
+
+/// How NVIDIA's texture unit sums weighted texels, by texture format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NvidiaValues {
+    /// 8-bit UNORM: to 16 bits, rounded half up.
+    Unorm8,
+    /// sRGB: rounded to half precision.
+    Srgb,
+    /// Everything else: exactly, rounded once to f32.
+    Float,
+}
+
+impl Blend {
+    fn of(rule: FilterRule, format: Format) -> Blend {
+        match rule {
+            FilterRule::Exact => Blend::Exact,
+            FilterRule::Llvmpipe if format.is_unorm8() => Blend::Llvmpipe8,
+            FilterRule::Llvmpipe => Blend::Exact,
+            FilterRule::Nvidia if format.is_unorm8() => Blend::Nvidia(NvidiaValues::Unorm8),
+            FilterRule::Nvidia if format.is_srgb() => Blend::Nvidia(NvidiaValues::Srgb),
+            FilterRule::Nvidia => Blend::Nvidia(NvidiaValues::Float),
+        }
+    }
+}
+
+/// An 8-bit UNORM texel value back to its byte (exact: texels decode as `byte · (1/255)`).
+#[inline]
+fn unorm8_byte(v: f32) -> u32 {
+    (v * 255.0).round() as u32
+}
+
+/// llvmpipe's `lp_build_lerp` of 8-bit values with an 8-bit weight in 0..=256.
+#[inline]
+fn lerp8(a: u32, b: u32, w: u32) -> u32 {
+    (a * (256 - w) + b * w + 128) >> 8
+}
+
+/// [`FilterRule::Llvmpipe`] for an 8-bit UNORM footprint (`t` in TL, TR, BL, BR order).
+fn bilerp_llvmpipe8(xw: f32, yw: f32, t: &[[f32; 4]; 4]) -> [f32; 4] {
+    let a = (xw * 256.0).round_ties_even() as u32;
+    let b = (yw * 256.0).round_ties_even() as u32;
+    std::array::from_fn(|c| {
+        let top = lerp8(unorm8_byte(t[0][c]), unorm8_byte(t[1][c]), a);
+        let bottom = lerp8(unorm8_byte(t[2][c]), unorm8_byte(t[3][c]), a);
+        super::format::ubyte_to_float(lerp8(top, bottom, b) as u8)
+    })
+}
+
+/// NVIDIA's weight of one axis: `frac` rounded half up to 1/256, as an integer in 0..=256.
+#[inline]
+fn nvidia_axis_weight(frac: f32) -> u32 {
+    (frac * 256.0 + 0.5).floor() as u32
+}
+
+/// [`FilterRule::Nvidia`] for a footprint (`t` in TL, TR, BL, BR order).
+fn bilerp_nvidia(xw: f32, yw: f32, t: &[[f32; 4]; 4], values: NvidiaValues) -> [f32; 4] {
+    let (a, b) = (nvidia_axis_weight(xw), nvidia_axis_weight(yw));
+    let corner = |x: u32, y: u32| (x * y + 128) >> 8;
+    let w = [
+        corner(256 - a, 256 - b),
+        corner(a, 256 - b),
+        corner(256 - a, b),
+        corner(a, b),
+    ];
+    std::array::from_fn(|c| match values {
+        NvidiaValues::Unorm8 => {
+            let sum: u32 = (0..4).map(|i| unorm8_byte(t[i][c]) * 257 * w[i]).sum();
+            let r16 = ((sum + 128) >> 8).min(65535);
+            (r16 as f64 / 65535.0) as f32
+        }
+        NvidiaValues::Srgb | NvidiaValues::Float => {
+            let sum: f64 = (0..4).map(|i| t[i][c] as f64 * w[i] as f64).sum::<f64>() / 256.0;
+            if values == NvidiaValues::Srgb {
+                f16_round_nearest_even(sum)
+            } else {
+                sum as f32
+            }
+        }
+    })
+}
+
+/// `x` rounded to the nearest half-precision value (ties to even), as f32; |x| ≤ 65504.
+fn f16_round_nearest_even(x: f64) -> f32 {
+    if x == 0.0 || !x.is_finite() {
+        return x as f32;
+    }
+    // The spacing of halves around x: 2^(e-10) for normal halves, 2^-24 below 2^-14.
+    let exponent = x.abs().log2().floor().max(-14.0);
+    let quantum = (exponent - 10.0).exp2();
+    ((x / quantum).round_ties_even() * quantum) as f32
+}
+
 /// One sampling operation's fixed state.
 struct Ctx<'a, T: Texels> {
     tex: &'a Texture,
     texels: T,
     samp: &'a SamplerState,
+    blend: Blend,
     dim: Dim,
     last_level: u32,
     /// log2 of the base size when both sides are powers of two and the target is 2D.
@@ -659,6 +806,16 @@ impl<T: Texels> Ctx<'_, T> {
         }
         self.texels
             .texel(lv.data, y as usize * lv.w as usize + x as usize)
+    }
+
+    /// The bilinear blend of a footprint under this texture's [`Blend`].
+    #[inline(always)]
+    fn bilerp(&self, xw: f32, yw: f32, t: &[[f32; 4]; 4]) -> [f32; 4] {
+        match self.blend {
+            Blend::Exact => bilerp(xw, yw, t),
+            Blend::Llvmpipe8 => bilerp_llvmpipe8(xw, yw, t),
+            Blend::Nvidia(values) => bilerp_nvidia(xw, yw, t, values),
+        }
     }
 
     fn img_filter(&self, filter: Filter) -> Img {
@@ -720,7 +877,7 @@ impl<T: Texels> Ctx<'_, T> {
                     self.at(&lv, x0, y1),
                     self.at(&lv, x1, y1),
                 ];
-                bilerp(xw, yw, &t)
+                self.bilerp(xw, yw, &t)
             }
             Img::Nearest => {
                 let (x, y) = match self.dim {
@@ -747,6 +904,9 @@ impl<T: Texels> Ctx<'_, T> {
                     // 1D images ignore gather (softpipe's img_filter_1d_linear has no gather).
                     let t0 = self.at(&lv, x0, 0);
                     let t1 = self.at(&lv, x1, 0);
+                    if self.blend != Blend::Exact {
+                        return self.bilerp(xw, 0.0, &[t0, t1, t0, t1]);
+                    }
                     return std::array::from_fn(|i| lerp(xw, t0[i], t1[i]));
                 }
                 let (y0, y1, yw) = if self.dim == Dim::Rect {
@@ -762,7 +922,7 @@ impl<T: Texels> Ctx<'_, T> {
                 ];
                 match gather {
                     Some(comp) => [t[2][comp], t[3][comp], t[1][comp], t[0][comp]],
-                    None => bilerp(xw, yw, &t),
+                    None => self.bilerp(xw, yw, &t),
                 }
             }
         }
@@ -975,9 +1135,11 @@ fn to_bits(v: [[f32; 4]; 4]) -> QuadVec4 {
 fn with_ctx<R>(
     tex: &Texture,
     samp: &SamplerState,
+    rule: FilterRule,
     target: TextureTarget,
     f: impl FnOnce(&dyn Sampling) -> R,
 ) -> Option<R> {
+    let blend = Blend::of(rule, tex.format());
     let dim = dim_of(target)?;
     let (w, h) = (tex.width(), tex.height());
     let pot = (dim == Dim::D2 && w.is_power_of_two() && h.is_power_of_two())
@@ -989,6 +1151,7 @@ fn with_ctx<R>(
                 tex,
                 texels: $texels,
                 samp,
+                blend,
                 dim,
                 last_level,
                 pot,
@@ -1066,7 +1229,7 @@ impl TextureAccess for TextureUnits {
         let Some((tex, samp)) = self.resolve(request.view, request.sampler) else {
             return [[0; 4]; 4];
         };
-        with_ctx(tex, samp, request.target, |ctx| {
+        with_ctx(tex, samp, self.filter_rule, request.target, |ctx| {
             to_bits(ctx.sample(request))
         })
         .unwrap_or([[0; 4]; 4])
@@ -1077,7 +1240,7 @@ impl TextureAccess for TextureUnits {
             return [[0; 4]; 4];
         };
         let component = (component & 3) as usize;
-        with_ctx(tex, samp, request.target, |ctx| {
+        with_ctx(tex, samp, self.filter_rule, request.target, |ctx| {
             to_bits(ctx.gather(request, component))
         })
         .unwrap_or([[0; 4]; 4])
@@ -1155,7 +1318,10 @@ impl TextureAccess for TextureUnits {
         let Some((tex, samp)) = self.resolve(request.view, request.sampler) else {
             return [[0.0; 4]; 2];
         };
-        with_ctx(tex, samp, request.target, |ctx| ctx.query_lod(request)).unwrap_or([[0.0; 4]; 2])
+        with_ctx(tex, samp, self.filter_rule, request.target, |ctx| {
+            ctx.query_lod(request)
+        })
+        .unwrap_or([[0.0; 4]; 2])
     }
 
     /// Any 2D texture whose format decodes to floats (see [`Texture::decoded_levels`]), with
@@ -1163,7 +1329,7 @@ impl TextureAccess for TextureUnits {
     /// decoded levels with softpipe's `img_filter_2d_*` and `mip_filter_*` functions, which the
     /// view's state selects exactly as `Ctx::sample` does.
     fn texel_view(&self, view: u32, sampler: u32, target: TextureTarget) -> Option<TexelView<'_>> {
-        if target != TextureTarget::Tex2D {
+        if target != TextureTarget::Tex2D || self.filter_rule != FilterRule::Exact {
             return None;
         }
         let (tex, samp) = self.resolve(view, sampler)?;
@@ -1195,6 +1361,9 @@ impl TextureAccess for TextureUnits {
     /// [`Texture::padded_level0`] for the wrap mode of the unit's inline shape, made on first
     /// request (once per texture and wrap mode).
     fn padded_level0(&self, view: u32, sampler: u32) -> Option<&[u8]> {
+        if self.filter_rule != FilterRule::Exact {
+            return None;
+        }
         let (tex, samp) = self.resolve(view, sampler)?;
         let shape = samp.inline_shape(Some((tex.width(), tex.height())))?;
         tex.padded_level0(shape.wrap)

@@ -448,7 +448,10 @@ impl Texture {
 
     /// Level 0 as RGBA8 bytes (see [`Texture::save_png`] for the conversion).
     pub fn to_rgba8(&self) -> Vec<u8> {
-        if self.format == Format::R8G8B8A8Unorm {
+        if matches!(
+            self.format,
+            Format::R8G8B8A8Unorm | Format::R8G8B8A8UnormNvidia
+        ) {
             return self.levels[0].clone();
         }
         let bpt = self.format.bytes_per_texel();

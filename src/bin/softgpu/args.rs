@@ -39,6 +39,32 @@ impl ShaderCacheArgs {
     }
 }
 
+/// `--driver`: whose rules the shaders run with.
+#[derive(Clone, Copy, Default, ValueEnum)]
+pub enum DriverArg {
+    /// Mesa softpipe: glibc-exact math, float filtering, coarse derivatives, Mesa's
+    /// conversions.
+    #[default]
+    Softpipe,
+    /// Mesa llvmpipe/lavapipe: its math and sRGB curve, 8-bit filtering of UNORM8 textures,
+    /// fine derivatives.
+    Llvmpipe,
+    /// An NVIDIA GPU: 1/256 filtering weights, fine derivatives, NVIDIA's UNORM8 and sRGB
+    /// conversions (its transcendentals and interpolation are not reproduced).
+    Nvidia,
+}
+
+impl DriverArg {
+    /// The driver this flag selects.
+    pub fn driver(self) -> softgpu::driver::Driver {
+        match self {
+            DriverArg::Softpipe => softgpu::driver::Driver::Softpipe,
+            DriverArg::Llvmpipe => softgpu::driver::Driver::Llvmpipe,
+            DriverArg::Nvidia => softgpu::driver::Driver::Nvidia,
+        }
+    }
+}
+
 /// `--math`: how EX2, LG2, POW, SIN and COS are computed.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum MathArg {
@@ -50,6 +76,14 @@ pub enum MathArg {
 }
 
 impl MathArg {
+    /// The math mode `flag` selects, else `driver`'s.
+    pub fn or_driver(
+        flag: Option<MathArg>,
+        driver: softgpu::driver::Driver,
+    ) -> softgpu::ir::MathMode {
+        flag.map_or_else(|| driver.math(), MathArg::mode)
+    }
+
     /// The math mode this flag selects.
     pub fn mode(self) -> softgpu::ir::MathMode {
         match self {

@@ -1,6 +1,8 @@
 //! `softgpu draw`: one draw call from shader files and plain-text vertex and constant files.
 
-use crate::args::{parse_size, ExecArg, MathArg, MemoryBudgetArgs, ShaderCacheArgs, SlangArgs};
+use crate::args::{
+    parse_size, DriverArg, ExecArg, MathArg, MemoryBudgetArgs, ShaderCacheArgs, SlangArgs,
+};
 use crate::read;
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
@@ -133,9 +135,19 @@ pub struct DrawArgs {
     /// Shader executor (both give bit-identical images).
     #[arg(long, value_enum, default_value = "jit", allow_hyphen_values = true)]
     exec: ExecArg,
-    /// How EX2, LG2, POW, SIN and COS are computed.
-    #[arg(long, value_enum, default_value = "exact", allow_hyphen_values = true)]
-    math: MathArg,
+    /// Whose rules the shaders run with: filtering precision, derivatives, output conversion and
+    /// math (docs/fidelity.md, "Driver profiles")
+    #[arg(
+        long,
+        value_enum,
+        default_value = "softpipe",
+        allow_hyphen_values = true
+    )]
+    driver: DriverArg,
+    /// How EX2, LG2, POW, SIN and COS are computed [default: the --driver's: exact, or
+    /// llvmpipe for llvmpipe]
+    #[arg(long, value_enum, allow_hyphen_values = true)]
+    math: Option<MathArg>,
     #[command(flatten)]
     cache: ShaderCacheArgs,
     #[command(flatten)]
@@ -229,7 +241,8 @@ pub fn run(args: DrawArgs) -> Result<()> {
     let job = DrawJob {
         vertex_program: vs.program,
         fragment_program: fs.program,
-        math: args.math.mode(),
+        math: MathArg::or_driver(args.math, args.driver.driver()),
+        driver: args.driver.driver(),
         vertices,
         constants,
         textures,

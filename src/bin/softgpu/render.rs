@@ -1,6 +1,6 @@
 //! `softgpu render`: a RetroArch preset on an input frame (or a directory of frames) to a PNG.
 
-use crate::args::{parse_size, ExecArg, MathArg, MemoryBudgetArgs, ShaderCacheArgs};
+use crate::args::{parse_size, DriverArg, ExecArg, MathArg, MemoryBudgetArgs, ShaderCacheArgs};
 use anyhow::{anyhow, bail, Result};
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -161,12 +161,22 @@ pub struct RenderArgs {
     /// Shader executor (both give bit-identical images).
     #[arg(long, value_enum, default_value = "jit", allow_hyphen_values = true)]
     exec: ExecArg,
-    /// How sRGB render targets convert.
-    #[arg(long, value_enum, default_value = "exact", allow_hyphen_values = true)]
-    srgb_curve: SrgbCurveArg,
-    /// How EX2, LG2, POW, SIN and COS are computed.
-    #[arg(long, value_enum, default_value = "exact", allow_hyphen_values = true)]
-    math: MathArg,
+    /// Whose rules the passes run with: filtering precision, derivatives, render-target
+    /// conversions, sRGB curve and math (docs/fidelity.md, "Driver profiles")
+    #[arg(
+        long,
+        value_enum,
+        default_value = "softpipe",
+        allow_hyphen_values = true
+    )]
+    driver: DriverArg,
+    /// How sRGB render targets convert [default: the --driver's]
+    #[arg(long, value_enum, allow_hyphen_values = true)]
+    srgb_curve: Option<SrgbCurveArg>,
+    /// How EX2, LG2, POW, SIN and COS are computed [default: the --driver's: exact, or
+    /// llvmpipe for llvmpipe]
+    #[arg(long, value_enum, allow_hyphen_values = true)]
+    math: Option<MathArg>,
     /// Run each pass's fragment program as compiled, not specialized (the same pixels; for
     /// checking the specialization).
     ///
@@ -630,10 +640,13 @@ pub fn run(args: RenderArgs) -> Result<()> {
             memory_budget: Some(memory_budget),
             pixel_budget: Some(pixel_budget),
             srgb_curve: match args.srgb_curve {
-                SrgbCurveArg::Exact => chain::SrgbCurve::Exact,
-                SrgbCurveArg::Lavapipe => chain::SrgbCurve::Llvmpipe,
+                None => chain::SrgbCurve::of(args.driver.driver()),
+                Some(SrgbCurveArg::Exact) => chain::SrgbCurve::Exact,
+                Some(SrgbCurveArg::Lavapipe) => chain::SrgbCurve::Llvmpipe,
+                Some(SrgbCurveArg::Nvidia) => chain::SrgbCurve::Nvidia,
             },
-            math: args.math.mode(),
+            math: MathArg::or_driver(args.math, args.driver.driver()),
+            driver: args.driver.driver(),
             skip_specialization: args.no_specialize,
             shader_cache: args.cache.dir(),
             features: feature_defines(
@@ -950,4 +963,6 @@ enum SrgbCurveArg {
     Exact,
     /// Mesa llvmpipe/lavapipe's approximations, to match images from that driver.
     Lavapipe,
+    /// NVIDIA's measured tables, to match images from an NVIDIA GPU.
+    Nvidia,
 }

@@ -1,7 +1,7 @@
 //! `softgpu test` and `softgpu test init`: their flags; the runs themselves are
 //! `softgpu::golden::cli::test_main` and `init_main`.
 
-use crate::args::{parse_size, MemoryBudgetArgs, ShaderCacheArgs};
+use crate::args::{parse_size, DriverArg, MemoryBudgetArgs, ShaderCacheArgs};
 use softgpu::golden::cli;
 use softgpu::golden::corpus::Corpus;
 use softgpu::golden::CompareOptions;
@@ -59,6 +59,15 @@ pub struct TestArgs {
     /// Worker threads [default: one per core]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), allow_hyphen_values = true)]
     jobs: Option<u16>,
+    /// Whose rules every case renders with (docs/fidelity.md, "Driver profiles"): use the
+    /// driver the goldens came from
+    #[arg(
+        long,
+        value_enum,
+        default_value = "softpipe",
+        allow_hyphen_values = true
+    )]
+    driver: DriverArg,
     #[command(flatten)]
     cache: ShaderCacheArgs,
     #[command(flatten)]
@@ -187,5 +196,6 @@ pub fn run(args: TestArgs) -> ExitCode {
         jobs: args.jobs.map(usize::from),
         shader_cache: args.cache.dir(),
         memory_budget: Some(memory_budget),
+        driver: args.driver.driver(),
     }))
 }

@@ -152,7 +152,9 @@ pub(super) fn stage_resources(
     }
     // Out-of-range texelFetch reads zero, as on lavapipe and the GPUs RetroArch runs on (shaders
     // such as dithering/blue_noise fetch past the end of a LUT), not softpipe's edge texel.
-    let mut units = TextureUnits::new().with_fetch_bounds(FetchBounds::Zero);
+    let mut units = TextureUnits::new()
+        .with_fetch_bounds(FetchBounds::Zero)
+        .with_filter_rule(pass.driver.filter_rule());
     for t in &bindings.textures {
         if let Some((texture, sampler)) = frame.bound(t.semantic, pass.config.index) {
             units.bind(t.unit, texture, sampler);

@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 use glam::{Mat4, Vec4};
 use rayon::prelude::*;
 
+use crate::driver::Driver;
 use crate::ir::MathMode;
 use crate::shader::{build_pass, Executor, PassShader, ShaderCache, ShaderCacheStats, BUILD_ID};
 use crate::texture::{Format, Texture};
@@ -91,6 +92,10 @@ pub struct ChainOptions {
     pub srgb_curve: SrgbCurve,
     /// How EX2/LG2/POW/SIN/COS compute: glibc-exact (default) or llvmpipe/lavapipe's bits.
     pub math: MathMode,
+    /// The driver whose filtering, derivative and render-target conversion rules the passes
+    /// follow ([`Driver::Softpipe`] by default). [`ChainOptions::with_driver`] sets `math` and
+    /// `srgb_curve` to the driver's too; set them afterwards to override one rule.
+    pub driver: Driver,
     /// Run fragment programs as compiled instead of specialized for the textures each pass
     /// binds and the parameters it reads (`opt::specialize`, `fold_known_constants`; the
     /// same pixels either way).
@@ -123,6 +128,17 @@ pub struct ChainOptions {
     /// frame (by default such a pass reuses its previous output: the same pixels, for
     /// checking the reuse; see [`PassTiming::reused`]).
     pub redraw_unchanged: bool,
+}
+
+impl ChainOptions {
+    /// These options with every rule of `driver`: its filtering, derivatives and target
+    /// conversions, its math mode and its sRGB curve.
+    pub fn with_driver(mut self, driver: Driver) -> ChainOptions {
+        self.driver = driver;
+        self.math = driver.math();
+        self.srgb_curve = SrgbCurve::of(driver);
+        self
+    }
 }
 
 /// A step of [`FilterChain::load`], reported to [`ChainOptions::progress`].
@@ -235,6 +251,20 @@ pub enum SrgbCurve {
     /// matching images rendered on that driver: shaders that amplify dark sRGB values (e.g.
     /// crt-royale's mask "undim") show its conversion error several steps wide.
     Llvmpipe,
+    /// NVIDIA's measured tables (a decode with 8 significant bits, an encode from 14-bit
+    /// truncated values; `Format::R8G8B8A8SrgbNvidia`).
+    Nvidia,
+}
+
+impl SrgbCurve {
+    /// The curve `driver` converts sRGB targets with.
+    pub fn of(driver: Driver) -> SrgbCurve {
+        match driver {
+            Driver::Softpipe => SrgbCurve::Exact,
+            Driver::Llvmpipe => SrgbCurve::Llvmpipe,
+            Driver::Nvidia => SrgbCurve::Nvidia,
+        }
+    }
 }
 
 /// The per-frame inputs besides the image (librashader's `FrameOptions`).
@@ -523,9 +553,11 @@ impl FilterChain {
     }
 
     /// The format of the images [`FilterChain::frame`] returns
-    /// ([`ColorSpace::viewport_format`] of [`ChainOptions::host`]).
+    /// ([`ColorSpace::viewport_format`] of [`ChainOptions::host`], written as
+    /// [`ChainOptions::driver`] converts: `Format::R8G8B8A8UnormNvidia` for NVIDIA).
     pub fn viewport_format(&self) -> Format {
-        self.host.color_space.viewport_format()
+        let format = self.host.color_space.viewport_format();
+        self.source.options.driver.target_format(format)
     }
 
     /// How many fragment texture units, over all passes, have a sampler hint (their inline
@@ -707,6 +739,7 @@ impl FilterChain {
                 .passes
                 .get(index + 1)
                 .is_some_and(|next| next.config.mipmap_input);
+            let viewport_format = self.viewport_format();
             let memo = &mut self.memos[index];
             let timing = &mut self.timings[index];
             if !last || last_pass_feedback {
@@ -792,13 +825,10 @@ impl FilterChain {
                         image
                     }
                     Err(_) => {
-                        let mut target = Texture::new(
-                            self.host.color_space.viewport_format(),
-                            viewport.0,
-                            viewport.1,
-                            1,
-                        )
-                        .map_err(|e| ChainError::new(format!("{}: output: {e}", pass.label)))?;
+                        let mut target = Texture::new(viewport_format, viewport.0, viewport.1, 1)
+                            .map_err(|e| {
+                            ChainError::new(format!("{}: output: {e}", pass.label))
+                        })?;
                         let started = Instant::now();
                         draw_pass(pass, &state, &mut target, output_size, &FINAL_MVP, true)?;
                         timing.draw += started.elapsed();

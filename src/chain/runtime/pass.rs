@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use crate::driver::Driver;
 use crate::exec::{QuadShader, ShaderResources};
 use crate::ir::MathMode;
 use crate::ir::{Program, SamplerHint};
@@ -55,6 +56,7 @@ pub(super) struct Pass {
     pub(super) folded_constants: usize,
     pub(super) executor: Executor,
     pub(super) math: MathMode,
+    pub(super) driver: Driver,
     pub(super) frag_coord: FragCoordConvention,
     pub(super) vertex_attributes: usize,
     pub(super) format: Format,
@@ -70,10 +72,17 @@ fn compiled_once<'a>(
     program: &Program,
     cell: &'a LazyShader,
 ) -> Result<&'a dyn QuadShader, ChainError> {
-    cell.get_or_init(|| build_shader(program, pass.executor, pass.math).map_err(|e| e.to_string()))
-        .as_ref()
-        .map(|shader| &**shader)
-        .map_err(|e| ChainError::new(format!("{}, fragment: {e}", pass.label)))
+    cell.get_or_init(|| {
+        build_shader(
+            &pass.driver.rewrite_program(program),
+            pass.executor,
+            pass.math,
+        )
+        .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map(|shader| &**shader)
+    .map_err(|e| ChainError::new(format!("{}, fragment: {e}", pass.label)))
 }
 
 /// Draws a pass's full-screen quad into `target`.

@@ -12,7 +12,7 @@ use crate::ir::{Program, SamplerHint};
 use crate::opt::KnownConstants;
 use crate::raster::FragCoordConvention;
 use crate::shader::{build_shader, PassLanguage, PassShader, ShaderCache, Specialization};
-use crate::texture::{Filter, Format, SamplerState, Wrap};
+use crate::texture::{Filter, FilterRule, Format, SamplerState, Wrap};
 
 use crate::chain::preset::{PassConfig, Preset, ScaleType};
 use crate::chain::semantics::{
@@ -145,20 +145,26 @@ impl<'a> PassPlan<'a> {
         };
         let format = match (format, options.srgb_curve) {
             (Format::R8G8B8A8Srgb, SrgbCurve::Llvmpipe) => Format::R8G8B8A8SrgbLlvmpipe,
-            (format, _) => format,
+            (Format::R8G8B8A8Srgb, SrgbCurve::Nvidia) => Format::R8G8B8A8SrgbNvidia,
+            (format, _) => options.driver.target_format(format),
         };
         let fragment_units = if options.skip_specialization {
             0
         } else {
             predicted_level_independent_units(preset, config, &fragment_bindings)
         };
-        let sampler_hints = predicted_sampler_hints(
-            preset,
-            config,
-            &fragment_bindings,
-            fragment_units,
-            !options.skip_specialization,
-        );
+        // Inline texture paths serve the exact filter only (`TextureUnits::with_filter_rule`).
+        let sampler_hints = if options.driver.filter_rule() == FilterRule::Exact {
+            predicted_sampler_hints(
+                preset,
+                config,
+                &fragment_bindings,
+                fragment_units,
+                !options.skip_specialization,
+            )
+        } else {
+            Vec::new()
+        };
         let nearest_units =
             predicted_nearest_units(preset, config, &fragment_bindings, fragment_units);
         let fragment_constants =
@@ -187,7 +193,9 @@ impl PassPlan<'_> {
         cache: Option<&ShaderCache>,
     ) -> Result<Pass, ChainError> {
         let vertex = build_shader(
-            &self.shader.vertex.lowered.program,
+            &options
+                .driver
+                .rewrite_program(&self.shader.vertex.lowered.program),
             options.executor,
             options.math,
         )
@@ -238,8 +246,12 @@ impl PassPlan<'_> {
                 .to_mut()
                 .set_sampler_hints(sampler_hints.iter().copied());
         }
-        let fragment = build_shader(&specialized, options.executor, options.math)
-            .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
+        let fragment = build_shader(
+            &options.driver.rewrite_program(&specialized),
+            options.executor,
+            options.math,
+        )
+        .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
         let texel_prepasses = texel_functions
             .iter()
             .map(|f| TexelPrepass::build(f, options))
@@ -267,6 +279,7 @@ impl PassPlan<'_> {
             folded_constants,
             executor: options.executor,
             math: options.math,
+            driver: options.driver,
             vertex_attributes,
             format: self.format,
             vertex_bindings: self.vertex_bindings,
