@@ -6,8 +6,7 @@
   python3 tools/driver_match.py chain   REFDIR [--softgpu BIN]   # tests/chain/cases.toml
   python3 tools/driver_match.py presets REFDIR LIST [--softgpu BIN] [--other NAME=DIR ...]
 
-REFDIR holds one driver's pictures: `draw/NAME/out.png` or `NAME.png` (draw), `NAME/out.png`
-(wgsl), `CASE.png` (chain), and for `presets` one PNG per preset of LIST (a file of preset
+REFDIR holds one driver's pictures: `NAME/out.png` or `NAME.png` (draw, wgsl), `CASE.png` (chain), and for `presets` one PNG per preset of LIST (a file of preset
 paths), named as `softgpu render` runs of a corpus name them (the path after /tmp/ with `/`
 turned into `_`, then `.png`: tools/driver_probes.py's GPU run writes them so). Every picture is
 rendered by softgpu under each `--driver` (softpipe, llvmpipe, nvidia) and compared: the table
@@ -94,7 +93,10 @@ def draw_jobs(refdir, softgpu, kind):
                 elif os.path.exists(os.path.join(d, w)):
                     w = os.path.join(d, w)
                 args.append(w)
-            jobs.append((name, os.path.join(refdir, name, 'out.png'), args + ['--no-shader-cache']))
+            ref = os.path.join(refdir, name, 'out.png')
+            if not os.path.exists(ref):
+                ref = os.path.join(refdir, name + '.png')
+            jobs.append((name, ref, args + ['--no-shader-cache']))
     return jobs
 
 
