@@ -152,7 +152,7 @@ fn is_unorm(format: Format) -> bool {
 /// The reference of each lane as the comparison uses it.
 fn references(tex: &Texture, reference: [f32; 4]) -> [f32; 4] {
     if is_unorm(tex.format()) {
-        // `clamp` would keep NaN; so does this (NaN fails the comparisons either way).
+        // `f32::clamp` keeps a NaN reference NaN: it compares as an unclamped NaN does.
         reference.map(|r| r.clamp(0.0, 1.0))
     } else {
         reference
@@ -174,8 +174,8 @@ fn per_lane(
     let mut out = [[0.0f32; 4]; 4];
     for (lane, &r) in reference.iter().enumerate() {
         let lane_result = with_ctx(tex, samp, req.target, |ctx| ctx.compared(r, func, f))?;
-        for c in 0..4 {
-            out[c][lane] = lane_result[c][lane];
+        for (channel, result) in out.iter_mut().zip(lane_result) {
+            channel[lane] = result[lane];
         }
     }
     Some(out)
