@@ -67,8 +67,8 @@ VERTICES = [
 CUSTOM = [(1, 2, 3, 4), (5, 6, 7, 8), (9, 10, 11, 12), (13, 14, 15, 16)]
 IDENTITY = ','.join(['1', '0', '0', '0', '0', '1', '0', '0', '0', '0', '1', '0', '0', '0', '0', '1'])
 
-# Formats of render-test's `format=` option this tool can express as an RGBA8 PNG: name ->
-# (channels, whether the channel values are floats or UNORM, i.e. byte / 255).
+# Formats of render-test's `format=` option this tool can express as an RGBA8 PNG, with their
+# channel count: render-test fills float formats with byte / 255, which a PNG's UNORM bytes give.
 FORMATS = {
     'RGBA8Unorm': 4, 'R8Unorm': 1, 'RG8Unorm': 2,
     'R32Float': 1, 'RG32Float': 2, 'RGBA32Float': 4, 'D32Float': 1,
@@ -261,6 +261,18 @@ def texture_png(inp, out_path):
     img.save(out_path)
 
 
+def word(value, where):
+    """The 32 bits render-test stores for a data value: a float's, or an integer's (wrapped)."""
+    if isinstance(value, float):
+        try:
+            return struct.unpack('<I', struct.pack('<f', value))[0]
+        except OverflowError:
+            raise TestError(f'{where}: data value {value} does not fit in a 32-bit float') from None
+    if not -(1 << 31) <= value < (1 << 32):
+        raise TestError(f'{where}: data value {value} does not fit in 32 bits')
+    return value & 0xFFFFFFFF
+
+
 def write_vertices(path):
     with open(path, 'w') as f:
         f.write('# render-test-main.cpp kVertexData: A0 position, A1 colour, A2 uv, A3..A6 custom\n')
@@ -331,8 +343,7 @@ def build_command(softgpu, path, work, size, exec_mode):
             data = o.get('data', [])
             rows = os.path.join(work, f'buffer{n}.txt')
             with open(rows, 'w') as f:
-                words = [struct.unpack('<I', struct.pack('<f' if isinstance(v, float) else '<i', v))[0]
-                         for v in data]
+                words = [word(v, where) for v in data]
                 words += [0] * (-len(words) % 4)
                 for i in range(0, len(words), 4):
                     f.write(' '.join(f'0x{w:08x}' for w in words[i:i + 4]) + '\n')
@@ -341,8 +352,7 @@ def build_command(softgpu, path, work, size, exec_mode):
             data = o.get('data')
             if not data:
                 raise TestError(f'{where}: expected data=[...] in the {kind} input')
-            values = ','.join(f'0x{struct.unpack("<I", struct.pack("<f" if isinstance(v, float) else "<i", v))[0]:08x}'
-                              for v in data)
+            values = ','.join(f'0x{word(v, where):08x}' for v in data)
             cmd += ['--uniform', f'{inp["name"]}={values}']
     if len(filters) > 1:
         raise TestError(f'{path}: samplers with different filters (softgpu draw has one sampler '
