@@ -61,9 +61,18 @@ struct Case {
     wrap: Option<String>,
     #[serde(default)]
     size: Option<String>,
+    #[serde(default)]
+    convention: Option<String>,
+    #[serde(default)]
+    compare: Option<String>,
 }
 
 fn draw_case(case: &Case, out: &Path) -> Output {
+    softgpu(&draw_args(case, out))
+}
+
+/// The `softgpu draw` arguments of a case.
+fn draw_args(case: &Case, out: &Path) -> Vec<String> {
     let mut args: Vec<String> = vec![
         "draw".into(),
         "--vs".into(),
@@ -90,6 +99,14 @@ fn draw_case(case: &Case, out: &Path) -> Output {
             args.extend([flag.to_string(), e.clone()]);
         }
     }
+    for (flag, value) in [
+        ("--convention", &case.convention),
+        ("--compare", &case.compare),
+    ] {
+        if let Some(v) = value {
+            args.extend([flag.to_string(), v.clone()]);
+        }
+    }
     for u in &case.uniforms {
         args.extend(["--uniform".to_string(), u.clone()]);
     }
@@ -100,7 +117,7 @@ fn draw_case(case: &Case, out: &Path) -> Output {
             format!("{unit}={}", data(png).display()),
         ]);
     }
-    softgpu(&args)
+    args
 }
 
 #[test]
@@ -141,6 +158,39 @@ fn slang_draws_match_softpipe_within_one_step() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn depth_compare_draws_alike_in_both_executors() {
+    if !slang_available("depth_compare_draws_alike_in_both_executors") {
+        return;
+    }
+    let cases: Vec<Case> =
+        serde_json::from_str(&std::fs::read_to_string(data("cases.json")).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for case in cases.iter().filter(|c| c.compare.is_some()) {
+        let pictures: Vec<Vec<u8>> = ["jit", "interp"]
+            .iter()
+            .map(|exec| {
+                let out = dir.path().join(format!("{}-{exec}.png", case.name));
+                let mut args = draw_args(case, &out);
+                args.extend(["--exec".to_string(), exec.to_string()]);
+                let result = softgpu(&args);
+                assert!(
+                    result.status.success(),
+                    "{}: {}",
+                    case.name,
+                    stderr(&result)
+                );
+                image::open(&out).unwrap().to_rgba8().into_raw()
+            })
+            .collect();
+        assert!(
+            pictures[0] == pictures[1],
+            "{}: the executors differ",
+            case.name
+        );
+    }
 }
 
 #[test]

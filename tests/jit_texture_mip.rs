@@ -276,6 +276,7 @@ fn inline_mip_sampling_matches_the_sampler() {
                             lod_bias: rng.pick(&[0.0, 0.0, 0.5, -1.25, 2.0]),
                             min_lod: rng.pick(&[0.0, 0.0, -2.0, 1.5, 0.25]),
                             max_lod: rng.pick(&[1000.0, 1000.0, 2.5, 0.0, 1.0]),
+                            compare: None,
                         };
                         let mut units = TextureUnits::new();
                         units.bind(0, tex.clone(), samp);

@@ -15,7 +15,10 @@ in the texture unit), `gl_VertexIndex - gl_BaseVertex` becomes `gl_VertexID` (dr
 descriptor set S binding B becomes binding 8S+B, the push-constant block a uniform buffer at
 binding 15 (the cases push only vec4s, laid out alike in std430 and std140),
 `#version 460` runs through Mesa's version override (softpipe reports GL 3.3 but compiles the
-features used). Uniform buffers are filled from Slang's own reflection (`--emit reflection`,
+features used); a texture sampled through a comparison sampler becomes a `sampler2DShadow`
+whose texture is a depth texture of the PNG's red channel (cases with `compare`). Cases with
+`"convention": "webgpu"` (D3D's clip space, which the Slang repository's render tests use) have
+their rows read back reversed. Uniform buffers are filled from Slang's own reflection (`--emit reflection`,
 `slang_reflection`: each field's std140 offset), at the binding Slang gave each block.
 
 The picture is read back without flipping rows: the vertex shader's clip space is Vulkan's (as
@@ -53,9 +56,13 @@ def to_gl(glsl):
     glsl = re.sub(r'#extension GL_EXT_samplerless_texture_functions : require\n', '', glsl)
     glsl = glsl.replace('gl_VertexIndex - gl_BaseVertex', 'gl_VertexID')
     glsl = glsl.replace('gl_InstanceIndex - gl_BaseInstance', 'gl_InstanceID')
+    # A texture sampled through a comparison sampler becomes a sampler2DShadow (GL keeps the
+    # comparison in the texture unit, as it keeps the filter).
+    for shadow in set(re.findall(r'sampler2DShadow\((\w+),', glsl)):
+        glsl = glsl.replace(f'uniform texture2D {shadow};', f'uniform sampler2DShadow {shadow};')
     glsl = re.sub(r'uniform texture2D (\w+);', r'uniform sampler2D \1;', glsl)
-    glsl = re.sub(r'(layout\(binding = \d+\)\s*)?uniform sampler (\w+);', '', glsl)
-    glsl = re.sub(r'sampler2D\((\w+),\s*\w+\)', r'\1', glsl)
+    glsl = re.sub(r'(layout\(binding = \d+\)\s*)?uniform sampler(Shadow)? (\w+);', '', glsl)
+    glsl = re.sub(r'sampler2D(Shadow)?\((\w+),\s*\w+\)', r'\2', glsl)
     glsl = re.sub(r'layout\(binding = (\d+), set = (\d+)\)',
                   lambda m: f'layout(binding = {int(m[2]) * SET_STRIDE + int(m[1])})', glsl)
     # Push constants become a uniform buffer; the cases' push constants are vec4s, laid out
@@ -92,8 +99,17 @@ def type_scalars(ty):
         return scalar_format(ty['scalarType']), 1
     if ty['kind'] == 'vector':
         return scalar_format(ty['elementType']['scalarType']), ty['elementCount']
+    if ty['kind'] == 'matrix':
+        # Set column by column (memory order of a column-major std140 mat4: 16 floats).
+        if ty['rowCount'] != 4:
+            raise SystemExit('matrix uniforms: only 4-row matrices are set here')
+        return scalar_format(ty['elementType']['scalarType']), ty['rowCount'] * ty['columnCount']
     raise SystemExit(f'uniform of type {ty["kind"]}: only scalars and vectors are set here')
 
+
+# softgpu's `--compare` names as GL comparison functions (moderngl's spelling).
+COMPARE_FUNCS = {'never': '0', 'less': '<', 'equal': '==', 'lequal': '<=', 'greater': '>',
+                 'notequal': '!=', 'gequal': '>=', 'always': '1'}
 
 PUSH_CONSTANT_BINDING = 15
 SET_STRIDE = 8
@@ -192,7 +208,14 @@ def render(case, softgpu):
     for binding in case.get('textures', []):
         unit, png = binding.split('=', 1)
         img = np.asarray(Image.open(os.path.join(DATA, png)).convert('RGBA'))
-        t = ctx.texture((img.shape[1], img.shape[0]), 4, np.ascontiguousarray(img).tobytes())
+        if case.get('compare'):
+            # A depth texture of the red channel (as softgpu reads the PNG: byte / 255) that
+            # compares as the case says.
+            depth = (img[:, :, 0].astype('f4') / np.float32(255)).astype('f4')
+            t = ctx.depth_texture((img.shape[1], img.shape[0]), np.ascontiguousarray(depth).tobytes())
+            t.compare_func = COMPARE_FUNCS[case['compare']]
+        else:
+            t = ctx.texture((img.shape[1], img.shape[0]), 4, np.ascontiguousarray(img).tobytes())
         t.filter = (f, f)
         t.repeat_x = t.repeat_y = case.get('wrap', 'repeat') == 'repeat'
         t.use(int(unit))
@@ -201,9 +224,16 @@ def render(case, softgpu):
     fbo = ctx.simple_framebuffer((w, h), components=4)
     fbo.use()
     fbo.clear(0, 0, 0, 0)
+    if case.get('convention') == 'webgpu':
+        # D3D's and Vulkan's provoking vertex (flat varyings) is the first, GL's the last.
+        ctx.provoking_vertex = moderngl.FIRST_VERTEX_CONVENTION
     vao.render()
     ctx.finish()
     pixels = np.frombuffer(fbo.read(components=4), np.uint8).reshape(h, w, 4)
+    if case.get('convention') == 'webgpu':
+        # NDC y up with row 0 at the top (softgpu's webgpu convention, D3D's): GL's first row
+        # read is NDC y = -1, so the rows are reversed.
+        pixels = np.ascontiguousarray(pixels[::-1])
     return Image.fromarray(pixels, 'RGBA')
 
 
@@ -217,6 +247,10 @@ def draw_command(case):
         args += ['--uniform', u]
     for t in case.get('textures', []):
         args += ['--texture', t]
+    if case.get('convention'):
+        args += ['--convention', case['convention']]
+    if case.get('compare'):
+        args += ['--compare', case['compare']]
     args += ['--filter', case.get('filter', 'linear'), '--wrap', case.get('wrap', 'repeat'),
              '--size', case.get('size', '64x64'), '--out', case['name'] + '.png']
     return ' '.join(args)
@@ -234,20 +268,21 @@ def main():
         render(case, a.softgpu).save(os.path.join(REFS, case['name'] + '.png'))
         return
     os.makedirs(REFS, exist_ok=True)
-    env = dict(os.environ, GALLIUM_DRIVER='softpipe', MESA_GL_VERSION_OVERRIDE='4.6',
-               MESA_GLSL_VERSION_OVERRIDE='460')
     for case in cases:
         if a.names and case['name'] not in a.names:
             continue
+        env = dict(os.environ, GALLIUM_DRIVER=case.get('driver', 'softpipe'),
+                   MESA_GL_VERSION_OVERRIDE='4.6', MESA_GLSL_VERSION_OVERRIDE='460')
         # Each case in its own process: a fresh GL context on the forced driver.
         r = subprocess.run([sys.executable, __file__, '--softgpu', a.softgpu, '--child', case['name']],
                            env=env, capture_output=True, text=True)
         if r.returncode:
             sys.exit(f'{case["name"]}: {r.stderr[-3000:]}')
         with open(os.path.join(REFS, case['name'] + '.command.txt'), 'w') as f:
-            f.write('reference: GALLIUM_DRIVER=softpipe MESA_GL_VERSION_OVERRIDE=4.6 '
+            driver = case.get('driver', 'softpipe')
+            f.write(f'reference: GALLIUM_DRIVER={driver} MESA_GL_VERSION_OVERRIDE=4.6 '
                     'MESA_GLSL_VERSION_OVERRIDE=460 python3 tools/make_slang_lang_refs.py '
-                    f'{case["name"]}\n(Slang GLSL of both entry points on Mesa softpipe)\n'
+                    f'{case["name"]}\n(Slang GLSL of both entry points on Mesa {driver})\n'
                     f'softgpu (in tests/data/slang_lang): {draw_command(case)}\n')
         print(case['name'])
 

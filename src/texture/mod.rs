@@ -13,5 +13,7 @@ pub use format::{
     f16_to_f32, f32_to_f16_rtz, float_to_ubyte, linear_float_to_srgb8, srgb8_to_linear_float,
     ubyte_to_float, Format,
 };
-pub use sampler::{fast_log2, FetchBounds, Filter, FilterRule, SamplerState, TextureUnits, Wrap};
+pub use sampler::{
+    fast_log2, CompareFunc, FetchBounds, Filter, FilterRule, SamplerState, TextureUnits, Wrap,
+};
 pub use storage::{Texture, TextureError};

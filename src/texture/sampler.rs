@@ -2,8 +2,9 @@
 //! of Mesa 22.3 softpipe's `sp_tex_sample.c` (wrap functions, `frac`, lerp order, the quad-corner
 //! LOD with `util_fast_log2`, the mip filters and their quirks, the power-of-two fast paths).
 //!
-//! Supported targets (storage is 2D): `2D`, `SHADOW2D` (no depth compare: the samplers have no
-//! compare state, like softpipe with `compare_mode` NONE), `RECT`/`SHADOWRECT` (unnormalized
+//! Supported targets (storage is 2D): `2D`, `SHADOW2D` (compared as [`compare`] says when the
+//! sampler has a comparison function, else uncompared, like softpipe with `compare_mode` NONE; so
+//! are the other `SHADOW` targets), `RECT`/`SHADOWRECT` (unnormalized
 //! coordinates, as Mesa's state tracker sets for rectangle textures), `1D`/`SHADOW1D` (row 0),
 //! `1D_ARRAY`, `2D_ARRAY` (one layer) and `2D_MSAA` for fetches. `3D`, `CUBE`, `CUBEARRAY`,
 //! `BUFFER` and unknown targets read as zero.
@@ -17,6 +18,9 @@ use softgpu_jit::exec::{
 };
 use softgpu_jit::ir::{InlineShape, SamplerHint, TextureTarget};
 use std::sync::Arc;
+
+mod compare;
+pub use compare::CompareFunc;
 
 /// Texel filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -88,6 +92,9 @@ pub struct SamplerState {
     pub min_lod: f32,
     /// Upper lod clamp.
     pub max_lod: f32,
+    /// The comparison of depth-compare lookups (shadow targets); `None` returns the texel
+    /// uncompared, like softpipe with `compare_mode` NONE.
+    pub compare: Option<CompareFunc>,
 }
 
 impl Default for SamplerState {
@@ -153,6 +160,7 @@ impl SamplerState {
             lod_bias: 0.0,
             min_lod: 0.0,
             max_lod: 1000.0,
+            compare: None,
         }
     }
 
@@ -540,6 +548,12 @@ trait Texels: Copy {
     /// The texel `p` (exactly [`Self::bytes`] long) as floats.
     fn decode(self, p: &[u8]) -> [f32; 4];
 
+    /// What texels outside a border-clamped level read.
+    #[inline(always)]
+    fn border(self) -> [f32; 4] {
+        BORDER
+    }
+
     /// Texel `index` of a level's bytes (zero past the end).
     #[inline(always)]
     fn texel(self, data: &[u8], index: usize) -> [f32; 4] {
@@ -802,7 +816,7 @@ impl<T: Texels> Ctx<'_, T> {
     #[inline(always)]
     fn at(&self, lv: &Lv<'_>, x: i32, y: i32) -> [f32; 4] {
         if x < 0 || y < 0 || x >= lv.w || y >= lv.h {
-            return BORDER;
+            return self.texels.border();
         }
         self.texels
             .texel(lv.data, y as usize * lv.w as usize + x as usize)
@@ -1173,6 +1187,12 @@ trait Sampling {
     fn sample(&self, req: &SampleRequest) -> [[f32; 4]; 4];
     fn gather(&self, req: &SampleRequest, component: usize) -> [[f32; 4]; 4];
     fn query_lod(&self, req: &SampleRequest) -> [[f32; 4]; 2];
+    fn compared(
+        &self,
+        reference: f32,
+        func: CompareFunc,
+        f: &dyn Fn(&dyn compare::CompareSampling) -> [[f32; 4]; 4],
+    ) -> [[f32; 4]; 4];
 }
 
 impl<T: Texels> Sampling for Ctx<'_, T> {
@@ -1184,6 +1204,14 @@ impl<T: Texels> Sampling for Ctx<'_, T> {
     }
     fn query_lod(&self, req: &SampleRequest) -> [[f32; 4]; 2] {
         Ctx::query_lod(self, req)
+    }
+    fn compared(
+        &self,
+        reference: f32,
+        func: CompareFunc,
+        f: &dyn Fn(&dyn compare::CompareSampling) -> [[f32; 4]; 4],
+    ) -> [[f32; 4]; 4] {
+        Ctx::compared(self, reference, func, f)
     }
 }
 
@@ -1229,6 +1257,10 @@ impl TextureAccess for TextureUnits {
         let Some((tex, samp)) = self.resolve(request.view, request.sampler) else {
             return [[0; 4]; 4];
         };
+        if let (Some(func), Some(reference)) = (samp.compare, request.compare) {
+            return compare::sample(tex, samp, func, request, reference)
+                .map_or([[0; 4]; 4], to_bits);
+        }
         with_ctx(tex, samp, self.filter_rule, request.target, |ctx| {
             to_bits(ctx.sample(request))
         })
@@ -1240,6 +1272,10 @@ impl TextureAccess for TextureUnits {
             return [[0; 4]; 4];
         };
         let component = (component & 3) as usize;
+        if let (Some(func), Some(reference)) = (samp.compare, request.compare) {
+            return compare::gather(tex, samp, func, request, reference)
+                .map_or([[0; 4]; 4], to_bits);
+        }
         with_ctx(tex, samp, self.filter_rule, request.target, |ctx| {
             to_bits(ctx.gather(request, component))
         })

@@ -11,7 +11,7 @@ use softgpu::input::MAX_DATA_FILE_BYTES;
 use softgpu::ir::Processor;
 use softgpu::raster::ClipConvention;
 use softgpu::shader::Language;
-use softgpu::texture::{Filter, Texture, Wrap};
+use softgpu::texture::{CompareFunc, Filter, SamplerState, Texture, Wrap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -114,6 +114,11 @@ pub struct DrawArgs {
     /// Texture wrap mode on every axis.
     #[arg(long, value_enum, default_value = "repeat", allow_hyphen_values = true)]
     wrap: WrapArg,
+    /// The comparison function of depth-compare lookups (SampleCmp, sampler2DShadow, TGSI
+    /// SHADOW targets) on every unit: never, less, equal, lequal, greater, notequal, gequal or
+    /// always [default: none: such lookups return the texel uncompared]
+    #[arg(long, value_name = "FUNC", value_parser = |s: &str| s.parse::<CompareFunc>(), allow_hyphen_values = true)]
+    compare: Option<CompareFunc>,
     /// Output size.
     #[arg(
         long,
@@ -246,7 +251,10 @@ pub fn run(args: DrawArgs) -> Result<()> {
         vertices,
         constants,
         textures,
-        sampler: draw::sampler_state(filter, wrap),
+        sampler: SamplerState {
+            compare: args.compare,
+            ..draw::sampler_state(filter, wrap)
+        },
         size,
         convention: match args.convention {
             Some(ConventionArg::Gl) => ClipConvention::OpenGl,

@@ -98,7 +98,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn vec(&mut self, ctx: &mut FnCtx<'a>, h: Handle<naga::Expression>) -> R<Vec<Slot>> {
+    pub(super) fn vec(&mut self, ctx: &mut FnCtx<'a>, h: Handle<naga::Expression>) -> R<Vec<Slot>> {
         match self.val(ctx, h)? {
             Value::V(v) => Ok(v),
             Value::C(_) => Err(self.err("expected a scalar or vector")),
@@ -218,9 +218,6 @@ impl<'a> Lowerer<'a> {
                 depth_ref,
                 clamp_to_edge,
             } => {
-                if depth_ref.is_some() {
-                    return self.unsupported("depth-compare sampling");
-                }
                 if *clamp_to_edge {
                     return self.unsupported("textureSampleBaseClampToEdge");
                 }
@@ -240,7 +237,15 @@ impl<'a> Lowerer<'a> {
                         self.unit_sampler.insert(tex.unit, samp);
                     }
                 }
-                if let Some(component) = gather {
+                if let Some(reference) = *depth_ref {
+                    if gather.is_some() {
+                        let (c, a, o) = (*coordinate, *array_index, *offset);
+                        self.image_gather_compare(ctx, &tex, c, a, o, reference)?
+                    } else {
+                        let (c, a, o) = (*coordinate, *array_index, *offset);
+                        self.image_sample_compare(ctx, &tex, c, a, o, level, reference)?
+                    }
+                } else if let Some(component) = gather {
                     self.image_gather(ctx, &tex, *coordinate, *array_index, *offset, *component)?
                 } else {
                     self.image_sample(ctx, &tex, *coordinate, *array_index, *offset, level)?
@@ -723,7 +728,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Emits a TEX-family instruction on `tex`'s unit and returns the four result slots.
-    fn tex_inst(
+    pub(super) fn tex_inst(
         &mut self,
         op: Opcode,
         tex: &TexRef,
@@ -752,7 +757,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The coordinates (array layer converted to float appended) and the texel-offset register.
-    fn sample_coords(
+    pub(super) fn sample_coords(
         &mut self,
         ctx: &mut FnCtx<'a>,
         coordinate: Handle<naga::Expression>,

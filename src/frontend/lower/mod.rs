@@ -48,6 +48,7 @@
 mod builder;
 mod builtins;
 mod expr;
+mod sample_compare;
 mod stmt;
 
 use std::collections::{BTreeMap, HashMap};
@@ -559,9 +560,15 @@ impl<'a> Lowerer<'a> {
                         dim,
                         arrayed,
                         // softgpu's textures hold one sample: a multisampled texture is the
-                        // one-sample texture bound at its binding.
-                        class: naga::ImageClass::Sampled { kind, .. },
+                        // one-sample texture bound at its binding. A depth texture is a float
+                        // texture whose first component is the depth.
+                        class:
+                            class @ (naga::ImageClass::Sampled { .. } | naga::ImageClass::Depth { .. }),
                     } => {
+                        let kind = match class {
+                            naga::ImageClass::Sampled { kind, .. } => *kind,
+                            _ => naga::ScalarKind::Float,
+                        };
                         let Some(target) = texture_target(*dim, *arrayed) else {
                             return self.unsupported("arrayed 3D texture");
                         };
@@ -610,7 +617,8 @@ impl<'a> Lowerer<'a> {
                             }),
                         );
                     }
-                    TypeInner::Sampler { comparison: false } => {
+                    // A comparison sampler compares as the sampler bound to the unit says.
+                    TypeInner::Sampler { .. } => {
                         resources.push(ResourceSlot {
                             name: g.name.clone(),
                             group,
