@@ -182,10 +182,12 @@ pub fn draw_into(
         vertex_resources: ShaderResources {
             constants: &vertex_buffers,
             textures: &units,
+            storage: Default::default(),
         },
         fragment_resources: ShaderResources {
             constants: &fragment_buffers,
             textures: &units,
+            storage: Default::default(),
         },
         frag_coord: FragCoordConvention::from_program(&job.fragment_program),
         ..DrawState::new(&*vertex_shader, &*fragment_shader, job.convention)
