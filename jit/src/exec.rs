@@ -308,13 +308,14 @@ pub struct ShaderResources<'a> {
 }
 
 /// The storage buffers and images of a draw: `buffers[n]` is `BUFFER[n]`, `images[n]` is
-/// `IMAGE[n]`. A missing one behaves as an empty one: loads give zero, stores are dropped.
+/// `IMAGE[n]` (references, so that the stages of a draw can share one buffer under different
+/// indices). A missing one behaves as an empty one: loads give zero, stores are dropped.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StorageBindings<'a> {
     /// `BUFFER[n]`.
-    pub buffers: &'a [StorageBuffer],
+    pub buffers: &'a [&'a StorageBuffer],
     /// `IMAGE[n]`.
-    pub images: &'a [StorageImage],
+    pub images: &'a [&'a StorageImage],
 }
 
 impl StorageBindings<'static> {
@@ -362,9 +363,7 @@ pub struct StorageBuffer {
 
 impl StorageBuffer {
     /// A buffer of no words.
-    pub const EMPTY: StorageBuffer = StorageBuffer {
-        words: Vec::new(),
-    };
+    pub const EMPTY: StorageBuffer = StorageBuffer { words: Vec::new() };
 
     /// A buffer holding `words`.
     pub fn new(words: &[u32]) -> StorageBuffer {

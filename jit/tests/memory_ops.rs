@@ -28,7 +28,10 @@ fn program(text: &str) -> Program {
 fn executors(text: &str) -> Vec<(&'static str, Box<dyn QuadShader>)> {
     let p = program(text);
     vec![
-        ("interpreter", Box::new(Interpreter::new(&p).expect("decodes"))),
+        (
+            "interpreter",
+            Box::new(Interpreter::new(&p).expect("decodes")),
+        ),
         ("jit", Box::new(JitShader::compile(&p).expect("compiles"))),
     ]
 }
@@ -46,11 +49,16 @@ fn shade(
     buffers: &[StorageBuffer],
     images: &[StorageImage],
 ) -> (QuadVec4, u8) {
+    let buffers: Vec<&StorageBuffer> = buffers.iter().collect();
+    let images: Vec<&StorageImage> = images.iter().collect();
     let mut outs = vec![[[0u32; 4]; 4]; 1];
     let res = ShaderResources {
         constants: &[],
         textures: &NoTextures,
-        storage: StorageBindings { buffers, images },
+        storage: StorageBindings {
+            buffers: &buffers,
+            images: &images,
+        },
     };
     let mut io = QuadIo {
         inputs: &[input],
@@ -180,11 +188,7 @@ IMM[0] UINT32 {0, 4, 8, 12}
         // compare 50: lane 2 swaps in 70, lane 3 sees 70.
         assert_eq!(out[2], [7, 50, 50, 70], "{name}");
         assert_eq!(out[3], [0, 1, 2, 3], "{name}");
-        assert_eq!(
-            buffer[0].to_words(),
-            [110, neg(-8), 70, 4],
-            "{name}"
-        );
+        assert_eq!(buffer[0].to_words(), [110, neg(-8), 70, 4], "{name}");
     }
 }
 
@@ -284,8 +288,14 @@ fn malformed_memory_instructions_are_errors() {
         ("ADD BUFFER[0], TEMP[0], TEMP[0]", "only STORE writes"),
         ("STORE IMAGE[0], TEMP[0], TEMP[0]", "not declared writable"),
         ("ATOMUADD TEMP[0], IMAGE[0], TEMP[0], TEMP[0]", "R32_UINT"),
-        ("LOAD TEMP[0], BUFFER[TEMP[0].x], TEMP[0]", "addressed directly"),
-        ("LOAD TEMP[0], BUFFER[3], TEMP[0]", "BUFFER[3] is not declared"),
+        (
+            "LOAD TEMP[0], BUFFER[TEMP[0].x], TEMP[0]",
+            "addressed directly",
+        ),
+        (
+            "LOAD TEMP[0], BUFFER[3], TEMP[0]",
+            "BUFFER[3] is not declared",
+        ),
     ] {
         let text = format!("{header}0: {body}\n1: END\n");
         let errors = parse_and_validate(&text).expect_err(body).join("\n");
@@ -326,7 +336,10 @@ fn the_jit_matches_the_interpreter_on_random_memory_programs() {
         for _ in 0..12 {
             let op = rng.pick(&ops);
             let line = op
-                .replace("{a}", rng.pick(&["IN[0].xxxx", "TEMP[0].xxxx", "IN[0].zzzz"]))
+                .replace(
+                    "{a}",
+                    rng.pick(&["IN[0].xxxx", "TEMP[0].xxxx", "IN[0].zzzz"]),
+                )
                 .replace("{v}", rng.pick(&["IN[0].yyyy", "TEMP[1]", "TEMP[2].xyxy"]))
                 .replace("{c}", rng.pick(&["IN[0].zwzw", "TEMP[0].yxyx"]));
             body.push(line);
@@ -364,7 +377,11 @@ fn the_jit_matches_the_interpreter_on_random_memory_programs() {
                     v[0][l] = (rng.below(80) as u32) & !3;
                     v[1][l] = rng.next() as u32;
                     v[2][l] = rng.below(6) as u32;
-                    v[3][l] = if rng.chance(30) { (-1.0f32).to_bits() } else { rng.below(3) as u32 };
+                    v[3][l] = if rng.chance(30) {
+                        (-1.0f32).to_bits()
+                    } else {
+                        rng.below(3) as u32
+                    };
                 }
                 v
             })
@@ -379,8 +396,8 @@ fn the_jit_matches_the_interpreter_on_random_memory_programs() {
                 constants: &[],
                 textures: &NoTextures,
                 storage: StorageBindings {
-                    buffers: &buffers,
-                    images: &images,
+                    buffers: &[&buffers[0]],
+                    images: &[&images[0]],
                 },
             };
             let mut outputs = vec![[[0u32; 4]; 4]; quads];

@@ -7,8 +7,8 @@
 use crate::exec::{ExecError, QuadVec4};
 use crate::ir::structure::{ConstructKind, Structure};
 use crate::ir::{
-    props, Dimension, Indirect, Instruction, Opcode, OpcodeClass, Program, Register, RegisterFile,
-    ImageDecl, ImageFormat, SrcOperand, TextureTarget, ValueType,
+    props, Dimension, ImageDecl, ImageFormat, Indirect, Instruction, Opcode, OpcodeClass, Program,
+    Register, RegisterFile, SrcOperand, TextureTarget, ValueType,
 };
 
 /// Deepest subroutine nesting before [`ExecError::CallStackOverflow`] (softpipe's
@@ -339,10 +339,16 @@ impl Decoder {
     /// The resource and store mask of memory instruction `inst`.
     fn memory(&self, pc: usize, inst: &Instruction) -> Result<MemOp, ExecError> {
         let (reg, store_mask) = if inst.opcode == Opcode::STORE {
-            let d = inst.dst.first().ok_or_else(|| unsupported(pc, "STORE needs a destination"))?;
+            let d = inst
+                .dst
+                .first()
+                .ok_or_else(|| unsupported(pc, "STORE needs a destination"))?;
             (d.reg, d.write_mask & 0xF)
         } else {
-            let s = inst.src.first().ok_or_else(|| unsupported(pc, "missing resource operand"))?;
+            let s = inst
+                .src
+                .first()
+                .ok_or_else(|| unsupported(pc, "missing resource operand"))?;
             (s.reg, 0)
         };
         if reg.indirect.is_some() || reg.dimension.is_some() || reg.index < 0 {
@@ -372,7 +378,10 @@ impl Decoder {
                 {
                     return Err(unsupported(
                         pc,
-                        format!("atomics need an R32_UINT or R32_SINT image, not {}", image.format),
+                        format!(
+                            "atomics need an R32_UINT or R32_SINT image, not {}",
+                            image.format
+                        ),
                     ));
                 }
                 MemResource::Image {

@@ -129,7 +129,7 @@ impl Machine<'_, '_, '_> {
         let storage = &self.res.storage;
         match resource {
             MemResource::Buffer(n) => Target {
-                memory: storage.buffers.get(n as usize).unwrap_or(&EMPTY),
+                memory: storage.buffers.get(n as usize).copied().unwrap_or(&EMPTY),
                 word: Some(u64::from(address[0][l] >> 2)),
                 format: None,
             },
@@ -138,7 +138,7 @@ impl Machine<'_, '_, '_> {
                 coords,
                 format,
             } => {
-                let Some(image) = storage.images.get(index as usize) else {
+                let Some(image) = storage.images.get(index as usize).copied() else {
                     return Target {
                         memory: &EMPTY,
                         word: None,

@@ -478,7 +478,10 @@ impl ImageFormat {
     /// True for the float and normalized formats (a missing alpha reads as 1.0, not 1).
     pub fn is_float(self) -> bool {
         use ImageFormat::*;
-        matches!(self, Rgba32Float | Rg32Float | R32Float | Rgba8Unorm | R8Unorm)
+        matches!(
+            self,
+            Rgba32Float | Rg32Float | R32Float | Rgba8Unorm | R8Unorm
+        )
     }
 
     /// True for the 8-bit normalized formats (stores round to a multiple of 1/255).

@@ -567,7 +567,8 @@ impl Validator<'_> {
     fn memory(&mut self, inst: &Instruction) {
         let op = inst.opcode;
         let opn = op.name();
-        let is_resource = |r: &Register| matches!(r.file, RegisterFile::Buffer | RegisterFile::Image);
+        let is_resource =
+            |r: &Register| matches!(r.file, RegisterFile::Buffer | RegisterFile::Image);
         let resource = if op.class() != OpcodeClass::Memory {
             None
         } else if op == Opcode::STORE {
@@ -613,7 +614,10 @@ impl Validator<'_> {
             let image = self
                 .declarations
                 .iter()
-                .find(|d| d.file == RegisterFile::Image && (d.first..=d.last).contains(&(res.index.max(0) as u32)))
+                .find(|d| {
+                    d.file == RegisterFile::Image
+                        && (d.first..=d.last).contains(&(res.index.max(0) as u32))
+                })
                 .and_then(|d| d.image);
             if let Some(image) = image {
                 if op != Opcode::LOAD && !image.writable {
