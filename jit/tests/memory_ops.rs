@@ -3,6 +3,9 @@
 //! formats, the text form and its errors, and the JIT against the interpreter on random
 //! addresses and values.
 
+// Lane-indexed loops mirror the [channel][lane] layout.
+#![allow(clippy::needless_range_loop)]
+
 mod splitmix;
 
 use softgpu_jit::codegen::JitShader;
