@@ -8,6 +8,7 @@
 //! out); uniforms are found by name in their reflection ([`crate::frontend::reflect`]).
 
 pub mod data_files;
+pub mod storage;
 
 use crate::budget::MemoryUse;
 use crate::exec::{ShaderResources, ShaderSignature};
@@ -19,6 +20,7 @@ use crate::shader::{build_shader, Executor, Language, StageCacheUse};
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use anyhow::{anyhow, bail, Result};
 pub use data_files::{parse_constants, parse_vertices};
+pub use storage::{DrawStorage, ImageData, MemorySlot};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::path::Path;
@@ -132,6 +134,30 @@ pub fn draw_into(
     executor: Executor,
     target: &mut Texture,
 ) -> Result<()> {
+    draw_into_with_storage(job, constants, &DrawStorage::default(), executor, target)
+}
+
+/// [`run_with_constants`] with the storage buffers and images of `storage` bound; their
+/// contents are what the draw left in them when it returns ([`DrawStorage::contents`]).
+pub fn run_with_storage(
+    job: &DrawJob,
+    constants: &StageConstants,
+    storage: &DrawStorage,
+    executor: Executor,
+) -> Result<Texture> {
+    let mut target = Texture::new(Format::R8G8B8A8Unorm, job.size.0, job.size.1, 1)?;
+    draw_into_with_storage(job, constants, storage, executor, &mut target)?;
+    Ok(target)
+}
+
+/// [`draw_into`] with the storage buffers and images of `storage` bound.
+pub fn draw_into_with_storage(
+    job: &DrawJob,
+    constants: &StageConstants,
+    storage: &DrawStorage,
+    executor: Executor,
+    target: &mut Texture,
+) -> Result<()> {
     if target.format() != Format::R8G8B8A8Unorm || (target.width(), target.height()) != job.size {
         bail!(
             "the draw target is {:?} {}x{}; the draw needs R8G8B8A8Unorm {}x{}",
@@ -178,20 +204,6 @@ pub fn draw_into(
 
     let vertex_buffers: Vec<&[[u32; 4]]> = constants.vertex.iter().map(Vec::as_slice).collect();
     let fragment_buffers: Vec<&[[u32; 4]]> = constants.fragment.iter().map(Vec::as_slice).collect();
-    let state = DrawState {
-        vertex_resources: ShaderResources {
-            constants: &vertex_buffers,
-            textures: &units,
-            storage: Default::default(),
-        },
-        fragment_resources: ShaderResources {
-            constants: &fragment_buffers,
-            textures: &units,
-            storage: Default::default(),
-        },
-        frag_coord: FragCoordConvention::from_program(&job.fragment_program),
-        ..DrawState::new(&*vertex_shader, &*fragment_shader, job.convention)
-    };
     let vertices = Vertices::new(&job.vertices.registers, job.vertices.attributes);
     let rows = RenderTarget::of(target)?;
     // OpenGL window space has row 0 at the bottom of the picture.
@@ -199,7 +211,24 @@ pub fn draw_into(
         ClipConvention::OpenGl => rows.bottom_up(),
         _ => rows,
     };
-    raster::draw_triangles_into(&state, vertices, rows).map_err(|e| {
+    let drawn = storage.with_bindings(|vertex_storage, fragment_storage| {
+        let state = DrawState {
+            vertex_resources: ShaderResources {
+                constants: &vertex_buffers,
+                textures: &units,
+                storage: vertex_storage,
+            },
+            fragment_resources: ShaderResources {
+                constants: &fragment_buffers,
+                textures: &units,
+                storage: fragment_storage,
+            },
+            frag_coord: FragCoordConvention::from_program(&job.fragment_program),
+            ..DrawState::new(&*vertex_shader, &*fragment_shader, job.convention)
+        };
+        raster::draw_triangles_into(&state, vertices, rows)
+    });
+    drawn.map_err(|e| {
         // One message (the raster error already says what the executor reported), kept apart
         // by stage so that callers can name the shader file.
         let stage = match e {
@@ -320,6 +349,8 @@ pub struct CompiledStage {
     pub program: Program,
     /// The blocks behind its CONST buffers.
     pub blocks: Vec<UniformBlock>,
+    /// The storage buffers and images behind its `BUFFER`/`IMAGE` registers.
+    pub memory: Vec<MemorySlot>,
 }
 
 impl CompiledStage {
@@ -328,6 +359,7 @@ impl CompiledStage {
     pub fn of(stage: crate::shader::Stage) -> CompiledStage {
         CompiledStage {
             blocks: uniform_blocks(&stage.reflection, &stage.lowered),
+            memory: storage::memory_slots(&stage.lowered.program, &stage.lowered.resources),
             program: stage.lowered.program,
         }
     }
