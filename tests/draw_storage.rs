@@ -119,7 +119,12 @@ fn wgsl_stages_write_a_storage_buffer_and_image_read_back_with_storage_out() {
             for x in 0..4 {
                 let texel = &canvas[(y * 4 + x) * 4..(y * 4 + x) * 4 + 4];
                 let want = if x < 2 {
-                    [unorm(x as f32 / 3.0), unorm(y as f32 / 3.0), 1.0, unorm(0.5)]
+                    [
+                        unorm(x as f32 / 3.0),
+                        unorm(y as f32 / 3.0),
+                        1.0,
+                        unorm(0.5),
+                    ]
                 } else {
                     [0.0; 4]
                 };
@@ -188,7 +193,11 @@ IMM[0] UINT32 {0, 1, 0, 0}
         let order = words(&std::fs::read_to_string(s.path("order.txt")).unwrap());
         let mut red: Vec<u32> = order.iter().step_by(4).copied().collect();
         red.sort_unstable();
-        assert_eq!(red, (0..8).collect::<Vec<u32>>(), "{exec}: every count once");
+        assert_eq!(
+            red,
+            (0..8).collect::<Vec<u32>>(),
+            "{exec}: every count once"
+        );
     }
 }
 

@@ -798,7 +798,11 @@ fn fragment_shaders_write_read_write_buffers_and_storage_images() {
             ],
         );
         assert!(out.status.success(), "{exec}: {}", stderr(&out));
-        assert_eq!(storage_words(&path("counters.txt")), [16, 33, 0, 0], "{exec}");
+        assert_eq!(
+            storage_words(&path("counters.txt")),
+            [16, 33, 0, 0],
+            "{exec}"
+        );
         let pixels: Vec<f32> = storage_words(&path("pixels.txt"))
             .into_iter()
             .map(f32::from_bits)
@@ -835,7 +839,10 @@ fn fragment_shaders_write_read_write_buffers_and_storage_images() {
             dir.path().join("x.png").display().to_string(),
         ],
     );
-    assert_error(&out, &["--storage-out counts", "--storage-buffer counts=DATA.txt"]);
+    assert_error(
+        &out,
+        &["--storage-out counts", "--storage-buffer counts=DATA.txt"],
+    );
 }
 
 #[test]
@@ -861,7 +868,10 @@ fn rasterizer_ordered_views_see_the_fragments_of_a_pixel_in_primitive_order() {
     // Three full-screen layers, drawn 1, 2, 3: every pixel ends at 123.
     let quad = [(-1, -1), (1, -1), (-1, 1), (-1, 1), (1, -1), (1, 1)];
     let vertices: String = (1..=3)
-        .flat_map(|layer| quad.iter().map(move |(x, y)| format!("{x} {y} 0 1 {layer}\n")))
+        .flat_map(|layer| {
+            quad.iter()
+                .map(move |(x, y)| format!("{x} {y} 0 1 {layer}\n"))
+        })
         .collect();
     let vertices_file = dir.path().join("layers.txt");
     std::fs::write(&vertices_file, vertices).unwrap();

@@ -20,11 +20,11 @@ use crate::shader::{build_shader, Executor, Language, StageCacheUse};
 use crate::texture::{Filter, Format, SamplerState, Texture, TextureUnits, Wrap};
 use anyhow::{anyhow, bail, Result};
 pub use data_files::{parse_constants, parse_vertices};
-pub use storage::{DrawStorage, ImageData, MemorySlot};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
+pub use storage::{DrawStorage, ImageData, MemorySlot};
 
 /// Largest number of vertices a vertex file may hold (bounded before allocating).
 pub const MAX_VERTICES: usize = 3 << 20;

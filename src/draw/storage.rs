@@ -76,6 +76,9 @@ pub struct ImageData {
     pub texels: Vec<[u32; 4]>,
 }
 
+/// A storage buffer's data by name: rows of 16 bytes, as `--storage-buffer` reads them.
+pub type NamedRows = (String, Vec<[u32; 4]>);
+
 /// Where one stage's `BUFFER[n]`/`IMAGE[n]` point in [`DrawStorage`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct StageMemory {
@@ -101,9 +104,9 @@ impl DrawStorage {
     pub fn bind(
         vertex: &CompiledStage,
         fragment: &CompiledStage,
-        buffers: &[(String, Vec<[u32; 4]>)],
+        buffers: &[NamedRows],
         images: &[(String, ImageData)],
-    ) -> Result<(DrawStorage, Vec<(String, Vec<[u32; 4]>)>)> {
+    ) -> Result<(DrawStorage, Vec<NamedRows>)> {
         let mut storage = DrawStorage::default();
         let mut read_only = Vec::new();
         for (name, rows) in buffers {

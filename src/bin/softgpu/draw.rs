@@ -103,7 +103,11 @@ pub struct DrawArgs {
     /// Bind a zero-filled image of W x H texels (and L layers) to the storage image NAME
     /// (`RWTexture2D`, `image2D`, `texture_storage_2d`, or `IMAGE[n]` of a TGSI program);
     /// `:DATA.txt` gives its first texels, one `x y z w` line each, row after row; repeatable.
-    #[arg(long, value_name = "NAME=WxH[xL][:DATA.txt]", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "NAME=WxH[xL][:DATA.txt]",
+        allow_hyphen_values = true
+    )]
     storage_image: Vec<String>,
     /// Write what the draw left in the read-write storage buffer or storage image NAME (bound
     /// by --storage-buffer or --storage-image) to FILE.txt: one `x y z w` line per 16 bytes or

@@ -27,10 +27,17 @@
 //! x % 0 = 0, `i32::MIN / -1` = `i32::MIN`); float → integer conversions clamp to the target
 //! range first, as WGSL requires.
 //!
+//! **Storage memory** (module `memory`): a read-only storage buffer is constant data,
+//! `CONST[n]` after the push constants; a storage buffer the shader writes is `BUFFER[n]`
+//! (`n` counts those buffers in (group, binding) order), read and written by byte offset with
+//! `LOAD`/`STORE`, its atomics `ATOM*`; a storage image is `IMAGE[n]` (storage images in
+//! (group, binding) order) with its target and format (32-bit RGBA/RG/R float, uint and sint,
+//! RGBA8 and R8 unorm), loaded and stored at integer coordinates (then the layer).
+//!
 //! **Unsupported** (each is a `unsupported: <construct> at line N` error, never a panic or a
-//! silent miscompile): compute and other non vertex/fragment stages; storage buffers written by
-//! the shader (read-only ones are constant data, `CONST[n]` after the push constants), storage
-//! textures, atomics, workgroup memory, barriers, subgroup and ray-tracing operations, pipeline
+//! silent miscompile): compute and other non vertex/fragment stages; storage images of other
+//! formats, image atomics and size queries of storage images, atomics outside storage buffers,
+//! 8-byte values in storage buffers, workgroup memory, barriers, subgroup and ray-tracing operations, pipeline
 //! overrides, `arrayLength`; f16/f64/i64/u64 types; binding arrays; depth textures and comparison
 //! sampling (`textureSampleCompare*`, `textureGatherCompare`), `textureNumSamples` (a
 //! multisampled texture is bound with one sample; a load of sample 0 reads its texel, of another

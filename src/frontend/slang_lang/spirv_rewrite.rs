@@ -75,7 +75,11 @@ fn drop_fragment_interlock(module: &mut Module) {
             ))
         )
     });
-    for block in module.functions.iter_mut().flat_map(|f| f.blocks.iter_mut()) {
+    for block in module
+        .functions
+        .iter_mut()
+        .flat_map(|f| f.blocks.iter_mut())
+    {
         block.instructions.retain(|i| {
             !matches!(
                 i.class.opcode,
