@@ -427,3 +427,27 @@ fn the_jit_matches_the_interpreter_on_random_memory_programs() {
         assert!(results[0] == results[1], "round {round}:\n{text}");
     }
 }
+
+#[test]
+fn the_passes_leave_programs_with_memory_instructions_alone() {
+    // Copy propagation would otherwise forward TEMP[0] past the store, and value numbering merge
+    // the two loads around it.
+    let text = "FRAG
+DCL IN[0], GENERIC[0], CONSTANT
+DCL OUT[0], COLOR
+DCL BUFFER[0]
+DCL TEMP[0..2]
+  0: LOAD TEMP[0].x, BUFFER[0], IN[0].xxxx
+  1: STORE BUFFER[0].x, IN[0].xxxx, IN[0].yyyy
+  2: LOAD TEMP[1].x, BUFFER[0], IN[0].xxxx
+  3: MOV TEMP[2].x, TEMP[0].xxxx
+  4: ADD OUT[0].x, TEMP[2].xxxx, TEMP[1].xxxx
+  5: END
+";
+    let p = program(text);
+    let mut cleaned = p.clone();
+    softgpu_jit::opt::cleanup(&mut cleaned);
+    assert_eq!(cleaned, p);
+    let options = softgpu_jit::opt::SpecializeOptions::new(8);
+    assert_eq!(softgpu_jit::opt::specialize(&p, &options).program, p);
+}
