@@ -210,6 +210,7 @@ fn run(decls: &str, body: &str, lanes: [[f32; 4]; 4]) -> [[f32; 4]; 4] {
     let res = ShaderResources {
         constants: &[],
         textures: &NoTextures,
+        storage: Default::default(),
     };
     shader
         .shade_quad(

@@ -37,6 +37,7 @@ fn run(program: &Program, lanes: [[u32; 4]; 4], textures: &dyn TextureAccess) ->
     let res = ShaderResources {
         constants: &[],
         textures,
+        storage: Default::default(),
     };
     let killed = shader
         .shade_quad(

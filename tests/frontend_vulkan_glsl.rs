@@ -809,6 +809,7 @@ fn run_fragment_with(
     let res = ShaderResources {
         constants,
         textures: &NoTextures,
+        storage: Default::default(),
     };
     shader
         .shade_quad(

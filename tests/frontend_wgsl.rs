@@ -74,6 +74,7 @@ fn run(
     let res = ShaderResources {
         constants: &consts,
         textures,
+        storage: Default::default(),
     };
     let killed = shader
         .shade_quad(

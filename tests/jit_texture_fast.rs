@@ -159,6 +159,7 @@ fn check(units: &Counting, jit: &JitShader, interp: &Interpreter, quads: &[QuadV
     let res = ShaderResources {
         constants: &[],
         textures: units,
+        storage: Default::default(),
     };
     let n = quads.len();
     let mut outputs = vec![[[0x5555_5555u32; 4]; 4]; n];
@@ -301,6 +302,7 @@ fn inline_sampling_matches_the_sampler() {
                     let res = ShaderResources {
                         constants: &[],
                         textures: &units,
+                        storage: Default::default(),
                     };
                     let before = units.samples.load(Ordering::Relaxed);
                     let padded_before = units.padded_requests.load(Ordering::Relaxed);

@@ -163,6 +163,7 @@ fn check(
     let res = ShaderResources {
         constants: &[],
         textures: units,
+        storage: Default::default(),
     };
     let n = quads.len();
     let inputs: Vec<QuadVec4> = quads.iter().flatten().copied().collect();

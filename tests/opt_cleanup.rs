@@ -78,6 +78,7 @@ fn compare(name: &str, plain: &LoweredShader, optimized: &LoweredShader) -> usiz
     let res = ShaderResources {
         constants: &refs,
         textures: &units,
+        storage: Default::default(),
     };
     let mut checked = 0;
     for round in 0..48 {

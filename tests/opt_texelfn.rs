@@ -218,6 +218,7 @@ fn render(
         fragment_resources: ShaderResources {
             constants,
             textures: units,
+            storage: Default::default(),
         },
         frag_coord: FragCoordConvention::from_program(fragment),
         ..DrawState::new(&*vertex, &*fragment_shader, ClipConvention::Vulkan)

@@ -254,6 +254,7 @@ fn check(
     let res = ShaderResources {
         constants: &[],
         textures: units,
+        storage: Default::default(),
     };
     let n = quads.len();
     let mut outputs = vec![[[0x5555_5555u32; 4]; 4]; n];
@@ -303,6 +304,7 @@ fn the_executors_return_the_compared_value() {
     let res = ShaderResources {
         constants: &[],
         textures: &units,
+        storage: Default::default(),
     };
     let mut out = [[[0u32; 4]; 4]];
     let mut io = QuadIo {

@@ -44,6 +44,7 @@ fn run_all(shader: &dyn QuadShader, inputs: &[[QuadVec4; 1]], consts: &[[u32; 4]
     let res = ShaderResources {
         constants: &bufs,
         textures: &FlatTexture,
+        storage: Default::default(),
     };
     let mut acc = 0u32;
     let mut outputs = [[[0u32; 4]; 4]; 1];
@@ -66,6 +67,7 @@ fn run_batch(shader: &dyn QuadShader, inputs: &[QuadVec4], consts: &[[u32; 4]]) 
     let res = ShaderResources {
         constants: &bufs,
         textures: &FlatTexture,
+        storage: Default::default(),
     };
     let n = inputs.len();
     let mut outputs = vec![[[0u32; 4]; 4]; n];

@@ -295,7 +295,7 @@ impl TextureAccess for NoTextures {
     }
 }
 
-/// What a draw binds for a shader: constant buffers and textures.
+/// What a draw binds for a shader: constant buffers, textures and storage memory.
 #[derive(Clone, Copy)]
 pub struct ShaderResources<'a> {
     /// `CONST[buffer][index]`: each buffer is a slice of vec4 bit patterns. Reads past the end of
@@ -303,6 +303,187 @@ pub struct ShaderResources<'a> {
     pub constants: &'a [&'a [[u32; 4]]],
     /// Texture units for SAMP/SVIEW.
     pub textures: &'a dyn TextureAccess,
+    /// Storage buffers and images for `BUFFER`/`IMAGE` (`LOAD`, `STORE`, `ATOM*`).
+    pub storage: StorageBindings<'a>,
+}
+
+/// The storage buffers and images of a draw: `buffers[n]` is `BUFFER[n]`, `images[n]` is
+/// `IMAGE[n]` (references, so that the stages of a draw can share one buffer under different
+/// indices). A missing one behaves as an empty one: loads give zero, stores are dropped.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StorageBindings<'a> {
+    /// `BUFFER[n]`.
+    pub buffers: &'a [&'a StorageBuffer],
+    /// `IMAGE[n]`.
+    pub images: &'a [&'a StorageImage],
+}
+
+impl StorageBindings<'static> {
+    /// No storage bound.
+    pub const NONE: StorageBindings<'static> = StorageBindings {
+        buffers: &[],
+        images: &[],
+    };
+}
+
+/// The operation of an atomic instruction on one 32-bit word (see [`StorageBuffer::atomic`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// Wrapping add.
+    Add,
+    /// Exchange.
+    Exchange,
+    /// Compare-and-exchange: the word becomes the value where it equals the comparand.
+    CompareExchange(u32),
+    /// Bitwise and.
+    And,
+    /// Bitwise or.
+    Or,
+    /// Bitwise exclusive or.
+    Xor,
+    /// Unsigned minimum.
+    UMin,
+    /// Unsigned maximum.
+    UMax,
+    /// Signed minimum.
+    IMin,
+    /// Signed maximum.
+    IMax,
+}
+
+/// Memory shaders read and write (a storage buffer, or the texels of a storage image): 32-bit
+/// words shared by every invocation of a draw. Tiles shade in parallel, so every word is an
+/// atomic: concurrent writes to one word are defined in Rust (one of them wins), and the
+/// `ATOM*` instructions are read-modify-writes no other write can split. Accesses past the end
+/// read zero and write nothing (robust buffer access).
+#[derive(Debug, Default)]
+pub struct StorageBuffer {
+    words: Vec<std::sync::atomic::AtomicU32>,
+}
+
+impl StorageBuffer {
+    /// A buffer of no words.
+    pub const EMPTY: StorageBuffer = StorageBuffer { words: Vec::new() };
+
+    /// A buffer holding `words`.
+    pub fn new(words: &[u32]) -> StorageBuffer {
+        StorageBuffer {
+            words: words
+                .iter()
+                .map(|&w| std::sync::atomic::AtomicU32::new(w))
+                .collect(),
+        }
+    }
+
+    /// The number of 32-bit words.
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    /// True for a buffer of no words.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// The words as they are now.
+    pub fn to_words(&self) -> Vec<u32> {
+        self.words
+            .iter()
+            .map(|w| w.load(std::sync::atomic::Ordering::Relaxed))
+            .collect()
+    }
+
+    /// Word `index`, or 0 past the end.
+    pub fn load(&self, index: u64) -> u32 {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.words.get(i))
+            .map_or(0, |w| w.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Writes word `index`; nothing past the end.
+    pub fn store(&self, index: u64, value: u32) {
+        if let Some(w) = usize::try_from(index).ok().and_then(|i| self.words.get(i)) {
+            w.store(value, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Applies `op` with `value` to word `index` atomically and returns the word's old value;
+    /// past the end nothing is written and 0 returned.
+    pub fn atomic(&self, index: u64, op: AtomicOp, value: u32) -> u32 {
+        use std::sync::atomic::Ordering::SeqCst;
+        let Some(w) = usize::try_from(index).ok().and_then(|i| self.words.get(i)) else {
+            return 0;
+        };
+        match op {
+            AtomicOp::Add => w.fetch_add(value, SeqCst),
+            AtomicOp::Exchange => w.swap(value, SeqCst),
+            AtomicOp::CompareExchange(expected) => {
+                match w.compare_exchange(expected, value, SeqCst, SeqCst) {
+                    Ok(old) | Err(old) => old,
+                }
+            }
+            AtomicOp::And => w.fetch_and(value, SeqCst),
+            AtomicOp::Or => w.fetch_or(value, SeqCst),
+            AtomicOp::Xor => w.fetch_xor(value, SeqCst),
+            AtomicOp::UMin => w.fetch_min(value, SeqCst),
+            AtomicOp::UMax => w.fetch_max(value, SeqCst),
+            AtomicOp::IMin => w
+                .fetch_update(SeqCst, SeqCst, |old| {
+                    Some((old as i32).min(value as i32) as u32)
+                })
+                .unwrap_or_else(|old| old),
+            AtomicOp::IMax => w
+                .fetch_update(SeqCst, SeqCst, |old| {
+                    Some((old as i32).max(value as i32) as u32)
+                })
+                .unwrap_or_else(|old| old),
+        }
+    }
+}
+
+/// A storage image: `width × height × layers` texels of four 32-bit words each (the channels
+/// as the shader's loads return them: floats, or integers for integer formats), row after row,
+/// layer after layer. The format of the `IMAGE` declaration decides what a store keeps.
+#[derive(Debug, Default)]
+pub struct StorageImage {
+    /// Width in texels.
+    pub width: u32,
+    /// Height in texels (1 for 1D images).
+    pub height: u32,
+    /// Depth or array layers (1 for 2D images).
+    pub layers: u32,
+    /// The texels, four words each.
+    pub texels: StorageBuffer,
+}
+
+impl StorageImage {
+    /// An image of the given size holding `texels` (row-major, four words per texel); missing
+    /// texels are zero, extra words are ignored.
+    pub fn new(width: u32, height: u32, layers: u32, texels: &[u32]) -> StorageImage {
+        let words = (width as usize)
+            .saturating_mul(height as usize)
+            .saturating_mul(layers as usize)
+            .saturating_mul(4);
+        let mut data = texels[..words.min(texels.len())].to_vec();
+        data.resize(words, 0);
+        StorageImage {
+            width,
+            height,
+            layers,
+            texels: StorageBuffer::new(&data),
+        }
+    }
+
+    /// The index of the first word of texel (x, y, layer), or None outside the image.
+    pub fn texel_word(&self, x: i32, y: i32, layer: i32) -> Option<u64> {
+        let inside = |c: i32, n: u32| u32::try_from(c).is_ok_and(|c| c < n);
+        if !(inside(x, self.width) && inside(y, self.height) && inside(layer, self.layers)) {
+            return None;
+        }
+        let (x, y, layer) = (x as u64, y as u64, layer as u64);
+        Some(((layer * u64::from(self.height) + y) * u64::from(self.width) + x) * 4)
+    }
 }
 
 /// The per-quad registers a caller provides and receives.

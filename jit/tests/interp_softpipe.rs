@@ -61,6 +61,7 @@ fn check(name: &str) -> Vec<String> {
     let res = ShaderResources {
         constants: &bufs,
         textures: &NoTextures,
+        storage: Default::default(),
     };
     let mut errors = Vec::new();
     for qy in (0..SIZE).step_by(2) {

@@ -28,6 +28,7 @@ fn shade(
     let res = ShaderResources {
         constants: &[],
         textures: &NoTextures,
+        storage: Default::default(),
     };
     let mut io = QuadIo {
         inputs: &[input],

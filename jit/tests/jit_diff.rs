@@ -138,6 +138,7 @@ fn compare_batch(
     let res = ShaderResources {
         constants: &consts,
         textures: &HashTextures,
+        storage: Default::default(),
     };
     let mut b = QuadBatch {
         count: n,

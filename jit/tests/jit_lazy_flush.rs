@@ -104,6 +104,7 @@ fn run(
     let res = ShaderResources {
         constants: &[],
         textures,
+        storage: Default::default(),
     };
     let mut io = QuadIo {
         inputs,

@@ -59,6 +59,7 @@ fn check(text: &str, kinds: [u32; 2], quads: usize, seed: u64) {
     let res = ShaderResources {
         constants: &[],
         textures: &NoTextures,
+        storage: Default::default(),
     };
     const BATCH: usize = 32;
     for round in 0..quads / BATCH {

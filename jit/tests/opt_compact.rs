@@ -38,6 +38,7 @@ fn run(program: &Program, round: u32) -> Result<(Vec<QuadVec4>, u8), String> {
     let res = ShaderResources {
         constants: &bufs,
         textures: &NoTextures,
+        storage: Default::default(),
     };
     let ins = inputs(round, sig.num_inputs);
     let svs = vec![[[round % 5; 4]; 4]; sig.num_system_values];

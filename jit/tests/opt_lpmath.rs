@@ -65,6 +65,7 @@ fn run(shader: &dyn QuadShader, inputs: &[QuadVec4; 2]) -> QuadVec4 {
     let resources = ShaderResources {
         constants: &buffers,
         textures: &NoTextures,
+        storage: Default::default(),
     };
     let mut io = QuadIo {
         inputs,

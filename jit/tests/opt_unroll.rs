@@ -37,6 +37,7 @@ fn run(program: &Program, inputs: &[QuadVec4], constants: &[[u32; 4]], live: u8)
     let resources = ShaderResources {
         constants: &buffers,
         textures: &NoTextures,
+        storage: Default::default(),
     };
     let mut io = QuadIo {
         inputs,

@@ -476,9 +476,11 @@ pub fn bind_stage(
                 });
             }
             ResourceKind::Sampler { .. } => {}
-            ResourceKind::StorageBuffer { .. } => {
+            ResourceKind::StorageBuffer { .. }
+            | ResourceKind::ReadWriteBuffer { .. }
+            | ResourceKind::StorageImage { .. } => {
                 return Err(ChainError::new(format!(
-                    "{context}: storage buffer `{}`: a preset binds no storage buffers",
+                    "{context}: storage buffer or image `{}`: a preset binds no storage memory",
                     slot.name.as_deref().unwrap_or("?")
                 )))
             }

@@ -8,6 +8,7 @@
 //! out); uniforms are found by name in their reflection ([`crate::frontend::reflect`]).
 
 pub mod data_files;
+pub mod storage;
 
 use crate::budget::MemoryUse;
 use crate::driver::Driver;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
+pub use storage::{DrawStorage, ImageData, MemorySlot};
 
 /// Largest number of vertices a vertex file may hold (bounded before allocating).
 pub const MAX_VERTICES: usize = 3 << 20;
@@ -143,6 +145,30 @@ pub fn draw_into(
     executor: Executor,
     target: &mut Texture,
 ) -> Result<()> {
+    draw_into_with_storage(job, constants, &DrawStorage::default(), executor, target)
+}
+
+/// [`run_with_constants`] with the storage buffers and images of `storage` bound; their
+/// contents are what the draw left in them when it returns ([`DrawStorage::contents`]).
+pub fn run_with_storage(
+    job: &DrawJob,
+    constants: &StageConstants,
+    storage: &DrawStorage,
+    executor: Executor,
+) -> Result<Texture> {
+    let mut target = Texture::new(job.target_format(), job.size.0, job.size.1, 1)?;
+    draw_into_with_storage(job, constants, storage, executor, &mut target)?;
+    Ok(target)
+}
+
+/// [`draw_into`] with the storage buffers and images of `storage` bound.
+pub fn draw_into_with_storage(
+    job: &DrawJob,
+    constants: &StageConstants,
+    storage: &DrawStorage,
+    executor: Executor,
+    target: &mut Texture,
+) -> Result<()> {
     if target.format() != job.target_format() || (target.width(), target.height()) != job.size {
         bail!(
             "the draw target is {:?} {}x{}; the draw needs {:?} {}x{}",
@@ -192,18 +218,6 @@ pub fn draw_into(
 
     let vertex_buffers: Vec<&[[u32; 4]]> = constants.vertex.iter().map(Vec::as_slice).collect();
     let fragment_buffers: Vec<&[[u32; 4]]> = constants.fragment.iter().map(Vec::as_slice).collect();
-    let state = DrawState {
-        vertex_resources: ShaderResources {
-            constants: &vertex_buffers,
-            textures: &units,
-        },
-        fragment_resources: ShaderResources {
-            constants: &fragment_buffers,
-            textures: &units,
-        },
-        frag_coord: FragCoordConvention::from_program(&job.fragment_program),
-        ..DrawState::new(&*vertex_shader, &*fragment_shader, job.convention)
-    };
     let vertices = Vertices::new(&job.vertices.registers, job.vertices.attributes);
     let rows = RenderTarget::of(target)?;
     // OpenGL window space has row 0 at the bottom of the picture.
@@ -211,7 +225,24 @@ pub fn draw_into(
         ClipConvention::OpenGl => rows.bottom_up(),
         _ => rows,
     };
-    raster::draw_triangles_into(&state, vertices, rows).map_err(|e| {
+    let drawn = storage.with_bindings(|vertex_storage, fragment_storage| {
+        let state = DrawState {
+            vertex_resources: ShaderResources {
+                constants: &vertex_buffers,
+                textures: &units,
+                storage: vertex_storage,
+            },
+            fragment_resources: ShaderResources {
+                constants: &fragment_buffers,
+                textures: &units,
+                storage: fragment_storage,
+            },
+            frag_coord: FragCoordConvention::from_program(&job.fragment_program),
+            ..DrawState::new(&*vertex_shader, &*fragment_shader, job.convention)
+        };
+        raster::draw_triangles_into(&state, vertices, rows)
+    });
+    drawn.map_err(|e| {
         // One message (the raster error already says what the executor reported), kept apart
         // by stage so that callers can name the shader file.
         let stage = match e {
@@ -332,6 +363,8 @@ pub struct CompiledStage {
     pub program: Program,
     /// The blocks behind its CONST buffers.
     pub blocks: Vec<UniformBlock>,
+    /// The storage buffers and images behind its `BUFFER`/`IMAGE` registers.
+    pub memory: Vec<MemorySlot>,
 }
 
 impl CompiledStage {
@@ -340,6 +373,7 @@ impl CompiledStage {
     pub fn of(stage: crate::shader::Stage) -> CompiledStage {
         CompiledStage {
             blocks: uniform_blocks(&stage.reflection, &stage.lowered),
+            memory: storage::memory_slots(&stage.lowered.program, &stage.lowered.resources),
             program: stage.lowered.program,
         }
     }

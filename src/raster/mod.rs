@@ -345,6 +345,7 @@ impl<'a> DrawState<'a> {
         let none = ShaderResources {
             constants: &[],
             textures: &NO_TEXTURES,
+            storage: Default::default(),
         };
         DrawState {
             vertex_shader,

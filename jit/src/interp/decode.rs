@@ -7,8 +7,8 @@
 use crate::exec::{ExecError, QuadVec4};
 use crate::ir::structure::{ConstructKind, Structure};
 use crate::ir::{
-    props, Dimension, Indirect, Instruction, Opcode, OpcodeClass, Program, Register, RegisterFile,
-    SrcOperand, TextureTarget, ValueType,
+    props, Dimension, ImageDecl, ImageFormat, Indirect, Instruction, Opcode, OpcodeClass, Program,
+    Register, RegisterFile, SrcOperand, TextureTarget, ValueType,
 };
 
 /// Deepest subroutine nesting before [`ExecError::CallStackOverflow`] (softpipe's
@@ -141,6 +141,28 @@ pub(crate) struct TexOp {
     pub result_swizzle: [u8; 4],
 }
 
+/// The buffer or image a memory instruction (`LOAD`, `STORE`, `ATOM*`) accesses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MemResource {
+    /// `BUFFER[n]`: the address is a byte offset.
+    Buffer(u32),
+    /// `IMAGE[n]` as declared: the address is `coords` integer texel coordinates.
+    Image {
+        index: u32,
+        coords: usize,
+        format: ImageFormat,
+    },
+}
+
+/// Operands of a memory instruction beyond its registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MemOp {
+    pub resource: MemResource,
+    /// `STORE`: the channels written (its destination's write mask; the instruction itself
+    /// writes no register).
+    pub store_mask: u8,
+}
+
 /// Maximum number of source operands (SAMPLE_D).
 pub(crate) const MAX_SRC: usize = 5;
 
@@ -157,7 +179,8 @@ pub(crate) struct Inst {
     /// Jump target (see [`resolve_flow`]).
     pub target: u32,
     /// BRK/BREAKC: true when breaking out of a SWITCH rather than a loop. SWITCH: index into
-    /// [`Decoded::cases`]. Texture instructions: index into [`Decoded::textures`].
+    /// [`Decoded::cases`]. Texture instructions: index into [`Decoded::textures`]. Memory
+    /// instructions: index into [`Decoded::memory`].
     pub aux: u32,
     /// BRK/BREAKC inside a SWITCH.
     pub breaks_switch: bool,
@@ -169,6 +192,7 @@ pub(crate) struct Decoded {
     pub insts: Vec<Inst>,
     pub indirects: Vec<IndirectLoc>,
     pub textures: Vec<TexOp>,
+    pub memory: Vec<MemOp>,
     /// Per SWITCH: the program counters of its CASE instructions.
     pub cases: Vec<Vec<u32>>,
     /// Immediates, each broadcast to all lanes.
@@ -239,6 +263,8 @@ struct Layout {
     num_imms: u32,
     /// SVIEW declarations: (index, target).
     views: Vec<(u32, TextureTarget)>,
+    /// IMAGE declarations: (index, declaration).
+    images: Vec<(u32, ImageDecl)>,
 }
 
 impl Layout {
@@ -266,7 +292,13 @@ impl Layout {
         }
         let mut arrays = Vec::new();
         let mut views = Vec::new();
+        let mut images = Vec::new();
         for d in program.declarations() {
+            if let Some(image) = d.image.filter(|_| d.file == RegisterFile::Image) {
+                for i in d.first..=d.last {
+                    images.push((i, image));
+                }
+            }
             if d.file == RegisterFile::Temporary {
                 if let Some(id) = d.array_id {
                     arrays.push((id, d.first, d.last));
@@ -286,6 +318,7 @@ impl Layout {
             arrays,
             num_imms: program.immediates().count() as u32,
             views,
+            images,
         }
     }
 
@@ -303,6 +336,77 @@ struct Decoder {
 }
 
 impl Decoder {
+    /// The resource and store mask of memory instruction `inst`.
+    fn memory(&self, pc: usize, inst: &Instruction) -> Result<MemOp, ExecError> {
+        let (reg, store_mask) = if inst.opcode == Opcode::STORE {
+            let d = inst
+                .dst
+                .first()
+                .ok_or_else(|| unsupported(pc, "STORE needs a destination"))?;
+            (d.reg, d.write_mask & 0xF)
+        } else {
+            let s = inst
+                .src
+                .first()
+                .ok_or_else(|| unsupported(pc, "missing resource operand"))?;
+            (s.reg, 0)
+        };
+        if reg.indirect.is_some() || reg.dimension.is_some() || reg.index < 0 {
+            return Err(unsupported(
+                pc,
+                format!("the {} operand must be addressed directly", reg.file.name()),
+            ));
+        }
+        let index = reg.index as u32;
+        let resource = match reg.file {
+            RegisterFile::Buffer => MemResource::Buffer(index),
+            RegisterFile::Image => {
+                let image = self
+                    .layout
+                    .images
+                    .iter()
+                    .find(|(i, _)| *i == index)
+                    .map(|(_, d)| *d)
+                    .ok_or_else(|| {
+                        unsupported(pc, format!("IMAGE[{index}] is not declared with a format"))
+                    })?;
+                let coords = image.target.image_coords().ok_or_else(|| {
+                    unsupported(pc, format!("{} is not an image target", image.target))
+                })?;
+                if inst.opcode.is_atomic()
+                    && !matches!(image.format, ImageFormat::R32Uint | ImageFormat::R32Sint)
+                {
+                    return Err(unsupported(
+                        pc,
+                        format!(
+                            "atomics need an R32_UINT or R32_SINT image, not {}",
+                            image.format
+                        ),
+                    ));
+                }
+                MemResource::Image {
+                    index,
+                    coords,
+                    format: image.format,
+                }
+            }
+            other => {
+                return Err(unsupported(
+                    pc,
+                    format!(
+                        "{} needs a BUFFER or IMAGE resource, found {}",
+                        inst.opcode.name(),
+                        other.name()
+                    ),
+                ))
+            }
+        };
+        Ok(MemOp {
+            resource,
+            store_mask,
+        })
+    }
+
     fn direct_slot(
         &self,
         pc: usize,
@@ -615,6 +719,7 @@ pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
     };
     let mut insts = Vec::with_capacity(program.instructions.len());
     let mut textures = Vec::new();
+    let mut memory = Vec::new();
     for (pc, inst) in program.instructions.iter().enumerate() {
         let op = inst.opcode;
         match op {
@@ -648,16 +753,26 @@ pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
                 format!("at most {MAX_SRC} sources are supported"),
             ));
         }
+        let class = op.class();
+        let mut aux = 0;
+        // A memory instruction's BUFFER/IMAGE operand is its resource, not a register: it
+        // reads as zero (LOAD, ATOM*) or writes nothing (STORE).
+        let resource_src = class == OpcodeClass::Memory && op != Opcode::STORE;
         let mut src = [Src::ZERO; MAX_SRC];
         for (i, s) in inst.src.iter().enumerate() {
-            src[i] = d.src(pc, op, i, s)?;
+            if !(resource_src && i == 0) {
+                src[i] = d.src(pc, op, i, s)?;
+            }
         }
         let (dst, write_mask) = match inst.dst.first() {
+            Some(_) if op == Opcode::STORE => (DstLoc::Null, 0),
             Some(dst) => (d.dst(pc, &dst.reg)?, dst.write_mask & 0xF),
             None => (DstLoc::Null, 0),
         };
-        let class = op.class();
-        let mut aux = 0;
+        if class == OpcodeClass::Memory {
+            memory.push(d.memory(pc, inst)?);
+            aux = memory.len() as u32 - 1;
+        }
         if class == OpcodeClass::Texture {
             textures.push(d.texture(pc, inst)?);
             aux = textures.len() as u32 - 1;
@@ -681,6 +796,7 @@ pub(crate) fn decode(program: &Program) -> Result<Decoded, ExecError> {
         insts,
         indirects: d.indirects,
         textures,
+        memory,
         cases,
         imms,
         num_locals,

@@ -69,11 +69,16 @@
 //! compare/bias/level from src3.x, gradients from src3/src4, and swizzle the result by the SVIEW
 //! operand's swizzle. Indexed sampler operands use the first active lane's index.
 //!
+//! **Storage memory** (`LOAD`, `STORE`, `ATOM*` on `BUFFER`/`IMAGE`): see `memory.rs` for
+//! addresses, bounds, which lanes write and image formats.
+//!
 //! Not supported (rejected by [`Interpreter::new`]): PUSHA, POPA, ARA and BRA (NV/ARB-era address
-//! stacks and unstructured jumps), and IMAGE/BUFFER/MEMORY/HWATOMIC operands.
+//! stacks and unstructured jumps), MEMORY and HWATOMIC operands, and BUFFER/IMAGE operands
+//! other than the resource of a memory instruction.
 
 pub(crate) mod decode;
 pub mod libm;
+mod memory;
 pub mod ops;
 pub(crate) mod run;
 mod texture;

@@ -66,7 +66,8 @@ pub(crate) struct Machine<'m, 'r, 'io> {
     cont_mask: u8,
     func_mask: u8,
     switch: SwitchState,
-    kill: u8,
+    /// Lanes killed so far (they keep executing as helpers).
+    pub kill: u8,
 }
 
 #[inline]
@@ -1042,6 +1043,10 @@ impl<'m, 'r, 'io> Machine<'m, 'r, 'io> {
             NOP => return Ok(()),
             op if op.class() == crate::ir::OpcodeClass::Texture => {
                 return self.texture(inst);
+            }
+            op if op.class() == crate::ir::OpcodeClass::Memory => {
+                self.memory(inst);
+                return Ok(());
             }
             other => {
                 return Err(ExecError::Unsupported {

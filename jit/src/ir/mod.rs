@@ -337,6 +337,18 @@ name_enum!(
 );
 
 impl TextureTarget {
+    /// How many integer coordinates address a texel of a storage image of this target (x, then
+    /// y, then the depth or array layer); `None` for targets images do not have.
+    pub fn image_coords(self) -> Option<usize> {
+        use TextureTarget::*;
+        match self {
+            Buffer | Tex1D => Some(1),
+            Tex2D | Rect | Tex1DArray => Some(2),
+            Tex3D | Tex2DArray => Some(3),
+            _ => None,
+        }
+    }
+
     /// True for the depth-compare (shadow) targets.
     pub fn is_shadow(self) -> bool {
         matches!(
@@ -423,6 +435,72 @@ pub struct SamplerViewDecl {
     pub return_type: [ReturnType; 4],
 }
 
+name_enum!(
+    /// The texel format of a storage image (`DCL IMAGE[0], 2D, PIPE_FORMAT_R32G32B32A32_FLOAT`):
+    /// what a store keeps of each channel and how many channels a load returns.
+    ImageFormat {
+        /// Four 32-bit floats.
+        Rgba32Float = "PIPE_FORMAT_R32G32B32A32_FLOAT",
+        /// Two 32-bit floats.
+        Rg32Float = "PIPE_FORMAT_R32G32_FLOAT",
+        /// One 32-bit float.
+        R32Float = "PIPE_FORMAT_R32_FLOAT",
+        /// Four 32-bit unsigned integers.
+        Rgba32Uint = "PIPE_FORMAT_R32G32B32A32_UINT",
+        /// Two 32-bit unsigned integers.
+        Rg32Uint = "PIPE_FORMAT_R32G32_UINT",
+        /// One 32-bit unsigned integer.
+        R32Uint = "PIPE_FORMAT_R32_UINT",
+        /// Four 32-bit signed integers.
+        Rgba32Sint = "PIPE_FORMAT_R32G32B32A32_SINT",
+        /// Two 32-bit signed integers.
+        Rg32Sint = "PIPE_FORMAT_R32G32_SINT",
+        /// One 32-bit signed integer.
+        R32Sint = "PIPE_FORMAT_R32_SINT",
+        /// Four 8-bit normalized channels.
+        Rgba8Unorm = "PIPE_FORMAT_R8G8B8A8_UNORM",
+        /// One 8-bit normalized channel.
+        R8Unorm = "PIPE_FORMAT_R8_UNORM",
+    }
+);
+
+impl ImageFormat {
+    /// The channels a texel of this format holds (1, 2 or 4).
+    pub fn channels(self) -> usize {
+        use ImageFormat::*;
+        match self {
+            Rgba32Float | Rgba32Uint | Rgba32Sint | Rgba8Unorm => 4,
+            Rg32Float | Rg32Uint | Rg32Sint => 2,
+            R32Float | R32Uint | R32Sint | R8Unorm => 1,
+        }
+    }
+
+    /// True for the float and normalized formats (a missing alpha reads as 1.0, not 1).
+    pub fn is_float(self) -> bool {
+        use ImageFormat::*;
+        matches!(
+            self,
+            Rgba32Float | Rg32Float | R32Float | Rgba8Unorm | R8Unorm
+        )
+    }
+
+    /// True for the 8-bit normalized formats (stores round to a multiple of 1/255).
+    pub fn is_unorm8(self) -> bool {
+        matches!(self, ImageFormat::Rgba8Unorm | ImageFormat::R8Unorm)
+    }
+}
+
+/// The resource part of a `DCL IMAGE[n], TARGET, FORMAT[, WR]` declaration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ImageDecl {
+    /// The image target (`1D`, `2D`, `3D`, `2D_ARRAY`, …): how many coordinates address a texel.
+    pub target: TextureTarget,
+    /// The texel format.
+    pub format: ImageFormat,
+    /// `WR`: the program may write the image.
+    pub writable: bool,
+}
+
 /// One `DCL` line.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Declaration {
@@ -448,6 +526,8 @@ pub struct Declaration {
     pub invariant: bool,
     /// Resource information of `SVIEW` declarations.
     pub sampler_view: Option<SamplerViewDecl>,
+    /// Resource information of `IMAGE` declarations.
+    pub image: Option<ImageDecl>,
 }
 
 impl Declaration {
@@ -465,6 +545,7 @@ impl Declaration {
             local: false,
             invariant: false,
             sampler_view: None,
+            image: None,
         }
     }
 }
@@ -791,6 +872,10 @@ pub enum OpcodeClass {
     Kill,
     /// Address register loads and stacks (ARL, ARR, UARL, ARA, PUSHA, POPA).
     Address,
+    /// Loads, stores and atomic operations on storage buffers (`BUFFER`) and images (`IMAGE`):
+    /// memory every invocation of a draw shares, so executors run them only in lanes that are
+    /// live and not killed, and passes neither drop, repeat nor reorder them.
+    Memory,
 }
 
 macro_rules! opcodes {
@@ -990,6 +1075,18 @@ opcodes! {
     SAMPLE_I = "SAMPLE_I", 1, 2, Texture;
     GATHER4 = "GATHER4", 1, 4, Texture;
     SVIEWINFO = "SVIEWINFO", 1, 2, Texture;
+    LOAD = "LOAD", 1, 2, Memory;
+    STORE = "STORE", 1, 2, Memory;
+    ATOMUADD = "ATOMUADD", 1, 3, Memory;
+    ATOMXCHG = "ATOMXCHG", 1, 3, Memory;
+    ATOMCAS = "ATOMCAS", 1, 4, Memory;
+    ATOMAND = "ATOMAND", 1, 3, Memory;
+    ATOMOR = "ATOMOR", 1, 3, Memory;
+    ATOMXOR = "ATOMXOR", 1, 3, Memory;
+    ATOMUMIN = "ATOMUMIN", 1, 3, Memory;
+    ATOMUMAX = "ATOMUMAX", 1, 3, Memory;
+    ATOMIMIN = "ATOMIMIN", 1, 3, Memory;
+    ATOMIMAX = "ATOMIMAX", 1, 3, Memory;
 }
 
 impl Opcode {
@@ -1018,6 +1115,11 @@ impl Opcode {
                 | Opcode::GATHER4
                 | Opcode::SVIEWINFO
         )
+    }
+
+    /// True for the atomic read-modify-write operations (`ATOM*`).
+    pub fn is_atomic(self) -> bool {
+        self.class() == OpcodeClass::Memory && !matches!(self, Opcode::LOAD | Opcode::STORE)
     }
 
     /// True for opcodes whose text form may carry a `:label`.

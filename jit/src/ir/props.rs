@@ -137,6 +137,13 @@ pub fn acts_on_masks(op: Opcode) -> bool {
     matches!(op.class(), OpcodeClass::Flow | OpcodeClass::Kill)
 }
 
+/// Loads, stores and atomics of storage buffers and images ([`OpcodeClass::Memory`]): what they
+/// read can change between two executions and what they write is seen by other invocations, so
+/// the optimisation passes leave a program that holds one of them alone.
+pub fn accesses_memory(op: Opcode) -> bool {
+    op.class() == OpcodeClass::Memory
+}
+
 /// Subroutines and jumps (`CAL`, `CALLNZ`, `BGNSUB`, `ENDSUB`, `BRA`): their labels are
 /// instruction indices, so passes that add, remove or move instructions leave a program that
 /// holds one of them alone.

@@ -718,6 +718,35 @@ fn parse_declaration(c: &mut Cursor<'_>, proc: Processor) -> Result<Declaration,
                     return_type,
                 });
             }
+            _ if file == RegisterFile::Image && d.image.is_none() => {
+                let target = TextureTarget::from_name(&word)
+                    .ok_or_else(|| c.error_at(start, "image target (e.g. `2D`)"))?;
+                c.expect(b',', "`,` and an image format after the image target")?;
+                c.skip_ws();
+                let fpos = c.pos;
+                let format = ImageFormat::from_name(&upper(c.word())).ok_or_else(|| {
+                    c.error_at(
+                        fpos,
+                        "image format (`PIPE_FORMAT_R32G32B32A32_FLOAT`, `PIPE_FORMAT_R32_UINT`, \
+                         `PIPE_FORMAT_R8G8B8A8_UNORM`, …)",
+                    )
+                })?;
+                let save = c.pos;
+                let mut writable = false;
+                if c.eat(b',') {
+                    c.skip_ws();
+                    if upper(c.word()) == "WR" {
+                        writable = true;
+                    } else {
+                        c.pos = save;
+                    }
+                }
+                d.image = Some(ImageDecl {
+                    target,
+                    format,
+                    writable,
+                });
+            }
             _ if d.semantic.is_none()
                 && d.interpolation.is_none()
                 && !location_seen
@@ -1059,6 +1088,12 @@ fn print_declaration(out: &mut String, proc: Processor, d: &Declaration) {
             out.push_str(x.name());
         } else {
             let _ = write!(out, "{x}, {y}, {z}, {w}");
+        }
+    }
+    if let Some(image) = d.image {
+        let _ = write!(out, ", {}, {}", image.target.name(), image.format.name());
+        if image.writable {
+            out.push_str(", WR");
         }
     }
     if let Some(i) = d.interpolation {

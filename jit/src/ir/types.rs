@@ -10,7 +10,9 @@ impl Opcode {
     pub fn dst_type(self) -> ValueType {
         use Opcode::*;
         match self {
-            MOV | UCMP => ValueType::Untyped,
+            MOV | UCMP | LOAD | STORE | ATOMXCHG | ATOMCAS => ValueType::Untyped,
+            ATOMIMIN | ATOMIMAX => ValueType::Signed,
+            ATOMUADD | ATOMAND | ATOMOR | ATOMXOR | ATOMUMIN | ATOMUMAX => ValueType::Unsigned,
             NOT | SHL | AND | OR | XOR | TXQ | TXQS | F2U | UDIV | UMAD | UMAX | UMIN | UMOD
             | UMUL | USEQ | USGE | USHR | USLT | USNE | SVIEWINFO | UMUL_HI | UBFE | BFI | BREV => {
                 ValueType::Unsigned
@@ -26,6 +28,15 @@ impl Opcode {
     pub fn src_type(self, index: usize) -> ValueType {
         use Opcode::*;
         if index == 1 && self == LDEXP {
+            return ValueType::Signed;
+        }
+        // Memory addresses (a byte offset, or texel coordinates) are integers.
+        let address = match self {
+            STORE => Some(0),
+            op if op.class() == super::OpcodeClass::Memory => Some(1),
+            _ => None,
+        };
+        if address == Some(index) {
             return ValueType::Signed;
         }
         match self {

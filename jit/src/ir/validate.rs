@@ -181,6 +181,27 @@ impl Validator<'_> {
                     d.first
                 ));
             }
+            if d.file == RegisterFile::Image && d.image.is_none() {
+                self.err(format!(
+                    "DCL IMAGE[{}]: expected an image target and format",
+                    d.first
+                ));
+            }
+            if d.file != RegisterFile::Image && d.image.is_some() {
+                self.err(format!(
+                    "DCL {name}[{}]: only IMAGE declarations take an image format",
+                    d.first
+                ));
+            }
+            if let Some(image) = d.image {
+                if image.target.image_coords().is_none() {
+                    self.err(format!(
+                        "DCL IMAGE[{}]: {} is not an image target (1D, 2D, 3D, RECT, \
+                         1D_ARRAY, 2D_ARRAY or BUFFER)",
+                        d.first, image.target
+                    ));
+                }
+            }
             if d.semantic.is_some()
                 && !matches!(
                     d.file,
@@ -432,6 +453,7 @@ impl Validator<'_> {
                 self.check_register(&what, &s.reg);
             }
             self.texture(i, inst);
+            self.memory(inst);
             if op.class() == OpcodeClass::Kill && p.processor != Processor::Fragment {
                 self.err(format!(
                     "{opn} is only allowed in fragment programs, not {}",
@@ -535,6 +557,82 @@ impl Validator<'_> {
                         state.insert(sub, 2);
                         path.pop();
                     }
+                }
+            }
+        }
+    }
+
+    /// Memory instructions name one direct `BUFFER` or `IMAGE` resource (`STORE` as its
+    /// destination, the others as source 0), and only there do those files appear.
+    fn memory(&mut self, inst: &Instruction) {
+        let op = inst.opcode;
+        let opn = op.name();
+        let is_resource =
+            |r: &Register| matches!(r.file, RegisterFile::Buffer | RegisterFile::Image);
+        let resource = if op.class() != OpcodeClass::Memory {
+            None
+        } else if op == Opcode::STORE {
+            inst.dst.first().map(|d| d.reg)
+        } else {
+            inst.src.first().map(|s| s.reg)
+        };
+        for d in &inst.dst {
+            if is_resource(&d.reg) && op != Opcode::STORE {
+                self.err(format!(
+                    "{opn}: only STORE writes {} registers",
+                    d.reg.file.name()
+                ));
+            }
+        }
+        for (k, s) in inst.src.iter().enumerate() {
+            let is_slot = op.class() == OpcodeClass::Memory && op != Opcode::STORE && k == 0;
+            if is_resource(&s.reg) && !is_slot {
+                self.err(format!(
+                    "{opn} source {k}: {} registers are only read as the resource of LOAD and \
+                     the atomics",
+                    s.reg.file.name()
+                ));
+            }
+        }
+        let Some(res) = resource else {
+            return;
+        };
+        if !is_resource(&res) {
+            self.err(format!(
+                "{opn}: the resource operand must be a BUFFER or IMAGE register, found {}",
+                res.file.name()
+            ));
+            return;
+        }
+        if res.indirect.is_some() || res.dimension.is_some() {
+            self.err(format!(
+                "{opn}: the {} operand must be addressed directly",
+                res.file.name()
+            ));
+        }
+        if res.file == RegisterFile::Image {
+            let image = self
+                .declarations
+                .iter()
+                .find(|d| {
+                    d.file == RegisterFile::Image
+                        && (d.first..=d.last).contains(&(res.index.max(0) as u32))
+                })
+                .and_then(|d| d.image);
+            if let Some(image) = image {
+                if op != Opcode::LOAD && !image.writable {
+                    self.err(format!(
+                        "{opn}: IMAGE[{}] is not declared writable (`, WR`)",
+                        res.index
+                    ));
+                }
+                if op.is_atomic()
+                    && !matches!(image.format, ImageFormat::R32Uint | ImageFormat::R32Sint)
+                {
+                    self.err(format!(
+                        "{opn}: atomics need an R32_UINT or R32_SINT image, IMAGE[{}] is {}",
+                        res.index, image.format
+                    ));
                 }
             }
         }

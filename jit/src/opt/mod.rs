@@ -41,7 +41,7 @@ use texelfn::TexelFunction;
 /// propagation and dead writes, input narrowing, register compaction (see the module
 /// documentation). The program computes the same bits, with less work.
 pub fn cleanup(program: &mut Program) {
-    if has_subroutines(&program.instructions) {
+    if left_alone(&program.instructions) {
         return;
     }
     let passes = Passes::new(program);
@@ -117,6 +117,14 @@ pub const MAX_SPECIALIZED_INSTRUCTIONS: usize = 12_000;
 /// ([`texelfn`]), from that rewrite when only the hoisting makes it pay. Exact for every draw
 /// that keeps the promises.
 pub fn specialize(program: &Program, options: &SpecializeOptions<'_>) -> Specialized {
+    if left_alone(&program.instructions) {
+        return Specialized {
+            program: program.clone(),
+            folded_constants: 0,
+            texel_functions: Vec::new(),
+            unhoisted: None,
+        };
+    }
     let limit = options.inline_texture_limit;
     let mut specialized = program.clone();
     let folded_constants = match options.constants {
@@ -174,7 +182,7 @@ pub fn fold_known_constants(
     known: &KnownConstants,
     inline_texture_limit: usize,
 ) -> usize {
-    if known.is_empty() || has_subroutines(&program.instructions) {
+    if known.is_empty() || left_alone(&program.instructions) {
         return 0;
     }
     let passes = Passes::new(program);
@@ -282,6 +290,12 @@ fn has_subroutines(insts: &[Instruction]) -> bool {
     insts
         .iter()
         .any(|i| props::uses_instruction_indices(i.opcode))
+}
+
+/// Whether every pass leaves `insts` as they are: subroutines (see [`has_subroutines`]), or
+/// loads, stores and atomics of storage memory, which no pass may drop, repeat or reorder.
+fn left_alone(insts: &[Instruction]) -> bool {
+    has_subroutines(insts) || insts.iter().any(|i| props::accesses_memory(i.opcode))
 }
 
 /// Runs passes; in debug builds it checks the program after each one against the validator,

@@ -709,6 +709,7 @@ fn run(body: Vec<Instruction>, immediates: &[[u32; 4]]) -> Option<[u32; 4]> {
     let resources = ShaderResources {
         constants: &[],
         textures: &NoTextures,
+        storage: Default::default(),
     };
     interpreter.shade_quad(&resources, &mut io).ok()?;
     let out = outputs[0];

@@ -79,6 +79,7 @@ impl Run<'_> {
         let res = ShaderResources {
             constants: &bufs,
             textures: self.textures,
+            storage: Default::default(),
         };
         let mut outputs = vec![[[0u32; 4]; 4]; self.num_outputs];
         let mut io = QuadIo {

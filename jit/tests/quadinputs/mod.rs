@@ -216,6 +216,7 @@ pub fn run_with(
     let res = ShaderResources {
         constants: &consts,
         textures,
+        storage: Default::default(),
     };
     let mut outputs = inp.outputs.clone();
     let mut io = QuadIo {

@@ -92,13 +92,30 @@ pub struct DrawArgs {
     /// --push-consts.
     #[arg(long, value_name = "NAME=V1,V2,...", allow_hyphen_values = true)]
     uniform: Vec<String>,
-    /// Bind a data file to the read-only storage buffer (`StructuredBuffer`,
-    /// `ByteAddressBuffer`) NAME of a .slang, WGSL or Vulkan GLSL shader; repeatable.
+    /// Bind a data file to the storage buffer NAME of a shader; repeatable.
     ///
-    /// The file has one `x y z w` line per 16 bytes (floats, or raw bits as 0x hex), as
-    /// --consts; reads past its end read zero.
+    /// NAME is a read-only storage buffer (`StructuredBuffer`, `ByteAddressBuffer`) or a
+    /// read-write one (`RWStructuredBuffer`, `RWByteAddressBuffer`, a WGSL `read_write` or GLSL
+    /// `buffer` block) of a .slang, WGSL or Vulkan GLSL shader, or `BUFFER[n]` of a TGSI
+    /// program. The file has one `x y z w` line per 16 bytes (floats, or raw bits as 0x hex),
+    /// as --consts, and sets the buffer's size: reads past its end read zero, writes there are
+    /// dropped. Both stages share a read-write buffer of one name.
     #[arg(long, value_name = "NAME=DATA.txt", allow_hyphen_values = true)]
     storage_buffer: Vec<String>,
+    /// Bind a zero-filled image of W x H texels (and L layers) to the storage image NAME
+    /// (`RWTexture2D`, `image2D`, `texture_storage_2d`, or `IMAGE[n]` of a TGSI program);
+    /// `:DATA.txt` gives its first texels, one `x y z w` line each, row after row; repeatable.
+    #[arg(
+        long,
+        value_name = "NAME=WxH[xL][:DATA.txt]",
+        allow_hyphen_values = true
+    )]
+    storage_image: Vec<String>,
+    /// Write what the draw left in the read-write storage buffer or storage image NAME (bound
+    /// by --storage-buffer or --storage-image) to FILE.txt: one `x y z w` line per 16 bytes or
+    /// per texel, as raw bits in 0x hex, which --storage-buffer reads back; repeatable.
+    #[arg(long, value_name = "NAME=FILE.txt", allow_hyphen_values = true)]
+    storage_out: Vec<String>,
     /// Push-constant file: one `x y z w` line per 16 bytes of the push-constant block.
     #[arg(long, value_name = "P.txt", allow_hyphen_values = true)]
     push_consts: Option<PathBuf>,
@@ -165,6 +182,18 @@ pub struct DrawArgs {
 pub fn run(args: DrawArgs) -> Result<()> {
     // Every flag is checked before a file is read or a shader compiled.
     softgpu::output::check_output(&args.out, "--out", &["png"])?;
+    let storage_out = args
+        .storage_out
+        .iter()
+        .map(|setting| {
+            let (name, file) = setting.split_once('=').ok_or_else(|| {
+                anyhow!("--storage-out: expected NAME=FILE.txt, found `{setting}`")
+            })?;
+            let path = PathBuf::from(file);
+            softgpu::output::check_output(&path, "--storage-out", &["txt"])?;
+            Ok((name.trim().to_string(), path))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let size = parse_size(&args.size)?;
     let memory_budget = args.memory.budget()?;
     let texture_bindings = args
@@ -242,7 +271,29 @@ pub fn run(args: DrawArgs) -> Result<()> {
         )?;
         storage.push((name.trim().to_string(), rows));
     }
-    draw::bind_storage_buffers(&mut stage_constants, &vs.blocks, &fs.blocks, &storage)?;
+    let mut images = Vec::new();
+    for setting in &args.storage_image {
+        images.push(parse_storage_image(setting)?);
+    }
+    let (memory, read_only) = draw::DrawStorage::bind(&vs, &fs, &storage, &images)?;
+    if !read_only.is_empty() {
+        draw::bind_storage_buffers(&mut stage_constants, &vs.blocks, &fs.blocks, &read_only)
+            .map_err(|e| {
+                anyhow!(
+                    "{e}; read-write: {}",
+                    draw::storage::writable_buffer_names(&vs, &fs)
+                )
+            })?;
+    }
+    for (name, _) in &storage_out {
+        if !memory.names().any(|n| n == name) {
+            anyhow::bail!(
+                "--storage-out {name}: no read-write storage buffer or storage image of that name \
+                 is bound (bind it with --storage-buffer {name}=DATA.txt or --storage-image \
+                 {name}=WxH)"
+            );
+        }
+    }
     let job = DrawJob {
         vertex_program: vs.program,
         fragment_program: fs.program,
@@ -268,12 +319,43 @@ pub fn run(args: DrawArgs) -> Result<()> {
         },
     };
     draw::check_memory(&job, args.exec.executor(), memory_budget)?;
-    let image = draw::run_with_constants(&job, &stage_constants, args.exec.executor())
+    let image = draw::run_with_storage(&job, &stage_constants, &memory, args.exec.executor())
         .map_err(|e| draw::name_input_files(e, &args.vs, &args.fs, &args.vertices))?;
     image
         .save_png(&args.out)
         .map_err(|e| anyhow!("--out: {e}"))?;
+    for (name, path) in &storage_out {
+        let text = memory.contents(name).unwrap_or_default();
+        softgpu::output::write_atomic(path, "--storage-out", text.as_bytes())?;
+    }
     Ok(())
+}
+
+/// Parses a `--storage-image NAME=WxH[xL][:DATA.txt]` binding and reads its data file.
+fn parse_storage_image(setting: &str) -> Result<(String, draw::ImageData)> {
+    let bad = || anyhow!("--storage-image: expected NAME=WxH[xL][:DATA.txt], found `{setting}`");
+    let (name, rest) = setting.split_once('=').ok_or_else(bad)?;
+    let (size, file) = match rest.split_once(':') {
+        Some((size, file)) => (size, Some(PathBuf::from(file))),
+        None => (rest, None),
+    };
+    let dims = size
+        .split(['x', 'X'])
+        .map(|d| d.trim().parse::<u32>().map_err(|_| bad()))
+        .collect::<Result<Vec<u32>>>()?;
+    let size = match dims[..] {
+        [w, h] => (w, h, 1),
+        [w, h, l] => (w, h, l),
+        _ => return Err(bad()),
+    };
+    let texels = match file {
+        Some(path) => draw::parse_constants(
+            &path,
+            &read(&path, "storage-image file", MAX_DATA_FILE_BYTES)?,
+        )?,
+        None => Vec::new(),
+    };
+    Ok((name.trim().to_string(), draw::ImageData { size, texels }))
 }
 
 /// Refuses, from the image headers and before any image is decoded, a framebuffer of `size`

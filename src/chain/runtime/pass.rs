@@ -135,10 +135,12 @@ pub(super) fn draw_pass(
         vertex_resources: ShaderResources {
             constants: &vs_refs,
             textures: &vs_units,
+            storage: Default::default(),
         },
         fragment_resources: ShaderResources {
             constants: &fs_refs,
             textures: &fs_units,
+            storage: Default::default(),
         },
         frag_coord: pass.frag_coord,
         ..DrawState::new(&*pass.vertex, fragment, ClipConvention::Vulkan)

@@ -70,10 +70,12 @@ impl TexelPrepass {
             vertex_resources: ShaderResources {
                 constants: &[],
                 textures: &TextureUnits::new(),
+                storage: Default::default(),
             },
             fragment_resources: ShaderResources {
                 constants,
                 textures: units,
+                storage: Default::default(),
             },
             frag_coord: self.frag_coord,
             ..DrawState::new(&*self.vertex, &*self.fragment, ClipConvention::Vulkan)

@@ -258,6 +258,14 @@ impl<'a> Lowerer<'a> {
                 sample,
                 level,
             } => {
+                if let Some(storage) = self.storage_image(ctx, *image)? {
+                    return Ok(Ev::Val(self.image_load(
+                        ctx,
+                        &storage,
+                        *coordinate,
+                        *array_index,
+                    )?));
+                }
                 let tex = self.texture(ctx, *image)?;
                 let mut coords = self.vec(ctx, *coordinate)?;
                 if let Some(a) = array_index {
@@ -1210,24 +1218,12 @@ impl<'a> Lowerer<'a> {
 }
 
 /// What a global the lowering has no place for is and what the IR lacks for it, where it is a
-/// storage buffer or storage image (the IR has no loads or stores of buffer or image memory).
+/// storage image the IR has no `IMAGE` for.
 fn resource_missing_from_ir(
     gv: &naga::GlobalVariable,
     ty: &TypeInner,
 ) -> Option<(&'static str, &'static str)> {
     match (gv.space, ty) {
-        (naga::AddressSpace::Storage { access }, _)
-            if access.contains(naga::StorageAccess::STORE) =>
-        {
-            Some((
-                "read-write storage buffer",
-                "RWStructuredBuffer, RWByteAddressBuffer, SSBO: the IR has no stores to buffer memory",
-            ))
-        }
-        (naga::AddressSpace::Storage { .. }, _) => Some((
-            "read-only storage buffer",
-            "StructuredBuffer, ByteAddressBuffer: the IR has no buffer loads",
-        )),
         (
             naga::AddressSpace::Handle,
             TypeInner::Image {
@@ -1236,7 +1232,8 @@ fn resource_missing_from_ir(
             },
         ) => Some((
             "storage image",
-            "RWTexture, image load/store: the IR has no image loads or stores",
+            "the IR's images have 32-bit RGBA/RG/R float, uint and sint formats, RGBA8 and R8 \
+             unorm, and 1D, 2D, 3D and array targets",
         )),
         _ => None,
     }

@@ -27,10 +27,17 @@
 //! x % 0 = 0, `i32::MIN / -1` = `i32::MIN`); float → integer conversions clamp to the target
 //! range first, as WGSL requires.
 //!
+//! **Storage memory** (module `memory`): a read-only storage buffer is constant data,
+//! `CONST[n]` after the push constants; a storage buffer the shader writes is `BUFFER[n]`
+//! (`n` counts those buffers in (group, binding) order), read and written by byte offset with
+//! `LOAD`/`STORE`, its atomics `ATOM*`; a storage image is `IMAGE[n]` (storage images in
+//! (group, binding) order) with its target and format (32-bit RGBA/RG/R float, uint and sint,
+//! RGBA8 and R8 unorm), loaded and stored at integer coordinates (then the layer).
+//!
 //! **Unsupported** (each is a `unsupported: <construct> at line N` error, never a panic or a
-//! silent miscompile): compute and other non vertex/fragment stages; storage buffers written by
-//! the shader (read-only ones are constant data, `CONST[n]` after the push constants), storage
-//! textures, atomics, workgroup memory, barriers, subgroup and ray-tracing operations, pipeline
+//! silent miscompile): compute and other non vertex/fragment stages; storage images of other
+//! formats, image atomics and size queries of storage images, atomics outside storage buffers,
+//! 8-byte values in storage buffers, workgroup memory, barriers, subgroup and ray-tracing operations, pipeline
 //! overrides, `arrayLength`; f16/f64/i64/u64 types; binding arrays; depth textures and comparison
 //! sampling (`textureSampleCompare*`, `textureGatherCompare`), `textureNumSamples` (a
 //! multisampled texture is bound with one sample; a load of sample 0 reads its texel, of another
@@ -48,6 +55,7 @@
 mod builder;
 mod builtins;
 mod expr;
+mod memory;
 mod sample_compare;
 mod stmt;
 
@@ -58,9 +66,9 @@ use naga::{Handle, ShaderStage, TypeInner};
 
 use super::FrontendError;
 use crate::ir::{
-    Declaration, HeaderItem, InterpolateLocation, InterpolateMode, Interpolation, Processor,
-    Program, Property, Register, RegisterFile, ReturnType, SamplerViewDecl, Semantic, SemanticName,
-    TextureTarget,
+    Declaration, HeaderItem, ImageDecl, ImageFormat, InterpolateLocation, InterpolateMode,
+    Interpolation, Processor, Program, Property, Register, RegisterFile, ReturnType,
+    SamplerViewDecl, Semantic, SemanticName, TextureTarget,
 };
 use builder::{Builder, Slot};
 
@@ -111,6 +119,25 @@ pub enum ResourceKind {
         /// The CONST buffer index.
         buffer: u32,
     },
+    /// A storage buffer the shader writes (`RWStructuredBuffer`, `RWByteAddressBuffer`, an
+    /// SSBO without `readonly`): `BUFFER[buffer]`, read and written by byte offset.
+    ReadWriteBuffer {
+        /// The BUFFER index.
+        buffer: u32,
+    },
+    /// A storage image (`RWTexture2D`, `image2D`): `IMAGE[image]`.
+    StorageImage {
+        /// The IMAGE index.
+        image: u32,
+        /// The image target.
+        #[serde(with = "target_name")]
+        target: TextureTarget,
+        /// The texel format.
+        #[serde(with = "format_name")]
+        format: ImageFormat,
+        /// Whether the shader may write it.
+        writable: bool,
+    },
     /// A texture, bound to `SVIEW[unit]`/`SAMP[unit]`.
     Texture {
         /// The sampler unit.
@@ -142,6 +169,25 @@ mod target_name {
         let name = String::deserialize(d)?;
         TextureTarget::from_name(&name)
             .ok_or_else(|| D::Error::custom(format!("unknown texture target `{name}`")))
+    }
+}
+
+/// Serializes an [`ImageFormat`] by its TGSI name (`PIPE_FORMAT_R32G32B32A32_FLOAT`, …).
+mod format_name {
+    use crate::ir::ImageFormat;
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes the format's TGSI name.
+    pub fn serialize<S: Serializer>(format: &ImageFormat, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(format.name())
+    }
+
+    /// Reads a TGSI image format name.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ImageFormat, D::Error> {
+        let name = String::deserialize(d)?;
+        ImageFormat::from_name(&name)
+            .ok_or_else(|| D::Error::custom(format!("unknown image format `{name}`")))
     }
 }
 
@@ -184,9 +230,16 @@ pub(crate) struct Place {
 }
 
 impl Place {
+    /// Whether `base` counts bytes (CONST data and storage buffers) rather than registers.
     fn bytes(&self) -> bool {
-        self.file == RegisterFile::Constant
+        matches!(self.file, RegisterFile::Constant | RegisterFile::Buffer)
     }
+}
+
+/// A storage image as an `IMAGE` register.
+#[derive(Clone, Debug)]
+pub(crate) struct ImageRef {
+    pub index: u32,
 }
 
 /// A texture as a sampler unit.
@@ -204,6 +257,7 @@ pub(crate) enum Ev {
     Val(Value),
     Ptr(Place),
     Tex(TexRef),
+    Image(ImageRef),
     Sampler(Handle<naga::GlobalVariable>),
 }
 
@@ -392,6 +446,25 @@ fn read_only_storage(space: naga::AddressSpace) -> bool {
     matches!(space, naga::AddressSpace::Storage { access } if !access.contains(naga::StorageAccess::STORE))
 }
 
+/// The IR's format for a storage image of naga format `format`, where it has one.
+fn image_format(format: naga::StorageFormat) -> Option<ImageFormat> {
+    use naga::StorageFormat as F;
+    Some(match format {
+        F::Rgba32Float => ImageFormat::Rgba32Float,
+        F::Rg32Float => ImageFormat::Rg32Float,
+        F::R32Float => ImageFormat::R32Float,
+        F::Rgba32Uint => ImageFormat::Rgba32Uint,
+        F::Rg32Uint => ImageFormat::Rg32Uint,
+        F::R32Uint => ImageFormat::R32Uint,
+        F::Rgba32Sint => ImageFormat::Rgba32Sint,
+        F::Rg32Sint => ImageFormat::Rg32Sint,
+        F::R32Sint => ImageFormat::R32Sint,
+        F::Rgba8Unorm => ImageFormat::Rgba8Unorm,
+        F::R8Unorm => ImageFormat::R8Unorm,
+        _ => return None,
+    })
+}
+
 fn texture_target(dim: naga::ImageDimension, arrayed: bool) -> Option<TextureTarget> {
     use naga::ImageDimension as D;
     Some(match (dim, arrayed) {
@@ -464,6 +537,31 @@ impl<'a> Lowerer<'a> {
             .into_iter()
             .zip(push_buffer + 1..)
             .collect();
+        // Written storage buffers are BUFFER[0..] and storage images IMAGE[0..], each in
+        // (group, binding) order.
+        let numbered = |keep: &dyn Fn(&naga::GlobalVariable) -> bool| -> BTreeMap<(u32, u32), u32> {
+            module
+                .global_variables
+                .iter()
+                .filter(|(_, g)| keep(g))
+                .filter_map(|(_, g)| g.binding.as_ref().map(|b| (b.group, b.binding)))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .zip(0..)
+                .collect()
+        };
+        let rw_buffer = numbered(&|g| {
+            matches!(g.space, naga::AddressSpace::Storage { .. }) && !read_only_storage(g.space)
+        });
+        let storage_image = numbered(&|g| {
+            matches!(
+                module.types[g.ty].inner,
+                TypeInner::Image {
+                    class: naga::ImageClass::Storage { .. },
+                    ..
+                }
+            )
+        });
         let mut texture_sets: BTreeMap<u32, u32> = BTreeMap::new();
         for (h, g) in module.global_variables.iter() {
             self.span = module.global_variables.get_span(h);
@@ -555,7 +653,72 @@ impl<'a> Lowerer<'a> {
                         }),
                     );
                 }
+                naga::AddressSpace::Storage { .. } => {
+                    let Some(&buffer) = rw_buffer.get(&(group, binding)) else {
+                        return self.unsupported("a storage buffer without a binding");
+                    };
+                    self.header
+                        .push(Declaration::new(RegisterFile::Buffer, buffer, buffer));
+                    resources.push(ResourceSlot {
+                        name: g.name.clone(),
+                        group,
+                        binding,
+                        kind: ResourceKind::ReadWriteBuffer { buffer },
+                    });
+                    let ty = self.shared_type(g.ty);
+                    self.globals.insert(
+                        h,
+                        Ev::Ptr(Place {
+                            file: RegisterFile::Buffer,
+                            dim: Some(buffer),
+                            base: 0,
+                            comp: None,
+                            dynamic: None,
+                            dyn_comp: None,
+                            array_id: None,
+                            ty,
+                        }),
+                    );
+                }
                 naga::AddressSpace::Handle => match inner {
+                    TypeInner::Image {
+                        dim,
+                        arrayed,
+                        class: naga::ImageClass::Storage { format, access },
+                    } => {
+                        // Unused images of kinds the IR lacks are harmless; a use fails later.
+                        let (Some(target), Some(format)) =
+                            (texture_target(*dim, *arrayed), image_format(*format))
+                        else {
+                            continue;
+                        };
+                        if target.image_coords().is_none() {
+                            continue;
+                        }
+                        let Some(&image) = storage_image.get(&(group, binding)) else {
+                            return self.unsupported("a storage image without a binding");
+                        };
+                        let writable = access.contains(naga::StorageAccess::STORE);
+                        let mut d = Declaration::new(RegisterFile::Image, image, image);
+                        d.image = Some(ImageDecl {
+                            target,
+                            format,
+                            writable,
+                        });
+                        self.header.push(d);
+                        resources.push(ResourceSlot {
+                            name: g.name.clone(),
+                            group,
+                            binding,
+                            kind: ResourceKind::StorageImage {
+                                image,
+                                target,
+                                format,
+                                writable,
+                            },
+                        });
+                        self.globals.insert(h, Ev::Image(ImageRef { index: image }));
+                    }
                     TypeInner::Image {
                         dim,
                         arrayed,

@@ -406,9 +406,20 @@ impl<'a> Lowerer<'a> {
             Statement::ControlBarrier(_) | Statement::MemoryBarrier(_) => {
                 return self.unsupported("barrier")
             }
-            Statement::ImageStore { .. } => return self.unsupported("textureStore"),
-            Statement::Atomic { .. } | Statement::ImageAtomic { .. } => {
-                return self.unsupported("atomic operation")
+            Statement::ImageStore {
+                image,
+                coordinate,
+                array_index,
+                value,
+            } => self.image_store(ctx, *image, *coordinate, *array_index, *value)?,
+            Statement::Atomic {
+                pointer,
+                fun,
+                value,
+                result,
+            } => self.atomic(ctx, *pointer, fun, *value, *result)?,
+            Statement::ImageAtomic { .. } => {
+                return self.unsupported("atomic operation on an image")
             }
             Statement::WorkGroupUniformLoad { .. } => {
                 return self.unsupported("workgroupUniformLoad")
@@ -508,6 +519,11 @@ impl<'a> Lowerer<'a> {
             return Ok(Value::V(vec![r]));
         }
         match &*p.ty {
+            TypeInner::Scalar(_) | TypeInner::Vector { .. } | TypeInner::Atomic(_)
+                if p.file == RegisterFile::Buffer =>
+            {
+                self.buffer_load(p)
+            }
             TypeInner::Scalar(_) | TypeInner::Vector { .. } => {
                 let n = match &*p.ty {
                     TypeInner::Vector { size, .. } => *size as usize,
@@ -556,6 +572,18 @@ impl<'a> Lowerer<'a> {
 
     /// Writes `value` to a TEMP place.
     pub fn store(&mut self, p: &Place, value: &Value) -> R<()> {
+        if p.file == RegisterFile::Buffer {
+            return match (&*p.ty, value) {
+                (_, Value::V(slots)) => self.buffer_store(p, slots),
+                (_, Value::C(parts)) => {
+                    for (i, part) in parts.iter().enumerate() {
+                        let sub = self.place_index(p, i as u32)?;
+                        self.store(&sub, part)?;
+                    }
+                    Ok(())
+                }
+            };
+        }
         if p.file != RegisterFile::Temporary {
             return Err(self.err("store to read-only storage"));
         }
@@ -665,6 +693,9 @@ impl<'a> Lowerer<'a> {
 
     /// `p[index]` with a dynamic index.
     pub fn place_access(&mut self, p: &Place, index: Slot) -> R<Place> {
+        if p.file == RegisterFile::Buffer {
+            return self.buffer_access(p, index);
+        }
         let module = self.module;
         let mut q = p.clone();
         let scale = match &*p.ty {

@@ -12,6 +12,18 @@
 //!   gets the four-channel 32-bit format of its texel type (`Rgba32f`, `Rgba32i`, `Rgba32ui`),
 //!   which holds every value a read or write of it can carry; the lowering then names the image
 //!   where the entry point uses it.
+//! - **Rasterizer-ordered views** (`RasterizerOrderedTexture2D`, `RasterizerOrderedBuffer`:
+//!   `SPV_EXT_fragment_shader_interlock`, which naga's reader refuses): the extension, its
+//!   capabilities and execution modes and the `OpBegin/EndInvocationInterlockEXT` around the
+//!   critical section are removed, leaving ordinary storage images and buffers. softgpu already
+//!   gives what the interlock asks for: every pixel lies in one tile, and a tile shades its
+//!   fragments one at a time in primitive order (see `raster::tile`), so the fragments of one
+//!   pixel run their critical sections exclusively and in primitive order.
+//! - **Coordinate vectors of arrayed images**: naga's reader splits the layer off the
+//!   coordinates of an arrayed image and looks up the vector type of the remaining ones, which
+//!   Slang need not have declared (a `Texture2DArray` read with `int3` coordinates and no `int2`
+//!   anywhere), and panics without it. Every 32-bit scalar type gets its two- and
+//!   three-component vector types.
 //! - **Vertex shaders that write no position** (a `[shader("vertex")]` function returning only
 //!   varyings, or nothing): naga requires a position output. Vulkan leaves the position of such a
 //!   shader undefined; it gets a `Position` output holding (0, 0, 0, 0), a point every primitive
@@ -19,16 +31,93 @@
 
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{
-    BuiltIn, Decoration, Dim, ExecutionModel, ImageFormat, ImageOperands, Op, StorageClass, Word,
+    BuiltIn, Capability, Decoration, Dim, ExecutionMode, ExecutionModel, ImageFormat,
+    ImageOperands, Op, StorageClass, Word,
 };
 
 use crate::frontend::vulkan_glsl::spirv_ids::{id, lit, result_types, Ids};
 
 /// Applies every rewrite of this module to `module`.
 pub fn rewrite(module: &mut Module) -> Result<(), String> {
+    drop_fragment_interlock(module);
+    declare_coordinate_vectors(module);
     give_storage_images_formats(module);
     give_vertex_shaders_a_position(module);
     input_attachments_to_fetches(module)
+}
+
+/// Removes `SPV_EXT_fragment_shader_interlock` from `module` (see the module documentation).
+fn drop_fragment_interlock(module: &mut Module) {
+    module.extensions.retain(|e| {
+        !matches!(e.operands.first(),
+            Some(Operand::LiteralString(name)) if name == "SPV_EXT_fragment_shader_interlock")
+    });
+    module.capabilities.retain(|c| {
+        !matches!(
+            c.operands.first(),
+            Some(Operand::Capability(
+                Capability::FragmentShaderPixelInterlockEXT
+                    | Capability::FragmentShaderSampleInterlockEXT
+                    | Capability::FragmentShaderShadingRateInterlockEXT
+            ))
+        )
+    });
+    module.execution_modes.retain(|m| {
+        !matches!(
+            m.operands.get(1),
+            Some(Operand::ExecutionMode(
+                ExecutionMode::PixelInterlockOrderedEXT
+                    | ExecutionMode::PixelInterlockUnorderedEXT
+                    | ExecutionMode::SampleInterlockOrderedEXT
+                    | ExecutionMode::SampleInterlockUnorderedEXT
+                    | ExecutionMode::ShadingRateInterlockOrderedEXT
+                    | ExecutionMode::ShadingRateInterlockUnorderedEXT
+            ))
+        )
+    });
+    for block in module
+        .functions
+        .iter_mut()
+        .flat_map(|f| f.blocks.iter_mut())
+    {
+        block.instructions.retain(|i| {
+            !matches!(
+                i.class.opcode,
+                Op::BeginInvocationInterlockEXT | Op::EndInvocationInterlockEXT
+            )
+        });
+    }
+}
+
+/// Declares the two- and three-component vectors of every 32-bit scalar type of `module` (see
+/// the module documentation).
+fn declare_coordinate_vectors(module: &mut Module) {
+    let scalars: Vec<Word> = module
+        .types_global_values
+        .iter()
+        .filter(|i| {
+            matches!(i.class.opcode, Op::TypeInt | Op::TypeFloat)
+                && i.operands.first() == Some(&Operand::LiteralBit32(32))
+                // A float with an encoding operand is not an IEEE single.
+                && (i.class.opcode == Op::TypeInt || i.operands.len() == 1)
+        })
+        .filter_map(|i| i.result_id)
+        .collect();
+    if scalars.is_empty() {
+        return;
+    }
+    let mut ids = Ids::after(module);
+    for scalar in scalars {
+        for n in [2, 3] {
+            type_id(
+                module,
+                &mut ids,
+                Op::TypeVector,
+                vec![Operand::IdRef(scalar), Operand::LiteralBit32(n)],
+            );
+        }
+    }
+    ids.finish(module);
 }
 
 /// Adds a `Position` output holding zeros to a module whose vertex entry point writes none.

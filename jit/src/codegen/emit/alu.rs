@@ -81,7 +81,19 @@ impl Emitter<'_, '_> {
     }
 
     fn step_call(&mut self, pc: usize, full: bool) {
-        let bits = if full {
+        let op = self.d.insts[pc].op;
+        let bits = if op.class() == OpcodeClass::Memory && op != Opcode::LOAD {
+            // Stores and atomics skip killed lanes, which the interpreter's step cannot see.
+            let e = if full {
+                let ones = self.b.ins().iconst(I32, -1);
+                self.b.ins().splat(I32X4, ones)
+            } else {
+                self.exec()
+            };
+            let kill = self.b.use_var(self.kill);
+            let alive = self.b.ins().band_not(e, kill);
+            self.b.ins().vhigh_bits(I32, alive)
+        } else if full {
             self.b.ins().iconst(I32, 0xF)
         } else {
             let e = self.exec();

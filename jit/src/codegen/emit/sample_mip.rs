@@ -56,6 +56,7 @@ pub(crate) fn compile_mip_fns(
         insts: Vec::new(),
         indirects: Vec::new(),
         textures: Vec::new(),
+        memory: Vec::new(),
         cases: Vec::new(),
         imms: Vec::new(),
         num_locals: 0,
