@@ -164,8 +164,8 @@ fn contract_multiply_adds(program: &mut Program) {
                 let product = &program.instructions[mul];
                 let compose = |operand: &SrcOperand| {
                     let mut out = *operand;
-                    for c in 0..4 {
-                        out.swizzle[c] = operand.swizzle[components[c]];
+                    for (slot, &from) in out.swizzle.iter_mut().zip(&components) {
+                        *slot = operand.swizzle[from];
                     }
                     out
                 };
