@@ -388,6 +388,8 @@ def main():
     ap.add_argument('--out', help='keep the pictures (and the generated inputs) in this directory')
     ap.add_argument('--size', default='1024x768')
     ap.add_argument('--exec', default='jit', choices=['jit', 'interp'])
+    ap.add_argument('--driver', default='softpipe', choices=['softpipe', 'llvmpipe', 'nvidia'],
+                    help="softgpu's --driver (the expected images come from a GPU)")
     ap.add_argument('--print-commands', action='store_true')
     a = ap.parse_args()
     files = []
@@ -408,7 +410,8 @@ def main():
         os.makedirs(work, exist_ok=True)
         picture = os.path.join(work, 'softgpu.png')
         try:
-            cmd = build_command(a.softgpu, path, work, a.size, a.exec) + ['--out', picture]
+            cmd = build_command(a.softgpu, path, work, a.size, a.exec) + [
+                '--driver', a.driver, '--out', picture]
             if a.print_commands:
                 print(' '.join(cmd))
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
