@@ -289,3 +289,66 @@ fn bilinear_weights_at_computed_coordinates_are_each_drivers_but_nvidias_divisio
         }
     }
 }
+
+/// `softgpu draw --driver nvidia` on the command line: the same bytes as NVIDIA's readback, and
+/// an unknown driver is an error naming the choices.
+#[test]
+fn the_command_line_draws_with_a_driver_profile() {
+    let dir = refs().join("bilinear_2d_rgba8");
+    let out = std::env::temp_dir().join(format!("softgpu-driver-cli-{}.png", std::process::id()));
+    let run = |driver: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_softgpu"))
+            .args(["draw", "--vs"])
+            .arg(dir.join("vs.tgsi"))
+            .arg("--fs")
+            .arg(dir.join("fs.tgsi"))
+            .arg("--vertices")
+            .arg(dir.join("vertices.txt"))
+            .arg("--consts")
+            .arg(dir.join("consts.txt"))
+            .arg("--texture")
+            .arg(format!("0={}", dir.join("tex0.png").display()))
+            .args([
+                "--wrap",
+                "clamp",
+                "--size",
+                "65x65",
+                "--no-shader-cache",
+                "--driver",
+                driver,
+            ])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let done = run("nvidia");
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let image = image::open(&out).unwrap().to_rgba8();
+    let bottom_first: Vec<u8> = image
+        .as_raw()
+        .chunks(65 * 4)
+        .rev()
+        .flatten()
+        .copied()
+        .collect();
+    std::fs::remove_file(&out).unwrap();
+    assert_eq!(
+        differing(
+            &bottom_first,
+            &readback("bilinear_2d_rgba8", "nvidia")[..65 * 65 * 4]
+        ),
+        0
+    );
+    let refused = run("radeon");
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("nvidia") && stderr.contains("llvmpipe"),
+        "{stderr}"
+    );
+}
