@@ -360,6 +360,8 @@ fn compile_in(
             .collect();
         let mem_locals = memory_locals(d);
         let lazy = super::lazy::lazy_results(d, &mem_locals);
+        let uniform = super::uniform::uniform_constructs(d);
+        let unmasked = super::unmasked::unmasked_writes(d, &mem_locals, &uniform);
         let mut e = Emitter {
             b,
             d,
@@ -388,7 +390,8 @@ fn compile_in(
             offsets,
             emitted: 0,
             ret_in_main: false,
-            uniform: super::uniform::uniform_constructs(d),
+            uniform,
+            unmasked,
             consts: HashMap::default(),
             const_bits: HashMap::default(),
             entry,
@@ -618,6 +621,9 @@ struct Emitter<'a, 'f> {
     /// Per instruction: IF/UIF and BGNLOOP constructs every lane takes together
     /// (`uniform::uniform_constructs`).
     uniform: Vec<bool>,
+    /// Per instruction: whether its write to an SSA register may skip the blend with the
+    /// execution mask (`unmasked::unmasked_writes`).
+    unmasked: Vec<bool>,
     /// Splat constants by (bits, type), all defined in the entry block.
     consts: HashMap<(u32, Type), Value>,
     /// The bits of each splat constant (and of its casts).
@@ -890,7 +896,9 @@ impl Emitter<'_, '_> {
             let full = stack.iter().all(Open::is_uniform) && sub_ret.is_none() && !self.ret_in_main;
             if !inst.is_flow {
                 let n0 = self.b.func.dfg.num_insts();
-                if !self.native_alu(&inst, full, pc)? {
+                // Lanes that skip an unmasked write never read what it leaves them.
+                let store_full = full || self.unmasked.get(pc).copied().unwrap_or(false);
+                if !self.native_alu(&inst, store_full, pc)? {
                     self.step(pc, full);
                 }
                 if let Some(stats) = self.op_stats.as_mut() {
