@@ -764,6 +764,47 @@ impl Emitter<'_, '_> {
             .is_some_and(|&x| !f32::from_bits(x).is_nan())
     }
 
+    /// True when `v` cannot be a signalling NaN: SSE arithmetic (and rounding) returns quiet
+    /// NaNs, and sign-bit changes of its result (`abs`, negation) keep the quiet bit. Looks
+    /// through bitcasts.
+    fn never_signalling(&self, mut v: Value) -> bool {
+        use cranelift_codegen::ir::Opcode as Op;
+        let dfg = &self.b.func.dfg;
+        for _ in 0..8 {
+            let ValueDef::Result(inst, _) = dfg.value_def(v) else {
+                return false;
+            };
+            let args = dfg.inst_args(inst);
+            match dfg.insts[inst].opcode() {
+                Op::Fadd
+                | Op::Fsub
+                | Op::Fmul
+                | Op::Fdiv
+                | Op::Sqrt
+                | Op::Fma
+                | Op::Floor
+                | Op::Ceil
+                | Op::Trunc
+                | Op::Nearest => return true,
+                Op::Bitcast => v = args[0],
+                Op::Band | Op::Bxor | Op::Bor => {
+                    let sign_bit_only = |k: Value| {
+                        self.const_bits
+                            .get(&k)
+                            .is_some_and(|&b| b == SIGN || b == !SIGN)
+                    };
+                    v = match (sign_bit_only(args[0]), sign_bit_only(args[1])) {
+                        (false, true) => args[0],
+                        (true, false) => args[1],
+                        _ => return false,
+                    };
+                }
+                _ => return false,
+            }
+        }
+        false
+    }
+
     fn f(&mut self, v: Value) -> Value {
         self.cast(F32X4, v)
     }
