@@ -89,7 +89,7 @@ fn forwards(op: Opcode, k: usize) -> bool {
 /// True when `op` writes every channel of its write mask (for the lanes it runs on), so the
 /// old value is gone. Not, for example, LODQ (x and y only) or the other texture queries and
 /// legacy opcodes: those let the old value through, and it must stay live.
-fn writes_every_channel(op: Opcode) -> bool {
+pub(super) fn writes_every_channel(op: Opcode) -> bool {
     use Opcode::*;
     lazy_capable(op)
         || matches!(
@@ -351,7 +351,7 @@ fn index_read(r: IndexReg, bits: &mut [u64]) {
 
 /// Successors of each instruction in the control-flow graph, or None for programs with
 /// subroutines or SWITCH.
-fn successors(d: &Decoded) -> Option<Vec<Vec<u32>>> {
+pub(super) fn successors(d: &Decoded) -> Option<Vec<Vec<u32>>> {
     use Opcode::*;
     let n = d.insts.len();
     let mut succ = Vec::with_capacity(n);

@@ -26,8 +26,9 @@
 //!   first and recompiled for speed in the background.
 //! - `emit`: lowering of a decoded program to Cranelift IR, split the way Mesa's gallivm is
 //!   (instruction driver, float rules, math library, masks and control flow, operands, texture
-//!   sampling, texel format, register analyses); `lazy` and `uniform` are the analyses that
-//!   decide which results skip their flush and which constructs all lanes take together.
+//!   sampling, texel format, register analyses); `lazy`, `uniform` and `unmasked` are the
+//!   analyses that decide which results skip their flush, which constructs all lanes take
+//!   together, and which writes under narrowing branches skip their per-lane blend.
 //! - `isa`: Cranelift's target for this host (the two tiers' flags, FMA) and the modules that
 //!   live as long as the process.
 //! - `abi`: the binary contract between kernels and Rust — the per-call context, the inline
@@ -51,6 +52,7 @@ mod shims;
 mod texpaths;
 mod tiers;
 mod uniform;
+mod unmasked;
 
 pub use emit::MAX_INLINE_TEX;
 pub use texpaths::wait_for_texture_paths;

@@ -295,13 +295,22 @@ impl Emitter<'_, '_> {
                     TRUNC => self.b.ins().trunc(x),
                     _ => self.b.ins().nearest(x),
                 };
-                Self::flushed(self.keep_nan(x, y))
+                // Only a signalling NaN comes out of `roundps` changed (quieted).
+                if self.never_signalling(a.v) {
+                    Self::flushed(y)
+                } else {
+                    Self::flushed(self.keep_nan(x, y))
+                }
             }),
             FRC => each!(|lz; a| {
                 let x = a;
                 let xf = self.f(x.v);
                 let fl = self.b.ins().floor(xf);
-                let fl = Self::flushed(self.keep_nan(xf, fl));
+                let fl = if self.never_signalling(x.v) {
+                    Self::flushed(fl)
+                } else {
+                    Self::flushed(self.keep_nan(xf, fl))
+                };
                 self.fbin_result(SUB, x, fl, lz)
             }),
             SSG => each!(|a| {

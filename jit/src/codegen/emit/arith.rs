@@ -23,6 +23,13 @@ pub(super) const ONE: u32 = 0x3f80_0000;
 /// The quiet bit of a float NaN.
 const QUIET: u32 = 0x0040_0000;
 
+/// For a divisor `±2^k` whose reciprocal is a normal float too (both survive DAZ): the
+/// reciprocal's bits.
+fn power_of_two_reciprocal(bits: u32) -> Option<u32> {
+    let e = (bits & EXP) >> 23;
+    (bits & MANT == 0 && (1..=253).contains(&e)).then(|| bits & SIGN | (254 - e) << 23)
+}
+
 pub(super) fn is_denormal(bits: u32) -> bool {
     bits & EXP == 0 && bits & MANT != 0
 }
@@ -73,7 +80,20 @@ impl Emitter<'_, '_> {
             Opcode::ADD => self.b.ins().fadd(y, x),
             Opcode::SUB => self.b.ins().fsub(x, y),
             Opcode::MUL => self.b.ins().fmul(y, x),
-            _ => self.b.ins().fdiv(x, y),
+            _ => match self
+                .const_bits
+                .get(&b.v)
+                .and_then(|&k| power_of_two_reciprocal(k))
+            {
+                // `x / 2^k` and `x * 2^-k` are the same rounding of the same number (a NaN
+                // `x` comes back quieted either way), and a multiplication is 4x faster.
+                Some(r) => {
+                    let r = self.splat(r);
+                    let r = self.f(r);
+                    self.b.ins().fmul(x, r)
+                }
+                None => self.b.ins().fdiv(x, y),
+            },
         };
         r
     }

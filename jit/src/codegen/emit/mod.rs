@@ -360,6 +360,8 @@ fn compile_in(
             .collect();
         let mem_locals = memory_locals(d);
         let lazy = super::lazy::lazy_results(d, &mem_locals);
+        let uniform = super::uniform::uniform_constructs(d);
+        let unmasked = super::unmasked::unmasked_writes(d, &mem_locals, &uniform);
         let mut e = Emitter {
             b,
             d,
@@ -388,7 +390,8 @@ fn compile_in(
             offsets,
             emitted: 0,
             ret_in_main: false,
-            uniform: super::uniform::uniform_constructs(d),
+            uniform,
+            unmasked,
             consts: HashMap::default(),
             const_bits: HashMap::default(),
             entry,
@@ -618,6 +621,9 @@ struct Emitter<'a, 'f> {
     /// Per instruction: IF/UIF and BGNLOOP constructs every lane takes together
     /// (`uniform::uniform_constructs`).
     uniform: Vec<bool>,
+    /// Per instruction: whether its write to an SSA register may skip the blend with the
+    /// execution mask (`unmasked::unmasked_writes`).
+    unmasked: Vec<bool>,
     /// Splat constants by (bits, type), all defined in the entry block.
     consts: HashMap<(u32, Type), Value>,
     /// The bits of each splat constant (and of its casts).
@@ -758,6 +764,47 @@ impl Emitter<'_, '_> {
             .is_some_and(|&x| !f32::from_bits(x).is_nan())
     }
 
+    /// True when `v` cannot be a signalling NaN: SSE arithmetic (and rounding) returns quiet
+    /// NaNs, and sign-bit changes of its result (`abs`, negation) keep the quiet bit. Looks
+    /// through bitcasts.
+    fn never_signalling(&self, mut v: Value) -> bool {
+        use cranelift_codegen::ir::Opcode as Op;
+        let dfg = &self.b.func.dfg;
+        for _ in 0..8 {
+            let ValueDef::Result(inst, _) = dfg.value_def(v) else {
+                return false;
+            };
+            let args = dfg.inst_args(inst);
+            match dfg.insts[inst].opcode() {
+                Op::Fadd
+                | Op::Fsub
+                | Op::Fmul
+                | Op::Fdiv
+                | Op::Sqrt
+                | Op::Fma
+                | Op::Floor
+                | Op::Ceil
+                | Op::Trunc
+                | Op::Nearest => return true,
+                Op::Bitcast => v = args[0],
+                Op::Band | Op::Bxor | Op::Bor => {
+                    let sign_bit_only = |k: Value| {
+                        self.const_bits
+                            .get(&k)
+                            .is_some_and(|&b| b == SIGN || b == !SIGN)
+                    };
+                    v = match (sign_bit_only(args[0]), sign_bit_only(args[1])) {
+                        (false, true) => args[0],
+                        (true, false) => args[1],
+                        _ => return false,
+                    };
+                }
+                _ => return false,
+            }
+        }
+        false
+    }
+
     fn f(&mut self, v: Value) -> Value {
         self.cast(F32X4, v)
     }
@@ -890,7 +937,9 @@ impl Emitter<'_, '_> {
             let full = stack.iter().all(Open::is_uniform) && sub_ret.is_none() && !self.ret_in_main;
             if !inst.is_flow {
                 let n0 = self.b.func.dfg.num_insts();
-                if !self.native_alu(&inst, full, pc)? {
+                // Lanes that skip an unmasked write never read what it leaves them.
+                let store_full = full || self.unmasked.get(pc).copied().unwrap_or(false);
+                if !self.native_alu(&inst, store_full, pc)? {
                     self.step(pc, full);
                 }
                 if let Some(stats) = self.op_stats.as_mut() {

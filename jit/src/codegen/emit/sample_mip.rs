@@ -124,6 +124,7 @@ pub(crate) fn compile_mip_fns(
                 emitted: 0,
                 ret_in_main: false,
                 uniform: Vec::new(),
+                unmasked: Vec::new(),
                 consts: HashMap::default(),
                 const_bits: HashMap::default(),
                 entry,
