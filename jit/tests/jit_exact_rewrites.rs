@@ -43,6 +43,7 @@ fn run(shader: &dyn QuadShader, inputs: &[QuadVec4]) -> QuadVec4 {
     let res = ShaderResources {
         constants: &[],
         textures: &NoTextures,
+        storage: Default::default(),
     };
     let mut io = QuadIo {
         inputs,

@@ -212,6 +212,7 @@ fn run(shader: &dyn QuadShader, inputs: &[QuadVec4]) -> (Result<u8, ExecError>, 
     let res = ShaderResources {
         constants: &[],
         textures: &CoordHash,
+        storage: Default::default(),
     };
     let mut io = QuadIo {
         inputs,
