@@ -230,6 +230,20 @@ pub(crate) struct Place {
 }
 
 impl Place {
+    /// The start of buffer `buffer` of `file` (CONST data or a storage buffer), byte-addressed.
+    fn buffer_start(file: RegisterFile, buffer: u32, ty: Rc<TypeInner>) -> Place {
+        Place {
+            file,
+            dim: Some(buffer),
+            base: 0,
+            comp: None,
+            dynamic: None,
+            dyn_comp: None,
+            array_id: None,
+            ty,
+        }
+    }
+
     /// Whether `base` counts bytes (CONST data and storage buffers) rather than registers.
     fn bytes(&self) -> bool {
         matches!(self.file, RegisterFile::Constant | RegisterFile::Buffer)
@@ -610,16 +624,7 @@ impl<'a> Lowerer<'a> {
                     let ty = self.shared_type(g.ty);
                     self.globals.insert(
                         h,
-                        Ev::Ptr(Place {
-                            file: RegisterFile::Constant,
-                            dim: Some(buffer),
-                            base: 0,
-                            comp: None,
-                            dynamic: None,
-                            dyn_comp: None,
-                            array_id: None,
-                            ty,
-                        }),
+                        Ev::Ptr(Place::buffer_start(RegisterFile::Constant, buffer, ty)),
                     );
                 }
                 naga::AddressSpace::Storage { .. } if read_only_storage(g.space) => {
@@ -641,16 +646,7 @@ impl<'a> Lowerer<'a> {
                     let ty = self.shared_type(g.ty);
                     self.globals.insert(
                         h,
-                        Ev::Ptr(Place {
-                            file: RegisterFile::Constant,
-                            dim: Some(buffer),
-                            base: 0,
-                            comp: None,
-                            dynamic: None,
-                            dyn_comp: None,
-                            array_id: None,
-                            ty,
-                        }),
+                        Ev::Ptr(Place::buffer_start(RegisterFile::Constant, buffer, ty)),
                     );
                 }
                 naga::AddressSpace::Storage { .. } => {
@@ -668,16 +664,7 @@ impl<'a> Lowerer<'a> {
                     let ty = self.shared_type(g.ty);
                     self.globals.insert(
                         h,
-                        Ev::Ptr(Place {
-                            file: RegisterFile::Buffer,
-                            dim: Some(buffer),
-                            base: 0,
-                            comp: None,
-                            dynamic: None,
-                            dyn_comp: None,
-                            array_id: None,
-                            ty,
-                        }),
+                        Ev::Ptr(Place::buffer_start(RegisterFile::Buffer, buffer, ty)),
                     );
                 }
                 naga::AddressSpace::Handle => match inner {
