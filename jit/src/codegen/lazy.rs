@@ -242,7 +242,8 @@ pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
     lazy
 }
 
-fn live_out(succ: &[u32], live_in: &[u64], words: usize, out: &mut [u64]) {
+/// The union of the successors' live-in bits (`words` words per instruction) into `out`.
+pub(super) fn live_out(succ: &[u32], live_in: &[u64], words: usize, out: &mut [u64]) {
     out.fill(0);
     for &s in succ {
         let s = s as usize * words;
@@ -252,11 +253,13 @@ fn live_out(succ: &[u32], live_in: &[u64], words: usize, out: &mut [u64]) {
     }
 }
 
-fn set(bits: &mut [u64], i: usize) {
+/// Sets bit `i` of a bit set.
+pub(super) fn set(bits: &mut [u64], i: usize) {
     bits[i / 64] |= 1 << (i % 64);
 }
 
-fn get(bits: &[u64], i: usize) -> bool {
+/// Bit `i` of a bit set.
+pub(super) fn get(bits: &[u64], i: usize) -> bool {
     bits[i / 64] & (1 << (i % 64)) != 0
 }
 

@@ -27,7 +27,7 @@ use crate::ir::props::reads_other_lanes;
 use crate::ir::structure::RegionKind;
 use crate::ir::{Opcode, OpcodeClass};
 
-use super::lazy::{successors, writes_every_channel};
+use super::lazy::{get, live_out, set, successors, writes_every_channel};
 
 /// Per instruction: whether its write to an SSA register may skip the blend with the execution
 /// mask (see the module documentation). `memory` marks the registers kept in memory, `uniform`
@@ -83,13 +83,7 @@ pub(super) fn unmasked_writes(d: &Decoded, memory: &[bool], uniform: &[bool]) ->
     loop {
         let mut changed = false;
         for pc in (0..n).rev() {
-            out.fill(0);
-            for &s in &succ[pc] {
-                let s = s as usize * words;
-                for (o, &x) in out.iter_mut().zip(&live_in[s..s + words]) {
-                    *o |= x;
-                }
-            }
+            live_out(&succ[pc], &live_in, words, &mut out);
             let base = pc * words;
             for w in 0..words {
                 next[w] = (out[w] & !kill[base + w]) | gen[base + w];
@@ -149,14 +143,6 @@ pub(super) fn unmasked_writes(d: &Decoded, memory: &[bool], uniform: &[bool]) ->
         unmasked[pc] = ok && waits.iter().all(|&w| bits.iter().all(|&b| !live_at(w, b)));
     }
     unmasked
-}
-
-fn set(bits: &mut [u64], i: usize) {
-    bits[i / 64] |= 1 << (i % 64);
-}
-
-fn get(bits: &[u64], i: usize) -> bool {
-    bits[i / 64] & (1 << (i % 64)) != 0
 }
 
 /// Marks the local channels reading `s` reads in `gen` (and in `quad_read` too when the reader
