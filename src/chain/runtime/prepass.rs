@@ -39,8 +39,13 @@ impl TexelPrepass {
             .map_err(|e| format!("texel pre-pass vertex program: {e}"))?;
         let vertex = build_shader(&vertex_program, options.executor, options.math)
             .map_err(|e| e.to_string())?;
-        let fragment = build_shader(&function.program, options.executor, options.math)
-            .map_err(|e| format!("texel pre-pass: {e}"))?;
+        // The hoisted arithmetic runs as the driver runs the rest of the pass's program.
+        let fragment = build_shader(
+            &options.driver.rewrite_program(&function.program),
+            options.executor,
+            options.math,
+        )
+        .map_err(|e| format!("texel pre-pass: {e}"))?;
         Ok(TexelPrepass {
             source_unit: function.source_unit,
             derived_unit: function.derived_unit,
