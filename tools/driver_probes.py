@@ -341,22 +341,14 @@ def probes():
 
 def make_texture(ctx, moderngl, spec):
     kind, fmt, width = spec['kind'], spec['format'], spec['width']
-    if kind == 'step':
-        row = np.zeros((1, width, 4), np.float32)
-        row[0, spec['k'] + 1:, :] = 1.0
-        row[..., 3] = 1.0
+    if kind in ('step', 'corner'):
+        # 0 and 1 only: the same texels in every format.
+        row = texture_bytes(spec).astype(np.float32) / 255.0
     elif kind == 'index':
         row = np.zeros((1, width, 4), np.float32)
         row[0, :, 0] = np.arange(width, dtype=np.float32)
-    elif kind == 'corner':
-        row = np.zeros((2, 2, 4), np.float32)
-        row[1, 1, 0] = 1.0
-        row[..., 3] = 1.0
     elif kind == 'ramp2':
-        data = np.zeros((2, width, 4), np.uint8)
-        data[0, :, 0] = np.arange(256)
-        data[1, :, 0] = (np.arange(256) + 1) % 256
-        data[..., 3] = 255
+        data = texture_bytes(spec)
         srgb = dict(internal_format=0x8C43) if fmt == 'srgb8' else {}  # GL_SRGB8_ALPHA8
         return ctx.texture((width, 2), 4, data.tobytes(), **srgb)
     elif kind == 'codes':
@@ -598,7 +590,7 @@ def export(outdir, names):
 
 
 def texture_bytes(spec):
-    """An RGBA8 probe texture's texels (rows top first, as PNG stores them)."""
+    """An 8-bit probe texture's texels, row 0 first (GL's t = 0 row, and PNG's top row)."""
     kind, width = spec['kind'], spec['width']
     if kind == 'step':
         data = np.zeros((1, width, 4), np.uint8)
