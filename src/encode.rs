@@ -44,12 +44,42 @@ fn to_u16(v: f32) -> u16 {
     (v.clamp(0.0, 1.0) * 65535.0).round() as u16
 }
 
-/// The PNG bytes of a rendered frame in `color_space` (see the module documentation).
-pub fn png_bytes(frame: &Texture, color_space: ColorSpace) -> Result<Vec<u8>, String> {
+/// How hard the PNG encoder compresses: the pixels are the same at every level, only the
+/// file's size and the time to write it differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PngCompression {
+    /// The `fdeflate` encoder: several times faster than `Balanced`, files up to half larger.
+    /// For a short CI job the encoding is otherwise a large share of the run.
+    #[default]
+    Fast,
+    /// zlib level 6 equivalent (the `png` crate's default).
+    Balanced,
+    /// The smallest files, for images that are committed (golden references).
+    High,
+}
+
+impl PngCompression {
+    fn level(self) -> png::Compression {
+        match self {
+            PngCompression::Fast => png::Compression::Fast,
+            PngCompression::Balanced => png::Compression::Balanced,
+            PngCompression::High => png::Compression::High,
+        }
+    }
+}
+
+/// The PNG bytes of a rendered frame in `color_space` (see the module documentation),
+/// compressed at `compression`.
+pub fn png_bytes(
+    frame: &Texture,
+    color_space: ColorSpace,
+    compression: PngCompression,
+) -> Result<Vec<u8>, String> {
     let (width, height) = (frame.width(), frame.height());
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, width, height);
     encoder.set_color(png::ColorType::Rgba);
+    encoder.set_compression(compression.level());
     let data = match color_space {
         ColorSpace::Sdr => {
             encoder.set_depth(png::BitDepth::Eight);
@@ -113,7 +143,7 @@ mod tests {
     fn hdr10_frames_become_16_bit_png_with_cicp() {
         let mut frame = Texture::new(Format::A2B10G10R10UnormPack32, 2, 1, 1).unwrap();
         frame.write_texel(0, 0, 0, [1.0f32, 0.5, 0.0, 1.0].map(f32::to_bits));
-        let bytes = png_bytes(&frame, ColorSpace::Hdr10).unwrap();
+        let bytes = png_bytes(&frame, ColorSpace::Hdr10, PngCompression::Fast).unwrap();
         let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
         let mut reader = decoder.read_info().unwrap();
         let info = reader.info();
@@ -137,10 +167,34 @@ mod tests {
     #[test]
     fn sdr_frames_stay_8_bit_without_cicp() {
         let frame = Texture::from_rgba8(1, 1, vec![1, 2, 3, 4]).unwrap();
-        let bytes = png_bytes(&frame, ColorSpace::Sdr).unwrap();
+        let bytes = png_bytes(&frame, ColorSpace::Sdr, PngCompression::High).unwrap();
         let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
         let reader = decoder.read_info().unwrap();
         assert_eq!(reader.info().bit_depth, png::BitDepth::Eight);
         assert!(reader.info().coding_independent_code_points.is_none());
+    }
+
+    #[test]
+    fn every_compression_level_writes_the_same_pixels() {
+        let (width, height) = (97u32, 61u32);
+        let pixels: Vec<u8> = (0..width * height * 4)
+            .map(|i| ((i * 2_654_435_761u32) >> 24) as u8 & if i % 7 == 0 { 0xff } else { 0xf0 })
+            .collect();
+        let frame = Texture::from_rgba8(width, height, pixels.clone()).unwrap();
+        let mut sizes = Vec::new();
+        for level in [
+            PngCompression::Fast,
+            PngCompression::Balanced,
+            PngCompression::High,
+        ] {
+            let bytes = png_bytes(&frame, ColorSpace::Sdr, level).unwrap();
+            let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
+            let mut reader = decoder.read_info().unwrap();
+            let mut data = vec![0; reader.output_buffer_size().unwrap()];
+            reader.next_frame(&mut data).unwrap();
+            assert_eq!(data, pixels, "{level:?}");
+            sizes.push(bytes.len());
+        }
+        assert!(sizes[2] <= sizes[1] && sizes[1] <= sizes[0], "{sizes:?}");
     }
 }
