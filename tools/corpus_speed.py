@@ -226,6 +226,9 @@ def main():
                     help="measure every Nth preset in sorted order (1: all)")
     ap.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="I/N",
                     help="of the sample, measure only every Nth preset from the Ith")
+    ap.add_argument("--presets", metavar="FILE",
+                    help="measure the presets listed in FILE (a path a line, absolute or relative "
+                         "to --corpus) instead of every preset of the corpus")
     ap.add_argument("--only", action="append", default=[],
                     help="measure only presets whose path contains this; repeatable")
     ap.add_argument("--steady", type=int, default=10, help="N: frames measured")
@@ -254,9 +257,16 @@ def main():
             sys.exit(f"{tool}: not found or not executable")
     if args.jobs < 1 or args.threads < 0:
         ap.error("--jobs must be at least 1 and --threads at least 0")
-    presets = sorted(
-        os.path.join(d, f)
-        for d, _, files in os.walk(args.corpus) for f in files if f.endswith(".slangp"))
+    if args.presets:
+        with open(args.presets) as f:
+            presets = [os.path.join(args.corpus, line.strip()) for line in f if line.strip()]
+        missing = [p for p in presets if not os.path.isfile(p)]
+        if missing:
+            sys.exit(f"{args.presets}: {len(missing)} presets not found, first {missing[0]}")
+    else:
+        presets = sorted(
+            os.path.join(d, f)
+            for d, _, files in os.walk(args.corpus) for f in files if f.endswith(".slangp"))
     if args.only:
         presets = [p for p in presets if any(o in p for o in args.only)]
     presets = presets[::args.sample][args.shard[0]::args.shard[1]]
