@@ -258,26 +258,42 @@ fn pad_level0(texels: &[u8], level: &TexelLevel, wrap: InlineWrap) -> Option<Box
     let base = level.offset as usize * 16;
     let mut out = super::pool::zeroed(pw * ph * 16).into_boxed_slice();
     let columns: Vec<Option<usize>> = (0..pw).map(|x| source(x, w)).collect();
-    // Rows in parallel: pass outputs are padded once per frame, like their decoding.
-    out.par_chunks_exact_mut(pw * 16)
-        .enumerate()
-        .for_each(|(y, row)| {
-            let Some(sy) = source(y, h) else {
-                return;
-            };
-            let src_row = &texels[base + sy * w * 16..base + (sy + 1) * w * 16];
-            // The texture's own columns in one copy, the apron texel by texel.
-            row[APRON * 16..(APRON + w) * 16].copy_from_slice(src_row);
-            for (x, sx) in columns.iter().enumerate() {
-                if (APRON..APRON + w).contains(&x) {
-                    continue;
-                }
-                if let Some(sx) = *sx {
-                    row[x * 16..x * 16 + 16].copy_from_slice(&src_row[sx * 16..sx * 16 + 16]);
-                }
+    // Rows in parallel where that is safe (see `may_fan_out`): pass outputs are padded once
+    // per frame, like their decoding.
+    let pad_row = |(y, row): (usize, &mut [u8])| {
+        let Some(sy) = source(y, h) else {
+            return;
+        };
+        let src_row = &texels[base + sy * w * 16..base + (sy + 1) * w * 16];
+        // The texture's own columns in one copy, the apron texel by texel.
+        row[APRON * 16..(APRON + w) * 16].copy_from_slice(src_row);
+        for (x, sx) in columns.iter().enumerate() {
+            if (APRON..APRON + w).contains(&x) {
+                continue;
             }
-        });
+            if let Some(sx) = *sx {
+                row[x * 16..x * 16 + 16].copy_from_slice(&src_row[sx * 16..sx * 16 + 16]);
+            }
+        }
+    };
+    if may_fan_out() {
+        out.par_chunks_exact_mut(pw * 16)
+            .enumerate()
+            .for_each(pad_row);
+    } else {
+        out.chunks_exact_mut(pw * 16).enumerate().for_each(pad_row);
+    }
     Some(out)
+}
+
+/// Whether a texture's lazily made copies (decoded levels, padded level 0) may be made on
+/// every core. Not on a rayon worker: the copies are made inside a `OnceLock` by whichever
+/// rasterizer tile samples the texture first, and a worker that waits for its parallel chunks
+/// steals other tiles meanwhile — one that samples the same texture would wait on the
+/// `OnceLock` it is itself initialising, a deadlock (seen with 16 threads). Copies wanted
+/// outside the rasterizer (the chain decodes each pass output after its draw) stay parallel.
+fn may_fan_out() -> bool {
+    rayon::current_thread_index().is_none()
 }
 
 impl PartialEq for DecodedLevels {
@@ -521,6 +537,10 @@ impl Texture {
     /// [`Texture::MAX_DECODED_TEXELS`] (level 0), and when a texel decodes to a NaN or a
     /// denormal: code that reads these texels runs with denormals read as zero and may pick
     /// another NaN than the sampler's arithmetic.
+    ///
+    /// Made on every core when called outside rayon's workers, on the calling thread alone
+    /// inside them (a worker waiting for its chunks could otherwise start a task that waits for
+    /// this very copy): code about to draw in parallel calls it first.
     pub fn decoded_levels(&self) -> Option<(&[u8], &[TexelLevel])> {
         self.decoded
             .0
@@ -576,10 +596,10 @@ impl Texture {
                 }
                 Some(())
             };
-            // Large levels decode on every core (a 1080p pass output is two million texels,
-            // decoded once per frame by whichever thread samples it first).
+            // Large levels decode on every core (a 1080p pass output is two million texels)
+            // unless this is a rasterizer thread (see `may_fan_out`).
             let src = &data[..texels * bpt];
-            if texels >= PARALLEL_DECODE_TEXELS {
+            if texels >= PARALLEL_DECODE_TEXELS && may_fan_out() {
                 src.par_chunks(DECODE_CHUNK_TEXELS * bpt)
                     .zip(dst.par_chunks_mut(DECODE_CHUNK_TEXELS * 16))
                     .try_for_each(decode_run)?;
