@@ -583,6 +583,12 @@ pub trait QuadShader: Send + Sync {
 
     /// The inputs and outputs of the program.
     fn signature(&self) -> &ShaderSignature;
+
+    /// Makes, on the calling thread, the lazily built texture copies the shader's draws read
+    /// (decoded levels, padded level 0), so that a draw's parallel tiles find them made rather
+    /// than each waiting while one tile makes them alone. The rasterizer calls it before it
+    /// fans out; the default does nothing.
+    fn prepare(&self, _resources: &ShaderResources<'_>) {}
 }
 
 /// One declared input, output or system value of a program.

@@ -205,6 +205,9 @@ pub(crate) fn shade(
         width,
         height,
     };
+    ctx.state
+        .fragment_shader
+        .prepare(&ctx.state.fragment_resources);
     // The batch registers are made once per rayon job, not per tile: a batch is several KB.
     jobs.into_par_iter()
         .map_init(

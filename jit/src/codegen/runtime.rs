@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 
-use super::abi::{ConstBuf, Ctx, FastTex, STATUS_BUDGET, STATUS_CALL_OVERFLOW};
+use super::abi::{ConstBuf, Ctx, FastSiteUnits, FastTex, STATUS_BUDGET, STATUS_CALL_OVERFLOW};
 use super::{fpenv, JitShader};
 use crate::exec::{
     BatchError, ExecError, QuadBatch, QuadIo, QuadShader, QuadVec4, ShaderResources,
@@ -99,15 +99,11 @@ impl JitShader {
         // The tier is read once: its code and its texture-site table must belong together.
         let tier = k.tier();
         scratch.fast.clear();
-        scratch.fast.extend(tier.fast_sites.iter().map(|units| {
-            let textures = resources.textures;
-            let view =
-                textures.texel_view(units.view, units.sampler, crate::ir::TextureTarget::Tex2D);
-            let padded = view
-                .filter(|v| units.shape.is_some() && v.inline_shape() == units.shape)
-                .and_then(|_| textures.padded_level0(units.view, units.sampler));
-            FastTex::of(view, padded)
-        }));
+        scratch.fast.extend(
+            tier.fast_sites
+                .iter()
+                .map(|units| fast_site(resources, units)),
+        );
         let mut ctx = Ctx {
             regs: scratch.regs.as_mut_ptr(),
             inputs: f.inputs,
@@ -197,7 +193,24 @@ impl JitShader {
     }
 }
 
+/// The texture data an inline texture site of a kernel reads: the unit's decoded texels and,
+/// when the site's shape asks for it and the texture allows, its padded level 0.
+fn fast_site(resources: &ShaderResources<'_>, units: &FastSiteUnits) -> FastTex {
+    let textures = resources.textures;
+    let view = textures.texel_view(units.view, units.sampler, crate::ir::TextureTarget::Tex2D);
+    let padded = view
+        .filter(|v| units.shape.is_some() && v.inline_shape() == units.shape)
+        .and_then(|_| textures.padded_level0(units.view, units.sampler));
+    FastTex::of(view, padded)
+}
+
 impl QuadShader for JitShader {
+    fn prepare(&self, resources: &ShaderResources<'_>) {
+        for units in self.kernel.tier().fast_sites.iter() {
+            fast_site(resources, units);
+        }
+    }
+
     fn shade_quad(
         &self,
         resources: &ShaderResources<'_>,

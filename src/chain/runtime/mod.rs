@@ -702,6 +702,11 @@ impl FilterChain {
             _ => input.clone(),
         };
         let input = &input;
+        if self.predecode_outputs {
+            // On every core here, before the draws: a rasterizer tile that samples it first
+            // would decode it on its own core (see `Texture::decoded_levels`).
+            input.decoded_levels();
+        }
         let original_size = (input.width(), input.height());
         let count = self.enabled_passes;
         let sizes = self.target_sizes(original_size, viewport);
