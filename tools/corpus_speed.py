@@ -105,6 +105,10 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
+# Process start-up varies by more than this between runs: a K+N run must take this much longer
+# than the K run for the difference to say anything.
+RESOLUTION_S = 0.03
+
 TSV_HEADER = "preset\tfamily\tsoftgpu_ms\tpeer_ms\tratio\tci_cold_s\tci_warm_s\tci_peer_s\terror\n"
 TSV_COLUMNS = [("softgpu", "%.1f"), ("peer", "%.1f"), ("ratio", "%.3f"), ("ci_cold", "%.2f"),
                ("ci_warm", "%.2f"), ("ci_peer", "%.2f")]
@@ -134,7 +138,12 @@ def measure(preset, index, args, ours, theirs, scratch, cpus, env):
                           cpus, env)
             kn = side.best(preset, "1920x1080", args.warm + args.steady, out_png, args.repeats,
                            args.timeout, cpus, env)
-            steady[side.name] = max(kn - k, 1e-6) / args.steady * 1e3
+            if kn - k < RESOLUTION_S:
+                raise RuntimeError(
+                    f"{side.name}: {args.warm + args.steady} frames took {(kn - k) * 1e3:.0f} ms "
+                    f"more than {args.warm}, under the {RESOLUTION_S * 1e3:.0f} ms the timing "
+                    f"resolves; raise --steady")
+            steady[side.name] = (kn - k) / args.steady * 1e3
         row["softgpu"], row["peer"] = steady["softgpu"], steady["peer"]
         row["ratio"] = row["peer"] / row["softgpu"]
     except RuntimeError as e:
