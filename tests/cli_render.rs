@@ -513,3 +513,44 @@ fn ffmpeg_round_trip_where_ffmpeg_is_installed() {
         assert_eq!((image.width(), image.height()), (64, 48));
     }
 }
+
+#[test]
+fn every_png_compression_level_writes_the_same_pixels() {
+    let s = Scratch::new();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut outputs = Vec::new();
+    for level in ["fast", "balanced", "high"] {
+        let out = s.path(&format!("{level}.png"));
+        run_ok(&strings(&[
+            "render",
+            "--preset",
+            &format!("{root}/examples/crt/crt.slangp"),
+            "--input",
+            &format!("{root}/examples/crt/frame.png"),
+            "--output",
+            out.to_str().unwrap(),
+            "--size",
+            "160x120",
+            "--png-compression",
+            level,
+        ]));
+        let bytes = std::fs::read(&out).unwrap();
+        let pixels = image::load_from_memory(&bytes).unwrap().to_rgba8();
+        outputs.push((level, bytes.len(), pixels));
+    }
+    for (level, _, pixels) in &outputs[1..] {
+        assert!(
+            *pixels == outputs[0].2,
+            "{level} decodes to other pixels than fast"
+        );
+    }
+    assert!(
+        outputs[2].1 <= outputs[0].1,
+        "high ({} bytes) is larger than fast ({} bytes)",
+        outputs[2].1,
+        outputs[0].1
+    );
+    let refused = softgpu(&strings(&["render", "--png-compression", "best"]));
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("--png-compression"));
+}
