@@ -7,6 +7,7 @@
 
 mod texture_support;
 
+use softgpu::driver::Driver;
 use softgpu::exec::{QuadShader, ShaderResources};
 use softgpu::ir::text::parse_program;
 use softgpu::ir::MathMode;
@@ -198,7 +199,13 @@ fn program(body: &str) -> Program {
 }
 
 fn shader(program: &Program) -> Box<dyn QuadShader> {
-    build_shader(program, Executor::Jit, MathMode::default()).expect("compiles")
+    build_shader(
+        program,
+        Executor::Jit,
+        MathMode::default(),
+        Driver::Softpipe,
+    )
+    .expect("compiles")
 }
 
 /// Renders `fragment` over a `size` RGBA32F target (raw output bits).

@@ -202,17 +202,17 @@ pub fn draw_into_with_storage(
             Cow::Borrowed(&job.fragment_program),
         ),
     };
-    let vertex_program = job.driver.rewrite_program(&vertex_program);
-    let fragment_program = job.driver.rewrite_program(&fragment_program);
     let vertex_shader =
-        build_shader(&vertex_program, executor, job.math).map_err(|e| StageError {
+        build_shader(&vertex_program, executor, job.math, job.driver).map_err(|e| StageError {
             stage: Processor::Vertex,
             message: format!("vertex shader: {e}"),
         })?;
     let fragment_shader =
-        build_shader(&fragment_program, executor, job.math).map_err(|e| StageError {
-            stage: Processor::Fragment,
-            message: format!("fragment shader: {e}"),
+        build_shader(&fragment_program, executor, job.math, job.driver).map_err(|e| {
+            StageError {
+                stage: Processor::Fragment,
+                message: format!("fragment shader: {e}"),
+            }
         })?;
     check_bindings(job, vertex_shader.signature())?;
 

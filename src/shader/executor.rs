@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 
+use crate::driver::Driver;
 use crate::exec::QuadShader;
 use crate::interp::Interpreter;
 use crate::ir::MathMode;
@@ -32,14 +33,18 @@ pub fn jit_compiling() -> bool {
 }
 
 /// Builds the quad shader for `program` with the chosen executor, computing EX2, LG2, POW, SIN
-/// and COS as `math` says (what the interpreter computes for `math.apply(program)`). A program
-/// the JIT refuses — or one that trips a bug in the code generator (Cranelift asserts; caught
-/// here) — runs on the interpreter, which is the specification the JIT must match anyway.
+/// and COS as `math` says (what the interpreter computes for `math.apply(program)`), after
+/// `driver`'s program rewrites ([`Driver::rewrite_program`]: every program a draw runs gets
+/// them here, so no caller can miss them). A program the JIT refuses — or one that trips a bug
+/// in the code generator (Cranelift asserts; caught here) — runs on the interpreter, which is
+/// the specification the JIT must match anyway.
 pub fn build_shader(
     program: &Program,
     executor: Executor,
     math: MathMode,
+    driver: Driver,
 ) -> Result<Box<dyn QuadShader>> {
+    let program = &*driver.rewrite_program(program);
     if executor == Executor::Jit {
         JIT_COMPILING.with(|c| c.set(true));
         let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

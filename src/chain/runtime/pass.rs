@@ -73,12 +73,7 @@ fn compiled_once<'a>(
     cell: &'a LazyShader,
 ) -> Result<&'a dyn QuadShader, ChainError> {
     cell.get_or_init(|| {
-        build_shader(
-            &pass.driver.rewrite_program(program),
-            pass.executor,
-            pass.math,
-        )
-        .map_err(|e| e.to_string())
+        build_shader(program, pass.executor, pass.math, pass.driver).map_err(|e| e.to_string())
     })
     .as_ref()
     .map(|shader| &**shader)

@@ -193,11 +193,10 @@ impl PassPlan<'_> {
         cache: Option<&ShaderCache>,
     ) -> Result<Pass, ChainError> {
         let vertex = build_shader(
-            &options
-                .driver
-                .rewrite_program(&self.shader.vertex.lowered.program),
+            &self.shader.vertex.lowered.program,
             options.executor,
             options.math,
+            options.driver,
         )
         .map_err(|e| ChainError::new(format!("{}, vertex: {e}", self.label)))?;
         let original = &self.shader.fragment.lowered.program;
@@ -246,12 +245,8 @@ impl PassPlan<'_> {
                 .to_mut()
                 .set_sampler_hints(sampler_hints.iter().copied());
         }
-        let fragment = build_shader(
-            &options.driver.rewrite_program(&specialized),
-            options.executor,
-            options.math,
-        )
-        .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
+        let fragment = build_shader(&specialized, options.executor, options.math, options.driver)
+            .map_err(|e| ChainError::new(format!("{}, fragment: {e}", self.label)))?;
         let texel_prepasses = texel_functions
             .iter()
             .map(|f| TexelPrepass::build(f, options))

@@ -37,13 +37,18 @@ impl TexelPrepass {
     ) -> Result<TexelPrepass, String> {
         let vertex_program = crate::ir::text::parse_program(PREPASS_VERTEX_PROGRAM)
             .map_err(|e| format!("texel pre-pass vertex program: {e}"))?;
-        let vertex = build_shader(&vertex_program, options.executor, options.math)
-            .map_err(|e| e.to_string())?;
-        // The hoisted arithmetic runs as the driver runs the rest of the pass's program.
-        let fragment = build_shader(
-            &options.driver.rewrite_program(&function.program),
+        let vertex = build_shader(
+            &vertex_program,
             options.executor,
             options.math,
+            options.driver,
+        )
+        .map_err(|e| e.to_string())?;
+        let fragment = build_shader(
+            &function.program,
+            options.executor,
+            options.math,
+            options.driver,
         )
         .map_err(|e| format!("texel pre-pass: {e}"))?;
         Ok(TexelPrepass {
