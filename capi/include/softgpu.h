@@ -28,17 +28,38 @@
 // `executor`: the reference interpreter (the same pixels, slower).
 #define SOFTGPU_EXECUTOR_INTERPRETER 1
 
-// `math`: glibc-exact transcendentals, as Mesa's softpipe computes them (the default).
+// `math`: glibc-exact transcendentals, as Mesa's softpipe computes them.
 #define SOFTGPU_MATH_EXACT 0
 
 // `math`: Mesa llvmpipe/lavapipe's approximations, bit for bit.
 #define SOFTGPU_MATH_LLVMPIPE 1
 
-// `srgb_curve`: the exact sRGB curve for sRGB render targets (the default).
+// `srgb_curve`: the exact sRGB curve for sRGB render targets.
 #define SOFTGPU_SRGB_CURVE_EXACT 0
+
+// `math`: the math of the chain's driver (the default): exact for softpipe (what
+// `softgpu_filter_chain_create` uses) and NVIDIA, llvmpipe's for llvmpipe.
+#define SOFTGPU_MATH_DRIVER 2
 
 // `srgb_curve`: Mesa llvmpipe/lavapipe's fast sRGB conversions.
 #define SOFTGPU_SRGB_CURVE_LLVMPIPE 1
+
+// `srgb_curve`: NVIDIA's measured sRGB conversions.
+#define SOFTGPU_SRGB_CURVE_NVIDIA 2
+
+// `srgb_curve`: the sRGB curve of the chain's driver (the default; exact for softpipe).
+#define SOFTGPU_SRGB_CURVE_DRIVER 3
+
+// `driver` of `softgpu_filter_chain_create_for_driver`: Mesa softpipe's rules (what
+// `softgpu_filter_chain_create` uses).
+#define SOFTGPU_DRIVER_SOFTPIPE 0
+
+// `driver`: Mesa llvmpipe/lavapipe's rules (filtering precision, derivatives, target
+// conversions, sRGB curve and math), to match the preset peer librashader on lavapipe.
+#define SOFTGPU_DRIVER_LLVMPIPE 1
+
+// `driver`: an NVIDIA GPU's measured rules (docs/fidelity.md, "Driver profiles").
+#define SOFTGPU_DRIVER_NVIDIA 2
 
 // What kind of failure an error object reports (`softgpu_error_errno`).
 enum SOFTGPU_ERRNO
@@ -84,9 +105,10 @@ typedef struct softgpu_filter_chain_opt_t {
   size_t version;
   // `SOFTGPU_EXECUTOR_JIT` or `SOFTGPU_EXECUTOR_INTERPRETER`.
   uint32_t executor;
-  // `SOFTGPU_MATH_EXACT` or `SOFTGPU_MATH_LLVMPIPE`.
+  // `SOFTGPU_MATH_EXACT`, `SOFTGPU_MATH_LLVMPIPE` or `SOFTGPU_MATH_DRIVER`.
   uint32_t math;
-  // `SOFTGPU_SRGB_CURVE_EXACT` or `SOFTGPU_SRGB_CURVE_LLVMPIPE`.
+  // `SOFTGPU_SRGB_CURVE_EXACT`, `SOFTGPU_SRGB_CURVE_LLVMPIPE`, `SOFTGPU_SRGB_CURVE_NVIDIA`
+  // or `SOFTGPU_SRGB_CURVE_DRIVER`.
   uint32_t srgb_curve;
   // The directory of the on-disk cache of compiled shaders (NUL-terminated UTF-8, created
   // when missing), or NULL to compile every shader. Copied: the string need not outlive the
@@ -170,6 +192,21 @@ size_t softgpu_api_version(void);
 softgpu_error_t softgpu_filter_chain_create(const char *preset_path,
                                             const struct softgpu_filter_chain_opt_t *options,
                                             softgpu_filter_chain_t *out);
+
+// `softgpu_filter_chain_create` under another driver's rules: `SOFTGPU_DRIVER_SOFTPIPE`
+// (the same as `softgpu_filter_chain_create`), `SOFTGPU_DRIVER_LLVMPIPE` (to match
+// librashader on Mesa lavapipe) or `SOFTGPU_DRIVER_NVIDIA` (docs/fidelity.md, "Driver
+// profiles"). The driver sets filtering precision, derivatives and render-target
+// conversions, and the math and sRGB curve unless `options.math` / `options.srgb_curve` name
+// one (their defaults, `SOFTGPU_MATH_DRIVER` and `SOFTGPU_SRGB_CURVE_DRIVER`, take the
+// driver's).
+//
+// # Safety
+// As `softgpu_filter_chain_create`.
+softgpu_error_t softgpu_filter_chain_create_for_driver(const char *preset_path,
+                                                       const struct softgpu_filter_chain_opt_t *options,
+                                                       uint32_t driver,
+                                                       softgpu_filter_chain_t *out);
 
 // Renders frame `frame_count` of `input` into `output`, whose size is the viewport, then
 // remembers the input and the pass outputs for the next frame's history and feedback.
@@ -273,8 +310,8 @@ int32_t softgpu_error_free_string(char **out);
 // `error` must be NULL or point to NULL or to an error returned by softgpu and not yet freed.
 int32_t softgpu_error_free(softgpu_error_t *error);
 
-// Chain options with softgpu's defaults: the JIT, exact math and sRGB curve, no shader cache,
-// the default budgets.
+// Chain options with softgpu's defaults: the JIT, the driver's math and sRGB curve (exact for
+// `softgpu_filter_chain_create`, softpipe's rules), no shader cache, the default budgets.
 struct softgpu_filter_chain_opt_t softgpu_filter_chain_opt_default(void);
 
 // Frame options with librashader's defaults.

@@ -16,8 +16,8 @@ use softgpu::chain::{ChainError, ChainOptions, FilterChain, FrameOptions};
 use crate::error::{ffi_call, softgpu_error_t, SoftgpuErrno, SoftgpuError};
 use crate::strings::{c_path, c_str};
 use crate::types::{
-    read_optional, softgpu_filter_chain_opt_default, softgpu_filter_chain_opt_t,
-    softgpu_frame_opt_t, softgpu_image_mut_t, softgpu_image_t,
+    driver_of, read_optional, softgpu_filter_chain_opt_default, softgpu_filter_chain_opt_t,
+    softgpu_frame_opt_t, softgpu_image_mut_t, softgpu_image_t, SOFTGPU_DRIVER_SOFTPIPE,
 };
 
 /// A filter chain and what rebuilding it needs.
@@ -228,15 +228,39 @@ pub unsafe extern "C" fn softgpu_filter_chain_create(
     options: *const softgpu_filter_chain_opt_t,
     out: *mut softgpu_filter_chain_t,
 ) -> softgpu_error_t {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe {
+        softgpu_filter_chain_create_for_driver(preset_path, options, SOFTGPU_DRIVER_SOFTPIPE, out)
+    }
+}
+
+/// `softgpu_filter_chain_create` under another driver's rules: `SOFTGPU_DRIVER_SOFTPIPE`
+/// (the same as `softgpu_filter_chain_create`), `SOFTGPU_DRIVER_LLVMPIPE` (to match
+/// librashader on Mesa lavapipe) or `SOFTGPU_DRIVER_NVIDIA` (docs/fidelity.md, "Driver
+/// profiles"). The driver sets filtering precision, derivatives and render-target
+/// conversions, and the math and sRGB curve unless `options.math` / `options.srgb_curve` name
+/// one (their defaults, `SOFTGPU_MATH_DRIVER` and `SOFTGPU_SRGB_CURVE_DRIVER`, take the
+/// driver's).
+///
+/// # Safety
+/// As `softgpu_filter_chain_create`.
+#[no_mangle]
+pub unsafe extern "C" fn softgpu_filter_chain_create_for_driver(
+    preset_path: *const c_char,
+    options: *const softgpu_filter_chain_opt_t,
+    driver: u32,
+    out: *mut softgpu_filter_chain_t,
+) -> softgpu_error_t {
     ffi_call(|| {
         check_out(out, "out")?;
+        let driver = driver_of(driver)?;
         // SAFETY: forwarded from the caller's contract.
         let path = unsafe { c_path(preset_path, "preset_path") }?;
         // SAFETY: forwarded from the caller's contract.
         let options = unsafe { read_optional(options, "options") }?
             .unwrap_or_else(|| softgpu_filter_chain_opt_default());
         // SAFETY: forwarded from the caller's contract.
-        let options = unsafe { options.to_chain_options() }?;
+        let options = unsafe { options.to_chain_options(driver) }?;
         let preset = load_preset(&path, &options.wildcards).map_err(load_error)?;
         let chain = FilterChain::from_preset(&preset, &options).map_err(load_error)?;
         let mut names: Vec<&String> = chain.parameters().keys().collect();

@@ -5,6 +5,7 @@ use std::ffi::c_char;
 
 use softgpu::chain::runtime::MAX_TARGET_SIZE;
 use softgpu::chain::{ChainOptions, FrameOptions, SrgbCurve};
+use softgpu::driver::Driver;
 use softgpu::ir::MathMode;
 use softgpu::shader::Executor;
 use softgpu::texture::Texture;
@@ -21,14 +22,29 @@ pub const SOFTGPU_API_VERSION: usize = 1;
 pub const SOFTGPU_EXECUTOR_JIT: u32 = 0;
 /// `executor`: the reference interpreter (the same pixels, slower).
 pub const SOFTGPU_EXECUTOR_INTERPRETER: u32 = 1;
-/// `math`: glibc-exact transcendentals, as Mesa's softpipe computes them (the default).
+/// `math`: glibc-exact transcendentals, as Mesa's softpipe computes them.
 pub const SOFTGPU_MATH_EXACT: u32 = 0;
 /// `math`: Mesa llvmpipe/lavapipe's approximations, bit for bit.
 pub const SOFTGPU_MATH_LLVMPIPE: u32 = 1;
-/// `srgb_curve`: the exact sRGB curve for sRGB render targets (the default).
+/// `srgb_curve`: the exact sRGB curve for sRGB render targets.
 pub const SOFTGPU_SRGB_CURVE_EXACT: u32 = 0;
+/// `math`: the math of the chain's driver (the default): exact for softpipe (what
+/// `softgpu_filter_chain_create` uses) and NVIDIA, llvmpipe's for llvmpipe.
+pub const SOFTGPU_MATH_DRIVER: u32 = 2;
 /// `srgb_curve`: Mesa llvmpipe/lavapipe's fast sRGB conversions.
 pub const SOFTGPU_SRGB_CURVE_LLVMPIPE: u32 = 1;
+/// `srgb_curve`: NVIDIA's measured sRGB conversions.
+pub const SOFTGPU_SRGB_CURVE_NVIDIA: u32 = 2;
+/// `srgb_curve`: the sRGB curve of the chain's driver (the default; exact for softpipe).
+pub const SOFTGPU_SRGB_CURVE_DRIVER: u32 = 3;
+/// `driver` of `softgpu_filter_chain_create_for_driver`: Mesa softpipe's rules (what
+/// `softgpu_filter_chain_create` uses).
+pub const SOFTGPU_DRIVER_SOFTPIPE: u32 = 0;
+/// `driver`: Mesa llvmpipe/lavapipe's rules (filtering precision, derivatives, target
+/// conversions, sRGB curve and math), to match the preset peer librashader on lavapipe.
+pub const SOFTGPU_DRIVER_LLVMPIPE: u32 = 1;
+/// `driver`: an NVIDIA GPU's measured rules (docs/fidelity.md, "Driver profiles").
+pub const SOFTGPU_DRIVER_NVIDIA: u32 = 2;
 
 /// How a filter chain is built (`softgpu_filter_chain_create`). Start from
 /// `softgpu_filter_chain_opt_default()` and change fields.
@@ -40,9 +56,10 @@ pub struct softgpu_filter_chain_opt_t {
     pub version: usize,
     /// `SOFTGPU_EXECUTOR_JIT` or `SOFTGPU_EXECUTOR_INTERPRETER`.
     pub executor: u32,
-    /// `SOFTGPU_MATH_EXACT` or `SOFTGPU_MATH_LLVMPIPE`.
+    /// `SOFTGPU_MATH_EXACT`, `SOFTGPU_MATH_LLVMPIPE` or `SOFTGPU_MATH_DRIVER`.
     pub math: u32,
-    /// `SOFTGPU_SRGB_CURVE_EXACT` or `SOFTGPU_SRGB_CURVE_LLVMPIPE`.
+    /// `SOFTGPU_SRGB_CURVE_EXACT`, `SOFTGPU_SRGB_CURVE_LLVMPIPE`, `SOFTGPU_SRGB_CURVE_NVIDIA`
+    /// or `SOFTGPU_SRGB_CURVE_DRIVER`.
     pub srgb_curve: u32,
     /// The directory of the on-disk cache of compiled shaders (NUL-terminated UTF-8, created
     /// when missing), or NULL to compile every shader. Copied: the string need not outlive the
@@ -110,15 +127,15 @@ pub struct softgpu_image_mut_t {
     pub stride: usize,
 }
 
-/// Chain options with softgpu's defaults: the JIT, exact math and sRGB curve, no shader cache,
-/// the default budgets.
+/// Chain options with softgpu's defaults: the JIT, the driver's math and sRGB curve (exact for
+/// `softgpu_filter_chain_create`, softpipe's rules), no shader cache, the default budgets.
 #[no_mangle]
 pub extern "C" fn softgpu_filter_chain_opt_default() -> softgpu_filter_chain_opt_t {
     softgpu_filter_chain_opt_t {
         version: SOFTGPU_API_VERSION,
         executor: SOFTGPU_EXECUTOR_JIT,
-        math: SOFTGPU_MATH_EXACT,
-        srgb_curve: SOFTGPU_SRGB_CURVE_EXACT,
+        math: SOFTGPU_MATH_DRIVER,
+        srgb_curve: SOFTGPU_SRGB_CURVE_DRIVER,
         shader_cache_dir: std::ptr::null(),
         memory_budget: 0,
         pixel_budget: 0,
@@ -169,12 +186,28 @@ pub(crate) unsafe fn read_optional<T: Copy>(
     Ok(Some(unsafe { pointer.read() }))
 }
 
+/// The driver a `driver` argument names.
+pub(crate) fn driver_of(driver: u32) -> Result<Driver, SoftgpuError> {
+    match driver {
+        SOFTGPU_DRIVER_SOFTPIPE => Ok(Driver::Softpipe),
+        SOFTGPU_DRIVER_LLVMPIPE => Ok(Driver::Llvmpipe),
+        SOFTGPU_DRIVER_NVIDIA => Ok(Driver::Nvidia),
+        other => Err(SoftgpuError::invalid(format!(
+            "driver is {other}: expected SOFTGPU_DRIVER_SOFTPIPE (0), SOFTGPU_DRIVER_LLVMPIPE \
+             (1) or SOFTGPU_DRIVER_NVIDIA (2)"
+        ))),
+    }
+}
+
 impl softgpu_filter_chain_opt_t {
-    /// The library's options for these.
+    /// The library's options for these, under `driver`'s rules.
     ///
     /// # Safety
     /// `shader_cache_dir` must be NULL or a NUL-terminated string.
-    pub(crate) unsafe fn to_chain_options(self) -> Result<ChainOptions, SoftgpuError> {
+    pub(crate) unsafe fn to_chain_options(
+        self,
+        driver: Driver,
+    ) -> Result<ChainOptions, SoftgpuError> {
         check_version(self.version, "options")?;
         let executor = match self.executor {
             SOFTGPU_EXECUTOR_JIT => Executor::Jit,
@@ -189,20 +222,24 @@ impl softgpu_filter_chain_opt_t {
         let math = match self.math {
             SOFTGPU_MATH_EXACT => MathMode::Exact,
             SOFTGPU_MATH_LLVMPIPE => MathMode::Llvmpipe,
+            SOFTGPU_MATH_DRIVER => driver.math(),
             other => {
                 return Err(SoftgpuError::invalid(format!(
-                    "options.math is {other}: expected SOFTGPU_MATH_EXACT (0) or \
-                     SOFTGPU_MATH_LLVMPIPE (1)"
+                    "options.math is {other}: expected SOFTGPU_MATH_EXACT (0), \
+                     SOFTGPU_MATH_LLVMPIPE (1) or SOFTGPU_MATH_DRIVER (2)"
                 )))
             }
         };
         let srgb_curve = match self.srgb_curve {
             SOFTGPU_SRGB_CURVE_EXACT => SrgbCurve::Exact,
             SOFTGPU_SRGB_CURVE_LLVMPIPE => SrgbCurve::Llvmpipe,
+            SOFTGPU_SRGB_CURVE_NVIDIA => SrgbCurve::Nvidia,
+            SOFTGPU_SRGB_CURVE_DRIVER => SrgbCurve::of(driver),
             other => {
                 return Err(SoftgpuError::invalid(format!(
-                    "options.srgb_curve is {other}: expected SOFTGPU_SRGB_CURVE_EXACT (0) or \
-                     SOFTGPU_SRGB_CURVE_LLVMPIPE (1)"
+                    "options.srgb_curve is {other}: expected SOFTGPU_SRGB_CURVE_EXACT (0), \
+                     SOFTGPU_SRGB_CURVE_LLVMPIPE (1), SOFTGPU_SRGB_CURVE_NVIDIA (2) or \
+                     SOFTGPU_SRGB_CURVE_DRIVER (3)"
                 )))
             }
         };
@@ -219,7 +256,7 @@ impl softgpu_filter_chain_opt_t {
             shader_cache,
             memory_budget: (self.memory_budget > 0).then_some(self.memory_budget),
             pixel_budget: (self.pixel_budget > 0).then_some(self.pixel_budget),
-            ..ChainOptions::default()
+            ..ChainOptions::default().with_driver(driver)
         })
     }
 }

@@ -8,6 +8,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use softgpu::chain::{ChainOptions, FilterChain, FrameOptions};
+use softgpu::driver::Driver;
 use softgpu::texture::Texture;
 
 const OUTPUT_SIZE: (u32, u32) = (400, 300);
@@ -43,12 +44,23 @@ fn rust_render(
     parameters: &[(&str, f32)],
     frame: u64,
 ) -> Vec<u8> {
+    rust_render_for(preset, input, parameters, frame, Driver::Softpipe)
+}
+
+/// [`rust_render`] under `driver`'s rules.
+fn rust_render_for(
+    preset: &Path,
+    input: &Arc<Texture>,
+    parameters: &[(&str, f32)],
+    frame: u64,
+    driver: Driver,
+) -> Vec<u8> {
     let options = ChainOptions {
         parameters: parameters
             .iter()
             .map(|&(n, v)| (n.to_string(), v))
             .collect(),
-        ..ChainOptions::default()
+        ..ChainOptions::default().with_driver(driver)
     };
     let mut chain = FilterChain::load(preset, &options).expect("the example preset loads");
     chain
@@ -103,7 +115,11 @@ fn c_program_renders_like_the_rust_api() {
     std::fs::write(&raw_input, frame.to_rgba8()).unwrap();
     let default_out = dir.join("default.rgba");
     let param_out = dir.join("param.rgba");
+    let llvmpipe_out = dir.join("llvmpipe.rgba");
     let run = Command::new(&program)
+        // cargo's own search path for tests may name target/<profile> first, whose copy of
+        // the library (from an earlier `cargo build`) can be older than the one built here.
+        .env("LD_LIBRARY_PATH", &library)
         .arg(&preset)
         .arg(&raw_input)
         .args([frame.width().to_string(), frame.height().to_string()])
@@ -111,6 +127,7 @@ fn c_program_renders_like_the_rust_api() {
         .arg(&default_out)
         .arg(&param_out)
         .arg(root.join("examples/crt/missing.slangp"))
+        .arg(&llvmpipe_out)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
@@ -137,4 +154,12 @@ fn c_program_renders_like_the_rust_api() {
     );
     // The parameter reached the shader: the image is not frame 1 with the default.
     assert_ne!(with_parameter, rust_render(&preset, &frame, &[], 1));
+    let llvmpipe = rust_render_for(&preset, &frame, &[], 0, Driver::Llvmpipe);
+    assert_same_pixels(
+        "frame 0 under llvmpipe's rules",
+        &std::fs::read(&llvmpipe_out).unwrap(),
+        &llvmpipe,
+    );
+    // The driver reached the chain: its pixels are not softpipe's.
+    assert_ne!(llvmpipe, rust_render(&preset, &frame, &[], 0));
 }

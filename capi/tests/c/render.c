@@ -94,10 +94,10 @@ static int padding_intact(const softgpu_image_mut_t *image, unsigned char fill) 
 }
 
 int main(int argc, char **argv) {
-    if (argc != 10) {
+    if (argc != 11) {
         fprintf(stderr,
                 "usage: %s PRESET INPUT.rgba WIDTH HEIGHT OUT_W OUT_H DEFAULT.rgba "
-                "PARAM.rgba MISSING\n",
+                "PARAM.rgba MISSING LLVMPIPE.rgba\n",
                 argv[0]);
         return 2;
     }
@@ -160,6 +160,18 @@ int main(int argc, char **argv) {
               "frame 1");
     write_rows(argv[8], &output);
 
+    /* The same preset under llvmpipe's rules; the default options take its math and sRGB curve. */
+    softgpu_filter_chain_opt_t driver_options = softgpu_filter_chain_opt_default();
+    CHECK(driver_options.math == SOFTGPU_MATH_DRIVER, "math defaults to the driver's");
+    softgpu_filter_chain_t lavapipe_like = NULL;
+    expect_ok(softgpu_filter_chain_create_for_driver(preset, &driver_options,
+                                                     SOFTGPU_DRIVER_LLVMPIPE, &lavapipe_like),
+              "create for llvmpipe");
+    expect_ok(softgpu_filter_chain_frame(&lavapipe_like, 0, input, output, NULL),
+              "llvmpipe frame 0");
+    write_rows(argv[10], &output);
+    softgpu_filter_chain_free(&lavapipe_like);
+
     /* Errors. */
     softgpu_filter_chain_t missing = NULL;
     expect_error(softgpu_filter_chain_create(argv[9], NULL, &missing),
@@ -173,6 +185,12 @@ int main(int argc, char **argv) {
     bad_options.executor = 7;
     expect_error(softgpu_filter_chain_create(preset, &bad_options, &missing),
                  SOFTGPU_ERRNO_INVALID_PARAMETER, "executor", "create with executor 7");
+    expect_error(softgpu_filter_chain_create_for_driver(preset, NULL, 3, &missing),
+                 SOFTGPU_ERRNO_INVALID_PARAMETER, "driver", "create for driver 3");
+    bad_options = softgpu_filter_chain_opt_default();
+    bad_options.math = 9;
+    expect_error(softgpu_filter_chain_create(preset, &bad_options, &missing),
+                 SOFTGPU_ERRNO_INVALID_PARAMETER, "SOFTGPU_MATH_DRIVER", "create with math 9");
     bad_options = softgpu_filter_chain_opt_default();
     bad_options.version = 0;
     expect_error(softgpu_filter_chain_create(preset, &bad_options, &missing),
