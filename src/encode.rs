@@ -178,7 +178,9 @@ mod tests {
     fn every_compression_level_writes_the_same_pixels() {
         let (width, height) = (97u32, 61u32);
         let pixels: Vec<u8> = (0..width * height * 4)
-            .map(|i| ((i * 2_654_435_761u32) >> 24) as u8 & if i % 7 == 0 { 0xff } else { 0xf0 })
+            .map(|i| {
+                (i.wrapping_mul(2_654_435_761) >> 24) as u8 & if i % 7 == 0 { 0xff } else { 0xf0 }
+            })
             .collect();
         let frame = Texture::from_rgba8(width, height, pixels.clone()).unwrap();
         let mut sizes = Vec::new();
