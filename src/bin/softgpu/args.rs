@@ -112,6 +112,28 @@ impl ExecArg {
     }
 }
 
+/// `--png-compression`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum PngCompressionArg {
+    /// The fdeflate encoder: fastest, somewhat larger files.
+    Fast,
+    /// zlib level 6.
+    Balanced,
+    /// The smallest files.
+    High,
+}
+
+impl PngCompressionArg {
+    /// The encoder level this flag selects.
+    pub fn compression(self) -> softgpu::encode::PngCompression {
+        match self {
+            PngCompressionArg::Fast => softgpu::encode::PngCompression::Fast,
+            PngCompressionArg::Balanced => softgpu::encode::PngCompression::Balanced,
+            PngCompressionArg::High => softgpu::encode::PngCompression::High,
+        }
+    }
+}
+
 /// Parses the `WxH` of `--size`.
 pub fn parse_size(text: &str) -> Result<(u32, u32)> {
     let (w, h) = text

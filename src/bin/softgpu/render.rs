@@ -1,6 +1,8 @@
 //! `softgpu render`: a RetroArch preset on an input frame (or a directory of frames) to a PNG.
 
-use crate::args::{parse_size, DriverArg, ExecArg, MathArg, MemoryBudgetArgs, ShaderCacheArgs};
+use crate::args::{
+    parse_size, DriverArg, ExecArg, MathArg, MemoryBudgetArgs, PngCompressionArg, ShaderCacheArgs,
+};
 use anyhow::{anyhow, bail, Result};
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -921,27 +923,6 @@ enum OutputFormatArg {
     Y4m,
     /// Every frame as raw RGBA8.
     Raw,
-}
-
-/// `--png-compression`.
-#[derive(Clone, Copy, ValueEnum)]
-enum PngCompressionArg {
-    /// The fdeflate encoder: fastest, somewhat larger files.
-    Fast,
-    /// zlib level 6.
-    Balanced,
-    /// The smallest files.
-    High,
-}
-
-impl PngCompressionArg {
-    fn compression(self) -> softgpu::encode::PngCompression {
-        match self {
-            PngCompressionArg::Fast => softgpu::encode::PngCompression::Fast,
-            PngCompressionArg::Balanced => softgpu::encode::PngCompression::Balanced,
-            PngCompressionArg::High => softgpu::encode::PngCompression::High,
-        }
-    }
 }
 
 /// `--color-space`: librashader-cli's names.
