@@ -130,6 +130,18 @@ fn output_is_deterministic_across_runs() {
 }
 
 #[test]
+fn png_compression_levels_give_the_same_pixels() {
+    let s = Scratch::new();
+    let mut images = Vec::new();
+    for level in ["fast", "balanced", "high"] {
+        let out = s.draw(&["--png-compression", level]);
+        assert!(out.status.success(), "{level}: {}", stderr(&out));
+        images.push(image::open(s.path("out.png")).unwrap().to_rgba8());
+    }
+    assert!(images[0] == images[1] && images[1] == images[2]);
+}
+
+#[test]
 fn malformed_vertex_value_names_file_and_line() {
     let s = Scratch::new();
     s.write("v.txt", "-1 -1 0 1\n1 -1 0 1\n-1 1 zero 1\n");
