@@ -188,44 +188,18 @@ pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
         }
     }
     for (pc, inst) in d.insts.iter().enumerate() {
-        let g = &mut gen[pc * words..(pc + 1) * words];
-        bit_reads(d, inst, g, memory, &texture_read, &mut fwd[pc]);
-        if let (DstLoc::Local(i), true) = (inst.dst, writes_every_channel(inst.op)) {
-            let k = &mut kill[pc * words..(pc + 1) * words];
-            for c in 0..4 {
-                if inst.write_mask & (1 << c) != 0 {
-                    set(k, i as usize * 4 + c);
-                }
-            }
-        }
+        bit_reads(
+            d,
+            inst,
+            &mut gen[pc * words..(pc + 1) * words],
+            memory,
+            &texture_read,
+            &mut fwd[pc],
+        );
+        mark_kills(inst, &mut kill[pc * words..(pc + 1) * words]);
     }
-    // Backward fixpoint; reverse program order converges in a few passes (one more per loop
-    // nesting level).
-    let mut live_in = vec![0u64; n * words];
+    let live_in = live_in_fixpoint(&succ, &gen, &kill, words, &fwd);
     let mut out = vec![0u64; words];
-    let mut next = vec![0u64; words];
-    loop {
-        let mut changed = false;
-        for pc in (0..n).rev() {
-            live_out(&succ[pc], &live_in, words, &mut out);
-            let base = pc * words;
-            for w in 0..words {
-                next[w] = (out[w] & !kill[base + w]) | gen[base + w];
-            }
-            for &(dst, src) in &fwd[pc] {
-                if get(&out, dst as usize) {
-                    set(&mut next, src as usize);
-                }
-            }
-            if next[..] != live_in[base..base + words] {
-                live_in[base..base + words].copy_from_slice(&next);
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
     for (pc, inst) in d.insts.iter().enumerate() {
         let DstLoc::Local(i) = inst.dst else { continue };
         if inst.saturate || !lazy_capable(inst.op) || memory[i as usize] {
@@ -240,6 +214,58 @@ pub(super) fn lazy_results(d: &Decoded, memory: &[bool]) -> Vec<u8> {
         }
     }
     lazy
+}
+
+/// Marks in `kill` the local channels `inst` overwrites whole: a local destination's written
+/// channels, when the opcode writes every one of them on every lane.
+pub(super) fn mark_kills(inst: &Inst, kill: &mut [u64]) {
+    if let (DstLoc::Local(i), true) = (inst.dst, writes_every_channel(inst.op)) {
+        for c in 0..4 {
+            if inst.write_mask & (1 << c) != 0 {
+                set(kill, i as usize * 4 + c);
+            }
+        }
+    }
+}
+
+/// The backward liveness fixpoint over the control-flow graph `succ`: per instruction
+/// (`words` words each), the channels live before it, from what each reads (`gen`) and
+/// overwrites (`kill`). `fwd[pc]`, where given, holds (destination, source) channel pairs whose
+/// source is live before the instruction when the destination is after it. Reverse program
+/// order converges in a few passes (one more per loop nesting level).
+pub(super) fn live_in_fixpoint(
+    succ: &[Vec<u32>],
+    gen: &[u64],
+    kill: &[u64],
+    words: usize,
+    fwd: &[Vec<(u32, u32)>],
+) -> Vec<u64> {
+    let n = succ.len();
+    let mut live_in = vec![0u64; n * words];
+    let mut out = vec![0u64; words];
+    let mut next = vec![0u64; words];
+    loop {
+        let mut changed = false;
+        for pc in (0..n).rev() {
+            live_out(&succ[pc], &live_in, words, &mut out);
+            let base = pc * words;
+            for w in 0..words {
+                next[w] = (out[w] & !kill[base + w]) | gen[base + w];
+            }
+            for &(dst, src) in fwd.get(pc).into_iter().flatten() {
+                if get(&out, dst as usize) {
+                    set(&mut next, src as usize);
+                }
+            }
+            if next[..] != live_in[base..base + words] {
+                live_in[base..base + words].copy_from_slice(&next);
+                changed = true;
+            }
+        }
+        if !changed {
+            return live_in;
+        }
+    }
 }
 
 /// The union of the successors' live-in bits (`words` words per instruction) into `out`.
@@ -339,14 +365,16 @@ fn bit_reads(
     }
 }
 
-fn index_reads(d: &Decoded, k: u32, bits: &mut [u64]) {
+/// Marks the index registers of indirect operand `k`.
+pub(super) fn index_reads(d: &Decoded, k: u32, bits: &mut [u64]) {
     let ind = d.indirects[k as usize];
     for r in [ind.index_reg, ind.dim_reg].into_iter().flatten() {
         index_read(r, bits);
     }
 }
 
-fn index_read(r: IndexReg, bits: &mut [u64]) {
+/// Marks the channel index register `r` names, when it is a local.
+pub(super) fn index_read(r: IndexReg, bits: &mut [u64]) {
     if let Slot::Local(i) = r.slot {
         set(bits, i as usize * 4 + (r.component as usize & 3));
     }

@@ -22,12 +22,15 @@
 //! SSA registers qualify (memory registers are stored whole). Programs with subroutines, `SWITCH`
 //! or `RET` keep every blend, as `lazy` keeps every flush there.
 
-use crate::interp::decode::{Decoded, DstLoc, IndexReg, Loc, Slot, Src};
+use crate::interp::decode::{Decoded, DstLoc, Loc, Slot, Src};
 use crate::ir::props::reads_other_lanes;
 use crate::ir::structure::RegionKind;
 use crate::ir::{Opcode, OpcodeClass};
 
-use super::lazy::{get, live_out, set, successors, writes_every_channel};
+use super::lazy::{
+    get, index_read, index_reads, live_in_fixpoint, mark_kills, set, successors,
+    writes_every_channel,
+};
 
 /// Per instruction: whether its write to an SSA register may skip the blend with the execution
 /// mask (see the module documentation). `memory` marks the registers kept in memory, `uniform`
@@ -68,35 +71,9 @@ pub(super) fn unmasked_writes(d: &Decoded, memory: &[bool], uniform: &[bool]) ->
                 src_reads(d, off, g, &mut quad_read, true);
             }
         }
-        if let (DstLoc::Local(i), true) = (inst.dst, writes_every_channel(inst.op)) {
-            let k = &mut kill[pc * words..(pc + 1) * words];
-            for c in 0..4 {
-                if inst.write_mask & (1 << c) != 0 {
-                    set(k, i as usize * 4 + c);
-                }
-            }
-        }
+        mark_kills(inst, &mut kill[pc * words..(pc + 1) * words]);
     }
-    let mut live_in = vec![0u64; n * words];
-    let mut out = vec![0u64; words];
-    let mut next = vec![0u64; words];
-    loop {
-        let mut changed = false;
-        for pc in (0..n).rev() {
-            live_out(&succ[pc], &live_in, words, &mut out);
-            let base = pc * words;
-            for w in 0..words {
-                next[w] = (out[w] & !kill[base + w]) | gen[base + w];
-            }
-            if next[..] != live_in[base..base + words] {
-                live_in[base..base + words].copy_from_slice(&next);
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    let live_in = live_in_fixpoint(&succ, &gen, &kill, words, &[]);
     let live_at = |pc: usize, bit: usize| pc < n && get(&live_in[pc * words..], bit);
     let s = &d.structure;
     for (pc, inst) in d.insts.iter().enumerate() {
@@ -164,15 +141,6 @@ fn src_reads(d: &Decoded, s: &Src, gen: &mut [u64], quad_read: &mut [u64], cross
 }
 
 fn indirect_index_reads(d: &Decoded, k: u32, gen: &mut [u64], quad_read: &mut [u64]) {
-    let ind = d.indirects[k as usize];
-    for r in [ind.index_reg, ind.dim_reg].into_iter().flatten() {
-        index_read(r, gen);
-        index_read(r, quad_read);
-    }
-}
-
-fn index_read(r: IndexReg, bits: &mut [u64]) {
-    if let Slot::Local(i) = r.slot {
-        set(bits, i as usize * 4 + (r.component as usize & 3));
-    }
+    index_reads(d, k, gen);
+    index_reads(d, k, quad_read);
 }
