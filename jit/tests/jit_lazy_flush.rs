@@ -7,12 +7,11 @@
 
 use softgpu_jit::codegen::JitShader;
 use softgpu_jit::exec::{
-    ExecError, NoTextures, QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources,
-    TextureAccess,
+    ExecError, NoTextures, QuadIo, QuadShader, QuadVec4, ShaderResources, TextureAccess,
 };
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
-use softgpu_jit::ir::{Opcode, TextureTarget};
+use softgpu_jit::ir::Opcode;
 
 /// Producers: arithmetic whose result the JIT may leave unflushed.
 const PRODUCERS: &[&str] = &[
@@ -65,6 +64,8 @@ const CONSUMERS: &[&str] = &[
     "KILL_IF", "IF", "UIF",
 ];
 
+mod coord_hash;
+use coord_hash::CoordHash;
 mod splitmix;
 use splitmix::Rng;
 
@@ -197,50 +198,6 @@ fn unflushed_results_reach_every_reader_as_the_interpreter_computes_them() {
     assert_eq!(programs, CONSUMERS.len() * FORWARDERS.len());
 }
 
-/// A texture unit whose texels hash every coordinate bit of the request, inactive lanes' too
-/// (their coordinates feed the level of detail).
-struct CoordHash;
-
-impl CoordHash {
-    fn texels(h: u64) -> QuadVec4 {
-        std::array::from_fn(|c| std::array::from_fn(|l| (h >> ((c * 4 + l) % 48)) as u32))
-    }
-}
-
-impl TextureAccess for CoordHash {
-    fn sample(&self, r: &SampleRequest) -> QuadVec4 {
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
-        for x in r.coords.iter().flatten() {
-            h = (h ^ x.to_bits() as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        Self::texels(h)
-    }
-    fn gather(&self, r: &SampleRequest, _: u32) -> QuadVec4 {
-        self.sample(r)
-    }
-    fn fetch(
-        &self,
-        _: u32,
-        _: TextureTarget,
-        c: [[i32; 4]; 4],
-        _: [i32; 4],
-        _: [i32; 3],
-    ) -> QuadVec4 {
-        Self::texels(
-            c.iter()
-                .flatten()
-                .fold(7u64, |h, &x| h.wrapping_mul(31) ^ x as u64),
-        )
-    }
-    fn size(&self, _: u32, _: TextureTarget, _: i32) -> [u32; 4] {
-        [16, 16, 1, 1]
-    }
-    fn query_lod(&self, r: &SampleRequest) -> [[f32; 4]; 2] {
-        let t = self.sample(r);
-        [t[0].map(f32::from_bits), t[1].map(f32::from_bits)]
-    }
-}
-
 /// A texture instruction reads the coordinates of the lanes that do not run it too (for the
 /// level of detail): a result left unflushed on one lane's path must not reach another lane's
 /// texture request.
@@ -266,7 +223,7 @@ fn check_against_interpreter(text: &str) {
     let tiny = 0x1e00_0000u32; // 2^-67
     let mut inputs = vec![[[tiny; 4]; 4]; 4];
     inputs[2][0] = [1, 0, 0, 0];
-    assert_tiers_match(text, &[inputs], &CoordHash);
+    assert_tiers_match(text, &[inputs], &CoordHash { cleared_bits: 0 });
 }
 
 /// LODQ writes x and y only: the rest of its destination keeps the value before it, which a

@@ -6,58 +6,14 @@
 //! bit: a write wrongly left unblended leaves a lane a value the interpreter does not have.
 
 use softgpu_jit::codegen::JitShader;
-use softgpu_jit::exec::{
-    ExecError, QuadIo, QuadShader, QuadVec4, SampleRequest, ShaderResources, TextureAccess,
-};
+use softgpu_jit::exec::{ExecError, QuadIo, QuadShader, QuadVec4, ShaderResources};
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
-use softgpu_jit::ir::TextureTarget;
 
+mod coord_hash;
+use coord_hash::CoordHash;
 mod splitmix;
 use splitmix::Rng;
-
-/// A texture unit whose texels hash every coordinate bit of the request, inactive lanes' too.
-struct CoordHash;
-
-impl CoordHash {
-    fn texels(h: u64) -> QuadVec4 {
-        std::array::from_fn(|c| std::array::from_fn(|l| (h >> ((c * 4 + l) % 48)) as u32 & !0x8000))
-    }
-}
-
-impl TextureAccess for CoordHash {
-    fn sample(&self, r: &SampleRequest) -> QuadVec4 {
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
-        for x in r.coords.iter().flatten() {
-            h = (h ^ x.to_bits() as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        Self::texels(h)
-    }
-    fn gather(&self, r: &SampleRequest, _: u32) -> QuadVec4 {
-        self.sample(r)
-    }
-    fn fetch(
-        &self,
-        _: u32,
-        _: TextureTarget,
-        c: [[i32; 4]; 4],
-        _: [i32; 4],
-        _: [i32; 3],
-    ) -> QuadVec4 {
-        Self::texels(
-            c.iter()
-                .flatten()
-                .fold(7u64, |h, &x| h.wrapping_mul(31) ^ x as u64),
-        )
-    }
-    fn size(&self, _: u32, _: TextureTarget, _: i32) -> [u32; 4] {
-        [16, 16, 1, 1]
-    }
-    fn query_lod(&self, r: &SampleRequest) -> [[f32; 4]; 2] {
-        let t = self.sample(r);
-        [t[0].map(f32::from_bits), t[1].map(f32::from_bits)]
-    }
-}
 
 /// Registers the programs compute in; few, so that branches reuse what others still need.
 const TEMPS: usize = 4;
@@ -211,7 +167,9 @@ fn run(shader: &dyn QuadShader, inputs: &[QuadVec4]) -> (Result<u8, ExecError>, 
     let mut outs = vec![[[0x5555_5555u32; 4]; 4]];
     let res = ShaderResources {
         constants: &[],
-        textures: &CoordHash,
+        textures: &CoordHash {
+            cleared_bits: 0x8000,
+        },
         storage: Default::default(),
     };
     let mut io = QuadIo {
