@@ -112,9 +112,26 @@ impl ExecArg {
     }
 }
 
+/// `--png-compression`, shared by the commands that write PNGs.
+#[derive(clap::Args)]
+pub struct PngArgs {
+    /// How hard PNG outputs are compressed: the pixels are the same at every level. fast (the
+    /// fdeflate encoder) is several times faster than balanced (zlib level 6) for files up to
+    /// half larger; high gives the smallest files, for images that are committed.
+    #[arg(long, value_enum, default_value = "fast", allow_hyphen_values = true)]
+    png_compression: PngCompressionArg,
+}
+
+impl PngArgs {
+    /// The encoder level the flag selects.
+    pub fn compression(&self) -> softgpu::encode::PngCompression {
+        self.png_compression.compression()
+    }
+}
+
 /// `--png-compression`.
 #[derive(Clone, Copy, ValueEnum)]
-pub enum PngCompressionArg {
+enum PngCompressionArg {
     /// The fdeflate encoder: fastest, somewhat larger files.
     Fast,
     /// zlib level 6.
@@ -124,8 +141,7 @@ pub enum PngCompressionArg {
 }
 
 impl PngCompressionArg {
-    /// The encoder level this flag selects.
-    pub fn compression(self) -> softgpu::encode::PngCompression {
+    fn compression(self) -> softgpu::encode::PngCompression {
         match self {
             PngCompressionArg::Fast => softgpu::encode::PngCompression::Fast,
             PngCompressionArg::Balanced => softgpu::encode::PngCompression::Balanced,

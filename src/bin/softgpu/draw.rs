@@ -1,8 +1,7 @@
 //! `softgpu draw`: one draw call from shader files and plain-text vertex and constant files.
 
 use crate::args::{
-    parse_size, DriverArg, ExecArg, MathArg, MemoryBudgetArgs, PngCompressionArg, ShaderCacheArgs,
-    SlangArgs,
+    parse_size, DriverArg, ExecArg, MathArg, MemoryBudgetArgs, PngArgs, ShaderCacheArgs, SlangArgs,
 };
 use crate::read;
 use anyhow::{anyhow, Result};
@@ -155,11 +154,8 @@ pub struct DrawArgs {
     /// was.
     #[arg(long, value_name = "OUT.png", allow_hyphen_values = true)]
     out: PathBuf,
-    /// How hard the PNG is compressed: the pixels are the same at every level. fast (the
-    /// fdeflate encoder) is several times faster than balanced (zlib level 6) for files up to
-    /// half larger; high gives the smallest files, for images that are committed.
-    #[arg(long, value_enum, default_value = "fast", allow_hyphen_values = true)]
-    png_compression: PngCompressionArg,
+    #[command(flatten)]
+    png: PngArgs,
     /// Shader executor (both give bit-identical images).
     #[arg(long, value_enum, default_value = "jit", allow_hyphen_values = true)]
     exec: ExecArg,
@@ -330,7 +326,7 @@ pub fn run(args: DrawArgs) -> Result<()> {
     let bytes = softgpu::encode::png_bytes(
         &image,
         softgpu::chain::ColorSpace::Sdr,
-        args.png_compression.compression(),
+        args.png.compression(),
     )
     .map_err(|e| anyhow!("--out {}: {e}", args.out.display()))?;
     softgpu::output::write_atomic(&args.out, "PNG", &bytes)?;

@@ -1,7 +1,7 @@
 //! `softgpu render`: a RetroArch preset on an input frame (or a directory of frames) to a PNG.
 
 use crate::args::{
-    parse_size, DriverArg, ExecArg, MathArg, MemoryBudgetArgs, PngCompressionArg, ShaderCacheArgs,
+    parse_size, DriverArg, ExecArg, MathArg, MemoryBudgetArgs, PngArgs, ShaderCacheArgs,
 };
 use anyhow::{anyhow, bail, Result};
 use clap::ValueEnum;
@@ -60,11 +60,8 @@ pub struct RenderArgs {
     /// stream [default: y4m for a stream input, else png]
     #[arg(long, value_enum, allow_hyphen_values = true)]
     output_format: Option<OutputFormatArg>,
-    /// How hard PNG outputs are compressed: the pixels are the same at every level. fast (the
-    /// fdeflate encoder) is several times faster than balanced (zlib level 6) for files up to
-    /// half larger; high gives the smallest files, for images that are committed.
-    #[arg(long, value_enum, default_value = "fast", allow_hyphen_values = true)]
-    png_compression: PngCompressionArg,
+    #[command(flatten)]
+    png: PngArgs,
     /// With a pattern or stream output, write only frames 0, K, 2K, … and the last.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..), allow_hyphen_values = true)]
     output_every: u64,
@@ -687,7 +684,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
         InputArg::Files(_) => None,
     };
     let every = args.output_every;
-    let png_compression = args.png_compression.compression();
+    let png_compression = args.png.compression();
     let on_progress = |done: u64, total: Option<u64>| progress.frame_done(done, total);
     let timings = match &target {
         OutputTarget::Png(_) | OutputTarget::Stdout(None) => {
