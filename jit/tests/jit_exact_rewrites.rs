@@ -5,8 +5,10 @@
 //! with the interpreter bit for bit on the inputs where a wrong rewrite would show: NaNs of both
 //! kinds, infinities, denormals, and quotients that overflow or land in the denormal range.
 
+mod one_quad;
+use one_quad::run_quad;
 use softgpu_jit::codegen::JitShader;
-use softgpu_jit::exec::{NoTextures, QuadIo, QuadShader, QuadVec4, ShaderResources};
+use softgpu_jit::exec::{NoTextures, QuadShader, QuadVec4};
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
 
@@ -39,20 +41,9 @@ const DIVISORS: [&str; 12] = [
 ];
 
 fn run(shader: &dyn QuadShader, inputs: &[QuadVec4]) -> QuadVec4 {
-    let mut outs = vec![[[0x5555_5555u32; 4]; 4]];
-    let res = ShaderResources {
-        constants: &[],
-        textures: &NoTextures,
-        storage: Default::default(),
-    };
-    let mut io = QuadIo {
-        inputs,
-        system_values: &[],
-        outputs: &mut outs,
-        live: 0b1111,
-    };
-    shader.shade_quad(&res, &mut io).expect("runs");
-    outs[0]
+    let (result, out) = run_quad(shader, inputs, &NoTextures);
+    result.expect("runs");
+    out
 }
 
 fn assert_matches(text: &str) {

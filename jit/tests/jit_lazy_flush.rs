@@ -6,9 +6,7 @@
 //! shows as a different output.
 
 use softgpu_jit::codegen::JitShader;
-use softgpu_jit::exec::{
-    ExecError, NoTextures, QuadIo, QuadShader, QuadVec4, ShaderResources, TextureAccess,
-};
+use softgpu_jit::exec::{NoTextures, QuadVec4, TextureAccess};
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
 use softgpu_jit::ir::Opcode;
@@ -65,7 +63,9 @@ const CONSUMERS: &[&str] = &[
 ];
 
 mod coord_hash;
+mod one_quad;
 use coord_hash::CoordHash;
+use one_quad::run_quad;
 mod splitmix;
 use splitmix::Rng;
 
@@ -94,27 +94,6 @@ fn inputs(rng: &mut Rng) -> Vec<QuadVec4> {
         }
     }
     v
-}
-
-fn run(
-    shader: &dyn QuadShader,
-    inputs: &[QuadVec4],
-    textures: &dyn TextureAccess,
-) -> (Result<u8, ExecError>, QuadVec4) {
-    let mut outs = vec![[[0x5555_5555u32; 4]; 4]];
-    let res = ShaderResources {
-        constants: &[],
-        textures,
-        storage: Default::default(),
-    };
-    let mut io = QuadIo {
-        inputs,
-        system_values: &[],
-        outputs: &mut outs,
-        live: 0b1111,
-    };
-    let r = shader.shade_quad(&res, &mut io);
-    (r, outs[0])
 }
 
 fn program_text(producer: &str, forwarder: &str, consumer: &str) -> String {
@@ -171,9 +150,9 @@ fn assert_tiers_match(text: &str, quads: &[Vec<QuadVec4>], textures: &dyn Textur
         JitShader::compile_fast_tier(&program).expect("compiles"),
     ];
     for inp in quads {
-        let want = run(&interp, inp, textures);
+        let want = run_quad(&interp, inp, textures);
         for (t, jit) in tiers.iter().enumerate() {
-            let got = run(jit, inp, textures);
+            let got = run_quad(jit, inp, textures);
             assert_eq!(
                 got, want,
                 "tier {t} differs from the interpreter\ninputs {inp:x?}\n{text}"

@@ -6,12 +6,14 @@
 //! bit: a write wrongly left unblended leaves a lane a value the interpreter does not have.
 
 use softgpu_jit::codegen::JitShader;
-use softgpu_jit::exec::{ExecError, QuadIo, QuadShader, QuadVec4, ShaderResources};
+use softgpu_jit::exec::{ExecError, QuadShader, QuadVec4};
 use softgpu_jit::interp::Interpreter;
 use softgpu_jit::ir::text::parse_program;
 
 mod coord_hash;
+mod one_quad;
 use coord_hash::CoordHash;
+use one_quad::run_quad;
 mod splitmix;
 use splitmix::Rng;
 
@@ -164,22 +166,13 @@ fn inputs(rng: &mut Rng) -> Vec<QuadVec4> {
 }
 
 fn run(shader: &dyn QuadShader, inputs: &[QuadVec4]) -> (Result<u8, ExecError>, QuadVec4) {
-    let mut outs = vec![[[0x5555_5555u32; 4]; 4]];
-    let res = ShaderResources {
-        constants: &[],
-        textures: &CoordHash {
+    run_quad(
+        shader,
+        inputs,
+        &CoordHash {
             cleared_bits: 0x8000,
         },
-        storage: Default::default(),
-    };
-    let mut io = QuadIo {
-        inputs,
-        system_values: &[],
-        outputs: &mut outs,
-        live: 0b1111,
-    };
-    let r = shader.shade_quad(&res, &mut io);
-    (r, outs[0])
+    )
 }
 
 #[test]
